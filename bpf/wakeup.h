@@ -1,0 +1,28 @@
+/*
+ * The BPF side of a stream's wakeup policy, kept apart so unit tests run the
+ * same decision the kernel side makes.
+ *
+ * Flag 0 lets the kernel wake the reader only when it had consumed everything
+ * before this record (the ring was empty from its point of view). That is
+ * race-free and exactly what both policies want for the first pending record:
+ * an immediate reader then drains at once; a batched reader instead arms its
+ * flush timer and leaves the data there, so later records see a non-empty ring
+ * and wake nobody, until the pending bytes pass the watermark.
+ */
+#ifndef NODESCOPE_WAKEUP_H
+#define NODESCOPE_WAKEUP_H
+
+#include "events.h"
+
+#ifndef BPF_RB_FORCE_WAKEUP
+#define BPF_RB_FORCE_WAKEUP (1ULL << 1)
+#endif
+
+static inline __u64 ns_wakeup_flags(__u32 policy, __u64 pending_bytes, __u64 watermark)
+{
+	if (policy == NS_WAKEUP_BATCHED && watermark && pending_bytes >= watermark)
+		return BPF_RB_FORCE_WAKEUP;
+	return 0;
+}
+
+#endif

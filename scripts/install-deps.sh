@@ -1,0 +1,20 @@
+#!/bin/sh
+# Installs the Debian packages nodescope needs to build, run and test; quick when all are there.
+set -e
+PKGS="clang llvm bpftool libbpf-dev libelf-dev zlib1g-dev libmicrohttpd-dev pkg-config make gcc
+      libcmocka-dev python3 python3-pytest prometheus iproute2 procps util-linux"
+missing=""
+for p in $PKGS; do
+	dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
+done
+[ -z "$missing" ] && exit 0
+if [ "$(id -u)" != 0 ]; then
+	echo "nodescope: missing Debian packages:$missing" >&2
+	echo "nodescope: run as root (sudo make ...) so they can be installed" >&2
+	exit 1
+fi
+echo "nodescope: installing:$missing" >&2
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+# prometheus' package would start a server; tests start their own on loopback.
+apt-get install -y -qq --no-install-recommends $missing >/dev/null

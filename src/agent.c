@@ -1,0 +1,226 @@
+#include "agent.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/signalfd.h>
+#include <unistd.h>
+
+#include "bpf/preflight.h"
+#include "bpf/probes.h"
+#include "exit_codes.h"
+#include "http/routes.h"
+#include "http/server.h"
+#include "loop/loop.h"
+#include "loop/stream.h"
+#include "metrics/registry.h"
+#include "proc/tracker.h"
+#include "trace/trace.h"
+
+struct agent {
+	const struct ns_config *cfg;
+	struct loop *loop;
+	struct metric_registry *registry;
+	struct probes *probes;
+	struct stream *streams[NS_STREAM_COUNT];
+	struct proc_tracker *procs;
+	struct trace trace;
+	struct http_routes routes;
+	struct http_server *http;
+	int sigfd;
+	struct metric *m_events, *m_lost, *m_malformed, *m_wakeups, *m_loop_wakeups,
+		*m_probes, *m_trace_lines;
+};
+
+static const char *const stream_label[] = { "stream" };
+
+static void agent_collect(void *ctx)
+{
+	struct agent *a = ctx;
+
+	for (int i = 0; i < NS_STREAM_COUNT; i++) {
+		struct stream *s = a->streams[i];
+		if (!s)
+			continue;
+		const char *name = stream_name(s);
+		metric_set(a->m_events, &name, (double)stream_events(s));
+		metric_set(a->m_lost, &name, (double)stream_lost(s));
+		metric_set(a->m_malformed, &name, (double)stream_malformed(s));
+		metric_set(a->m_wakeups, &name, (double)stream_wakeups(s));
+	}
+	metric_set(a->m_loop_wakeups, NULL, (double)loop_wakeups(a->loop));
+	metric_set(a->m_probes, NULL, a->probes ? probes_attached(a->probes) : 0);
+	metric_set(a->m_trace_lines, NULL, (double)a->trace.lines);
+}
+
+static int agent_self_metrics(struct agent *a)
+{
+	struct metric_registry *r = a->registry;
+	static const char *const version_label[] = { "version" };
+	const char *version = NODESCOPE_VERSION;
+
+	struct metric *info = metric_register(r, "nodescope_info", "The agent's version.",
+					      METRIC_GAUGE, 0, 1, version_label);
+	metric_set(info, &version, 1);
+	a->m_events = metric_register(r, "nodescope_events_total",
+				      "Events read from each stream's ring buffer.", METRIC_COUNTER,
+				      0, 1, stream_label);
+	a->m_lost = metric_register(r, "nodescope_events_lost_total",
+				    "Events dropped on the BPF side because the stream's ring buffer "
+				    "was full.",
+				    METRIC_COUNTER, 0, 1, stream_label);
+	a->m_malformed = metric_register(r, "nodescope_events_malformed_total",
+					 "Records that could not be decoded.", METRIC_COUNTER, 0, 1,
+					 stream_label);
+	a->m_wakeups = metric_register(r, "nodescope_stream_wakeups_total",
+				       "Times the kernel woke a stream's reader.", METRIC_COUNTER, 0,
+				       1, stream_label);
+	a->m_loop_wakeups = metric_register(r, "nodescope_loop_wakeups_total",
+					    "Times the event loop returned from epoll_wait with work.",
+					    METRIC_COUNTER, 0, 0, NULL);
+	a->m_probes = metric_register(r, "nodescope_probes_attached",
+				      "BPF programs attached.", METRIC_GAUGE, 0, 0, NULL);
+	a->m_trace_lines = metric_register(r, "nodescope_trace_lines_total",
+					   "JSON lines written by nodescope trace.", METRIC_COUNTER,
+					   0, 0, NULL);
+	if (!info || !a->m_events || !a->m_lost || !a->m_malformed || !a->m_wakeups ||
+	    !a->m_loop_wakeups || !a->m_probes || !a->m_trace_lines)
+		return -EINVAL;
+	metric_registry_add_collector(r, agent_collect, a);
+	return 0;
+}
+
+static void agent_on_signal(void *ctx, uint32_t events)
+{
+	struct agent *a = ctx;
+	struct signalfd_siginfo si;
+
+	if (read(a->sigfd, &si, sizeof(si)) == sizeof(si))
+		loop_stop(a->loop);
+}
+
+static int agent_signals(struct agent *a)
+{
+	sigset_t set;
+
+	signal(SIGPIPE, SIG_IGN); /* a closed trace reader shows up as EPIPE */
+	sigemptyset(&set);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGHUP);
+	if (sigprocmask(SIG_BLOCK, &set, NULL) < 0)
+		return -errno;
+	a->sigfd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
+	if (a->sigfd < 0)
+		return -errno;
+	return loop_add_fd(a->loop, a->sigfd, EPOLLIN, agent_on_signal, a);
+}
+
+static int agent_open_streams(struct agent *a)
+{
+	for (int i = 0; i < NS_STREAM_COUNT; i++) {
+		struct stream_params p = {
+			.def = &stream_defs[i],
+			.ring = probes_ring(a->probes, i),
+			.lost = probes_lost(a->probes, i),
+			.debug_poll_ns = (uint64_t)a->cfg->debug_poll_ms * 1000000ull,
+		};
+		switch (i) {
+		case NS_STREAM_PROC:
+			p.fn = proc_tracker_on_record;
+			p.ctx = a->procs;
+			break;
+		}
+		int err = stream_open(a->loop, &p, &a->streams[i]);
+		if (err) {
+			fprintf(stderr, "nodescope: cannot read stream %s: %s\n", stream_defs[i].name,
+				strerror(-err));
+			return err;
+		}
+	}
+	return 0;
+}
+
+static int agent_start(struct agent *a)
+{
+	const struct ns_config *c = a->cfg;
+	int rc;
+
+	if ((rc = preflight_all()))
+		return rc;
+	if (loop_new(&a->loop) || !(a->registry = metric_registry_new()))
+		return NS_EXIT_RUNTIME;
+	if (agent_signals(a) || agent_self_metrics(a))
+		return NS_EXIT_RUNTIME;
+	trace_init(&a->trace, c->trace ? STDOUT_FILENO : -1, a->loop);
+
+	struct proc_tracker_opts po = {
+		.registry = a->registry,
+		.trace = (c->stream_mask & (1u << NS_STREAM_PROC)) ? &a->trace : NULL,
+		.loop = a->loop,
+		.max_processes = c->max_processes,
+		.max_series = c->max_series,
+	};
+	if (proc_tracker_new(&po, &a->procs))
+		return NS_EXIT_RUNTIME;
+
+	struct probes_opts bo = { .verbose = c->verbose };
+	memcpy(bo.ring_size, c->ring_size, sizeof(bo.ring_size));
+	if ((rc = probes_start(&bo, &a->probes)))
+		return rc;
+	if (agent_open_streams(a))
+		return NS_EXIT_RUNTIME;
+	/* After attaching, so a process is either scanned or seen by an event. */
+	proc_tracker_scan(a->procs);
+
+	if (c->listen) {
+		a->routes = (struct http_routes){ a->registry, proc_tracker_table(a->procs) };
+		if (http_server_start(a->loop, c->listen, http_routes_handle, &a->routes, &a->http))
+			return NS_EXIT_LISTEN;
+		fprintf(stderr, "nodescope: serving http://%s/ (metrics at /metrics)\n", c->listen);
+	}
+	return 0;
+}
+
+static void agent_stop(struct agent *a)
+{
+	/* Detach first so nothing new arrives, then read what is left. */
+	struct probes *p = a->probes;
+	if (p) {
+		for (int i = 0; i < NS_STREAM_COUNT; i++)
+			if (a->streams[i])
+				stream_drain(a->streams[i]);
+	}
+	http_server_stop(a->http);
+	for (int i = 0; i < NS_STREAM_COUNT; i++)
+		stream_close(a->streams[i]);
+	probes_stop(p);
+	proc_tracker_free(a->procs);
+	metric_registry_free(a->registry);
+	trace_free(&a->trace);
+	loop_free(a->loop);
+	if (a->sigfd > 0)
+		close(a->sigfd);
+}
+
+int agent_run(const struct ns_config *c)
+{
+	struct agent a = { .cfg = c, .sigfd = -1 };
+	int rc = agent_start(&a);
+
+	if (!rc) {
+		trace_ready(&a.trace);
+		if (!c->trace)
+			fprintf(stderr, "nodescope: ready\n");
+		int err = loop_run(a.loop);
+		if (err) {
+			fprintf(stderr, "nodescope: event loop failed: %s\n", strerror(-err));
+			rc = NS_EXIT_RUNTIME;
+		}
+	}
+	agent_stop(&a);
+	return rc;
+}

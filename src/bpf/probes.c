@@ -1,0 +1,161 @@
+#include "probes.h"
+
+#include <bpf/libbpf.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "exit_codes.h"
+#include "loop/stream.h"
+#include "nodescope.skel.h"
+
+#define PROBES_MAX_LINKS 64
+
+struct probes {
+	struct nodescope_bpf *skel;
+	struct bpf_link *links[PROBES_MAX_LINKS];
+	unsigned n_links;
+};
+
+static bool probes_verbose;
+
+static int probes_libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	if (level == LIBBPF_DEBUG && !probes_verbose)
+		return 0;
+	if (level == LIBBPF_INFO && !probes_verbose)
+		return 0;
+	fputs("libbpf: ", stderr);
+	return vfprintf(stderr, fmt, ap);
+}
+
+/* Per-stream BPF objects, by stream id. */
+static struct bpf_map *ring_of(struct nodescope_bpf *k, enum ns_stream s)
+{
+	switch (s) {
+	case NS_STREAM_PROC:
+		return k->maps.rb_proc;
+	default:
+		return NULL;
+	}
+}
+
+static struct bpf_map *lost_of(struct nodescope_bpf *k, enum ns_stream s)
+{
+	switch (s) {
+	case NS_STREAM_PROC:
+		return k->maps.lost_proc;
+	default:
+		return NULL;
+	}
+}
+
+static volatile struct ns_stream_config *config_of(struct nodescope_bpf *k, enum ns_stream s)
+{
+	switch (s) {
+	case NS_STREAM_PROC:
+		return (volatile struct ns_stream_config *)&k->rodata->cfg_proc;
+	default:
+		return NULL;
+	}
+}
+
+static int probes_attach_all(struct probes *p)
+{
+	struct bpf_program *prog;
+
+	bpf_object__for_each_program(prog, p->skel->obj) {
+		struct bpf_link *link = bpf_program__attach(prog);
+		if (!link) {
+			int err = errno;
+			fprintf(stderr, "nodescope: cannot attach probe %s (%s): %s\n",
+				bpf_program__name(prog), bpf_program__section_name(prog),
+				strerror(err));
+			if (err == ENOENT)
+				fprintf(stderr, "nodescope: this kernel has no such hook; "
+						"nodescope needs it for what it reports\n");
+			return NS_EXIT_ATTACH;
+		}
+		if (p->n_links == PROBES_MAX_LINKS) {
+			bpf_link__destroy(link);
+			fprintf(stderr, "nodescope: internal error: too many probes\n");
+			return NS_EXIT_ATTACH;
+		}
+		p->links[p->n_links++] = link;
+	}
+	return 0;
+}
+
+int probes_start(const struct probes_opts *o, struct probes **out)
+{
+	struct probes *p = calloc(1, sizeof(*p));
+	int rc;
+
+	if (!p)
+		return NS_EXIT_RUNTIME;
+	probes_verbose = o->verbose;
+	libbpf_set_print(probes_libbpf_print);
+
+	p->skel = nodescope_bpf__open();
+	if (!p->skel) {
+		fprintf(stderr, "nodescope: cannot open BPF object: %s\n", strerror(errno));
+		rc = NS_EXIT_KERNEL;
+		goto fail;
+	}
+	for (int s = 0; s < NS_STREAM_COUNT; s++) {
+		volatile struct ns_stream_config *cfg = config_of(p->skel, s);
+		cfg->policy = stream_defs[s].policy.kind;
+		cfg->watermark = stream_defs[s].policy.watermark;
+		if (o->ring_size[s] &&
+		    bpf_map__set_max_entries(ring_of(p->skel, s), o->ring_size[s])) {
+			fprintf(stderr, "nodescope: bad ring buffer size %u for stream %s\n",
+				o->ring_size[s], stream_defs[s].name);
+			rc = NS_EXIT_USAGE;
+			goto fail;
+		}
+	}
+	int err = nodescope_bpf__load(p->skel);
+	if (err) {
+		fprintf(stderr,
+			"nodescope: cannot load BPF programs: %s\n"
+			"nodescope: (the verifier's log above, if any, names the program)\n",
+			strerror(-err));
+		rc = err == -EPERM ? NS_EXIT_PRIVILEGE : NS_EXIT_ATTACH;
+		goto fail;
+	}
+	rc = probes_attach_all(p);
+	if (rc)
+		goto fail;
+	*out = p;
+	return 0;
+fail:
+	probes_stop(p);
+	return rc;
+}
+
+void probes_stop(struct probes *p)
+{
+	if (!p)
+		return;
+	for (unsigned i = 0; i < p->n_links; i++)
+		bpf_link__destroy(p->links[i]);
+	nodescope_bpf__destroy(p->skel);
+	free(p);
+}
+
+struct bpf_map *probes_ring(struct probes *p, enum ns_stream s)
+{
+	return ring_of(p->skel, s);
+}
+
+struct bpf_map *probes_lost(struct probes *p, enum ns_stream s)
+{
+	return lost_of(p->skel, s);
+}
+
+unsigned probes_attached(const struct probes *p)
+{
+	return p->n_links;
+}

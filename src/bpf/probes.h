@@ -1,0 +1,26 @@
+/* Loading and attaching nodescope's BPF programs, with errors that name the probe. */
+#ifndef NODESCOPE_BPF_PROBES_H
+#define NODESCOPE_BPF_PROBES_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "events.h"
+
+struct bpf_map;
+struct probes;
+
+struct probes_opts {
+	uint32_t ring_size[NS_STREAM_COUNT]; /* bytes, power of two >= page size; 0 = default */
+	bool verbose;			     /* pass libbpf's debug output through */
+};
+
+/* Returns 0, or an enum ns_exit code after printing what went wrong. */
+int probes_start(const struct probes_opts *o, struct probes **out);
+void probes_stop(struct probes *p);
+
+struct bpf_map *probes_ring(struct probes *p, enum ns_stream s);
+struct bpf_map *probes_lost(struct probes *p, enum ns_stream s);
+unsigned probes_attached(const struct probes *p);
+
+#endif

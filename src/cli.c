@@ -1,0 +1,215 @@
+#include "cli.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "loop/stream.h"
+
+static const char usage[] =
+	"usage: nodescope [run] [options]     the agent: /metrics and a web page over HTTP\n"
+	"       nodescope trace [options]     print events as JSON lines on stdout\n"
+	"\n"
+	"options:\n"
+	"  --listen HOST:PORT    HTTP address for /metrics and the web page\n"
+	"                        (default " NS_DEFAULT_LISTEN "; trace: none unless given)\n"
+	"  --events LIST         trace: streams to print, comma-separated (default: all).\n"
+	"                        streams: proc\n"
+	"  --ringbuf-size SIZE   BPF ring buffer size for every stream, or STREAM=SIZE for\n"
+	"                        one (repeatable); k/m suffixes; rounded up to a power of\n"
+	"                        two, at least one page (default 256k)\n"
+	"  --max-series N        series per metric before new ones are dropped (and\n"
+	"                        counted); default 10000\n"
+	"  --max-processes N     process table size (default 131072)\n"
+	"  --verbose             libbpf's own messages on stderr\n"
+	"  --version             print the version\n"
+	"  -h, --help            this text\n"
+	"\n"
+	"exit codes: 0 clean stop, 1 runtime error, 2 usage, 3 privileges, 4 kernel lacks a\n"
+	"feature, 5 a probe failed to load or attach, 6 cannot listen\n";
+
+int cli_parse_ring_size(const char *s, uint32_t page, uint32_t *out)
+{
+	char *end;
+	errno = 0;
+	unsigned long long v = strtoull(s, &end, 10);
+	if (end == s || errno)
+		return -EINVAL;
+	if (*end == 'k' || *end == 'K')
+		v <<= 10, end++;
+	else if (*end == 'm' || *end == 'M')
+		v <<= 20, end++;
+	if (*end || v == 0 || v > (1ull << 30))
+		return -EINVAL;
+	unsigned long long p = page;
+	while (p < v)
+		p <<= 1;
+	*out = (uint32_t)p;
+	return 0;
+}
+
+static int parse_ring_arg(struct ns_config *c, const char *arg, struct strbuf *out)
+{
+	const char *eq = strchr(arg, '=');
+	uint32_t size;
+	char name[32];
+
+	if (cli_parse_ring_size(eq ? eq + 1 : arg, 4096, &size)) {
+		strbuf_printf(out, "nodescope: bad --ringbuf-size '%s'\n", arg);
+		return -EINVAL;
+	}
+	if (!eq) {
+		for (int i = 0; i < NS_STREAM_COUNT; i++)
+			c->ring_size[i] = size;
+		return 0;
+	}
+	size_t n = (size_t)(eq - arg);
+	if (n >= sizeof(name))
+		n = sizeof(name) - 1;
+	memcpy(name, arg, n);
+	name[n] = '\0';
+	const struct stream_def *d = stream_def_find(name);
+	if (!d) {
+		strbuf_printf(out, "nodescope: unknown stream '%s' in --ringbuf-size\n", name);
+		return -EINVAL;
+	}
+	c->ring_size[d->id] = size;
+	return 0;
+}
+
+static int parse_events(struct ns_config *c, const char *arg, struct strbuf *out)
+{
+	char buf[256];
+	char *save;
+
+	if (strlen(arg) >= sizeof(buf)) {
+		strbuf_puts(out, "nodescope: --events list too long\n");
+		return -EINVAL;
+	}
+	strcpy(buf, arg);
+	c->stream_mask = 0;
+	for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		const struct stream_def *d = stream_def_find(tok);
+		if (!d) {
+			strbuf_printf(out, "nodescope: unknown stream '%s' in --events (known:", tok);
+			for (int i = 0; i < NS_STREAM_COUNT; i++)
+				strbuf_printf(out, " %s", stream_defs[i].name);
+			strbuf_puts(out, ")\n");
+			return -EINVAL;
+		}
+		c->stream_mask |= 1u << d->id;
+	}
+	if (!c->stream_mask) {
+		strbuf_puts(out, "nodescope: --events needs at least one stream\n");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int parse_uint(const char *arg, const char *flag, unsigned long long max,
+		      unsigned long long *v, struct strbuf *out)
+{
+	char *end;
+	errno = 0;
+	*v = strtoull(arg, &end, 10);
+	if (end == arg || *end || errno || *v > max) {
+		strbuf_printf(out, "nodescope: bad %s '%s'\n", flag, arg);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+enum cli_result cli_parse(int argc, char **argv, struct ns_config *c, struct strbuf *out)
+{
+	enum { OPT_LISTEN = 256, OPT_EVENTS, OPT_RING, OPT_SERIES, OPT_PROCS, OPT_POLL,
+	       OPT_VERBOSE, OPT_VERSION };
+	static const struct option opts[] = {
+		{ "listen", required_argument, NULL, OPT_LISTEN },
+		{ "events", required_argument, NULL, OPT_EVENTS },
+		{ "ringbuf-size", required_argument, NULL, OPT_RING },
+		{ "max-series", required_argument, NULL, OPT_SERIES },
+		{ "max-processes", required_argument, NULL, OPT_PROCS },
+		/* Hidden: drain every stream on a fixed period, as polling agents do (bench only). */
+		{ "debug-poll-ms", required_argument, NULL, OPT_POLL },
+		{ "verbose", no_argument, NULL, OPT_VERBOSE },
+		{ "version", no_argument, NULL, OPT_VERSION },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 },
+	};
+	bool listen_given = false;
+	unsigned long long v;
+
+	*c = (struct ns_config){
+		.stream_mask = (1u << NS_STREAM_COUNT) - 1,
+		.max_series = 10000,
+		.max_processes = 131072,
+	};
+	int first = 1;
+	if (argc > 1 && !strcmp(argv[1], "trace")) {
+		c->trace = true;
+		first = 2;
+	} else if (argc > 1 && !strcmp(argv[1], "run")) {
+		first = 2;
+	}
+	/* getopt_long from argv[first] on. */
+	optind = first;
+	opterr = 0;
+	int opt;
+	while ((opt = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
+		switch (opt) {
+		case OPT_LISTEN:
+			c->listen = optarg;
+			listen_given = true;
+			break;
+		case OPT_EVENTS:
+			if (parse_events(c, optarg, out))
+				return CLI_ERROR;
+			break;
+		case OPT_RING:
+			if (parse_ring_arg(c, optarg, out))
+				return CLI_ERROR;
+			break;
+		case OPT_SERIES:
+			if (parse_uint(optarg, "--max-series", 10000000, &v, out))
+				return CLI_ERROR;
+			c->max_series = (unsigned)v;
+			break;
+		case OPT_PROCS:
+			if (parse_uint(optarg, "--max-processes", 4194304, &v, out) || !v)
+				return CLI_ERROR;
+			c->max_processes = v;
+			break;
+		case OPT_POLL:
+			if (parse_uint(optarg, "--debug-poll-ms", 10000, &v, out))
+				return CLI_ERROR;
+			c->debug_poll_ms = (unsigned)v;
+			break;
+		case OPT_VERBOSE:
+			c->verbose = true;
+			break;
+		case OPT_VERSION:
+			strbuf_puts(out, "nodescope " NODESCOPE_VERSION "\n");
+			return CLI_EXIT_OK;
+		case 'h':
+			strbuf_puts(out, usage);
+			return CLI_EXIT_OK;
+		case ':':
+			strbuf_printf(out, "nodescope: %s needs a value\n%s", argv[optind - 1], usage);
+			return CLI_ERROR;
+		default:
+			strbuf_printf(out, "nodescope: unknown option '%s'\n%s", argv[optind - 1],
+				      usage);
+			return CLI_ERROR;
+		}
+	}
+	if (optind < argc) {
+		strbuf_printf(out, "nodescope: unexpected argument '%s'\n%s", argv[optind], usage);
+		return CLI_ERROR;
+	}
+	if (!listen_given && !c->trace)
+		c->listen = NS_DEFAULT_LISTEN;
+	if (c->listen && !*c->listen)
+		c->listen = NULL; /* --listen "" turns HTTP off */
+	return CLI_RUN;
+}

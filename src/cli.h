@@ -1,0 +1,39 @@
+/* The command line: nodescope [run|trace] [options]. Pure. */
+#ifndef NODESCOPE_CLI_H
+#define NODESCOPE_CLI_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "events.h"
+#include "util/strbuf.h"
+
+#define NS_DEFAULT_LISTEN "127.0.0.1:9645"
+
+struct ns_config {
+	bool trace;		/* `nodescope trace`: JSON lines on stdout */
+	const char *listen;	/* NULL: no HTTP server */
+	unsigned stream_mask;	/* streams traced (bit per enum ns_stream) */
+	uint32_t ring_size[NS_STREAM_COUNT];
+	unsigned max_series;
+	size_t max_processes;
+	unsigned debug_poll_ms;
+	bool verbose;
+};
+
+enum cli_result {
+	CLI_RUN = 0,
+	CLI_EXIT_OK = 1, /* --help/--version printed to out */
+	CLI_ERROR = -1,	 /* message in out */
+};
+
+enum cli_result cli_parse(int argc, char **argv, struct ns_config *c, struct strbuf *out);
+
+/*
+ * "4096", "64k", "1M" -> bytes, rounded up to a power of two of at least
+ * page bytes, as BPF ring buffers need. Returns 0 or -EINVAL.
+ */
+int cli_parse_ring_size(const char *s, uint32_t page, uint32_t *out);
+
+#endif

@@ -1,0 +1,28 @@
+/*
+ * The HTTP listener (libmicrohttpd) driven by the agent's epoll loop: no
+ * thread of its own, and a timer armed only while a connection is open.
+ */
+#ifndef NODESCOPE_HTTP_SERVER_H
+#define NODESCOPE_HTTP_SERVER_H
+
+#include "loop/loop.h"
+#include "util/strbuf.h"
+
+struct http_server;
+
+/* Fills body and content_type for a GET of path; returns the HTTP status. */
+typedef int (*http_handler_fn)(void *ctx, const char *path, struct strbuf *body,
+			       const char **content_type);
+
+/* listen is "HOST:PORT" or "[V6]:PORT". Returns 0 or -errno (message printed). */
+int http_server_start(struct loop *l, const char *listen, http_handler_fn fn, void *ctx,
+		      struct http_server **out);
+void http_server_stop(struct http_server *s);
+/* The port actually bound (useful with port 0). */
+unsigned http_server_port(const struct http_server *s);
+
+/* Parses "HOST:PORT" / "[V6]:PORT" into a socket address (pure). */
+struct sockaddr_storage;
+int http_parse_listen(const char *listen, struct sockaddr_storage *ss, unsigned *len);
+
+#endif

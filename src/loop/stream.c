@@ -1,0 +1,176 @@
+#include "stream.h"
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+const struct stream_def stream_defs[NS_STREAM_COUNT] = {
+	/* An exec must be acted on before the new program's first TLS write. */
+	[NS_STREAM_PROC] = { "proc", NS_STREAM_PROC, { .kind = NS_WAKEUP_IMMEDIATE } },
+};
+
+const struct stream_def *stream_def_find(const char *name)
+{
+	for (int i = 0; i < NS_STREAM_COUNT; i++)
+		if (stream_defs[i].name && !strcmp(stream_defs[i].name, name))
+			return &stream_defs[i];
+	return NULL;
+}
+
+struct stream {
+	struct loop *loop;
+	struct stream_params p;
+	struct ring_buffer *rb;
+	int ring_fd;
+	int lost_fd;
+	long page;
+	/* Read-only views of the ring's positions, to know how much is pending. */
+	const volatile unsigned long *consumer_pos;
+	const volatile unsigned long *producer_pos;
+	struct loop_timer *flush;
+	uint64_t events;
+	uint64_t malformed;
+	uint64_t wakeups;
+};
+
+static int stream_on_record(void *ctx, void *data, size_t len)
+{
+	struct stream *s = ctx;
+	s->events++;
+	if (s->p.fn(s->p.ctx, data, len) < 0)
+		s->malformed++;
+	return 0;
+}
+
+static uint64_t stream_pending(const struct stream *s)
+{
+	return *s->producer_pos - *s->consumer_pos;
+}
+
+void stream_drain(struct stream *s)
+{
+	loop_timer_disarm(s->flush);
+	ring_buffer__consume(s->rb);
+}
+
+static void stream_on_timer(void *ctx)
+{
+	struct stream *s = ctx;
+	ring_buffer__consume(s->rb);
+	if (s->p.debug_poll_ns)
+		loop_timer_arm(s->flush, s->p.debug_poll_ns);
+}
+
+static void stream_on_ring(void *ctx, uint32_t events)
+{
+	struct stream *s = ctx;
+
+	s->wakeups++;
+	switch (stream_policy_on_wakeup(&s->p.def->policy, loop_timer_armed(s->flush),
+					stream_pending(s))) {
+	case STREAM_DRAIN:
+		stream_drain(s);
+		break;
+	case STREAM_ARM_TIMER:
+		loop_timer_arm(s->flush, s->p.def->policy.max_delay_ns);
+		break;
+	case STREAM_WAIT:
+		break;
+	}
+}
+
+int stream_open(struct loop *l, const struct stream_params *p, struct stream **out)
+{
+	struct stream *s = calloc(1, sizeof(*s));
+	int err;
+
+	if (!s)
+		return -ENOMEM;
+	s->loop = l;
+	s->p = *p;
+	s->page = sysconf(_SC_PAGESIZE);
+	s->ring_fd = bpf_map__fd(p->ring);
+	s->lost_fd = bpf_map__fd(p->lost);
+	s->rb = ring_buffer__new(s->ring_fd, stream_on_record, s, NULL);
+	if (!s->rb) {
+		err = -errno;
+		goto fail;
+	}
+	void *cons = mmap(NULL, s->page, PROT_READ, MAP_SHARED, s->ring_fd, 0);
+	void *prod = mmap(NULL, s->page, PROT_READ, MAP_SHARED, s->ring_fd, s->page);
+	if (cons == MAP_FAILED || prod == MAP_FAILED) {
+		err = -errno;
+		goto fail;
+	}
+	s->consumer_pos = cons;
+	s->producer_pos = prod;
+	err = loop_timer_new(l, stream_on_timer, s, &s->flush);
+	if (err)
+		goto fail;
+	if (p->debug_poll_ns) {
+		err = loop_timer_arm(s->flush, p->debug_poll_ns);
+	} else {
+		/* Edge-triggered: the kernel signals only when a record lands in
+		 * a ring the reader had emptied, or past the batch watermark. */
+		err = loop_add_fd(l, s->ring_fd, EPOLLIN | EPOLLET, stream_on_ring, s);
+	}
+	if (err)
+		goto fail;
+	*out = s;
+	return 0;
+fail:
+	stream_close(s);
+	return err;
+}
+
+void stream_close(struct stream *s)
+{
+	if (!s)
+		return;
+	if (s->rb)
+		ring_buffer__free(s->rb);
+	if (s->consumer_pos)
+		munmap((void *)s->consumer_pos, s->page);
+	if (s->producer_pos)
+		munmap((void *)s->producer_pos, s->page);
+	free(s);
+}
+
+const char *stream_name(const struct stream *s)
+{
+	return s->p.def->name;
+}
+
+uint64_t stream_events(const struct stream *s)
+{
+	return s->events;
+}
+
+uint64_t stream_malformed(const struct stream *s)
+{
+	return s->malformed;
+}
+
+uint64_t stream_wakeups(const struct stream *s)
+{
+	return s->wakeups;
+}
+
+uint64_t stream_lost(const struct stream *s)
+{
+	int ncpu = libbpf_num_possible_cpus();
+	if (ncpu <= 0)
+		return 0;
+	uint64_t vals[ncpu], sum = 0;
+	uint32_t zero = 0;
+	if (bpf_map_lookup_elem(s->lost_fd, &zero, vals))
+		return 0;
+	for (int i = 0; i < ncpu; i++)
+		sum += vals[i];
+	return sum;
+}

@@ -1,0 +1,52 @@
+/*
+ * A stream: one BPF ring buffer, read from the epoll loop under its wakeup
+ * policy, with its received and lost events counted.
+ */
+#ifndef NODESCOPE_LOOP_STREAM_H
+#define NODESCOPE_LOOP_STREAM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "events.h"
+#include "loop.h"
+#include "policy.h"
+
+struct bpf_map;
+struct stream;
+
+/* Returns 0, or a negative value to count the record as malformed. */
+typedef int (*stream_record_fn)(void *ctx, const void *data, size_t len);
+
+/* The streams nodescope knows, with their default policies. */
+struct stream_def {
+	const char *name;
+	enum ns_stream id;
+	struct stream_policy policy;
+};
+extern const struct stream_def stream_defs[NS_STREAM_COUNT];
+/* Looks a stream up by name; NULL if unknown. */
+const struct stream_def *stream_def_find(const char *name);
+
+struct stream_params {
+	const struct stream_def *def;
+	struct bpf_map *ring;
+	struct bpf_map *lost; /* per-CPU array, one u64 */
+	stream_record_fn fn;
+	void *ctx;
+	uint64_t debug_poll_ns; /* > 0: ignore the policy, drain on a fixed period */
+};
+
+int stream_open(struct loop *l, const struct stream_params *p, struct stream **out);
+void stream_close(struct stream *s);
+/* Consumes everything pending now (shutdown, tests). */
+void stream_drain(struct stream *s);
+
+const char *stream_name(const struct stream *s);
+uint64_t stream_events(const struct stream *s);
+uint64_t stream_malformed(const struct stream *s);
+/* Failed reserves on the BPF side, summed over CPUs. */
+uint64_t stream_lost(const struct stream *s);
+uint64_t stream_wakeups(const struct stream *s);
+
+#endif

@@ -1,0 +1,575 @@
+#include "registry.h"
+
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define DROP_FAMILY_NAME "nodescope_metric_series_dropped_total"
+#define DROP_FAMILY_HELP "Series not created because the metric reached its series cap."
+#define DROP_FAMILY_LABEL "metric"
+
+#define FNV_OFFSET 0xcbf29ce484222325ULL
+#define FNV_PRIME 0x100000001b3ULL
+#define HASH_MIN_BUCKETS 16
+
+/* 2^53: beyond this not every integer is representable, so print %.17g. */
+#define EXACT_INT_LIMIT 9007199254740992.0
+
+struct metric_series {
+	double value;
+	uint64_t hash;
+	struct metric_series *hnext; /* hash chain */
+	struct metric_series *prev; /* creation order */
+	struct metric_series *next;
+	/* n_labels pointers into the same allocation, followed by the strings. */
+	char *values[];
+};
+
+struct metric {
+	struct metric_registry *reg;
+	struct metric *next; /* registration order */
+	char *name;
+	char *help;
+	enum metric_type type;
+	unsigned max_series;
+	unsigned n_labels;
+	char *label_names[METRIC_MAX_LABELS];
+	bool internal; /* the drop family: printed only once it has series */
+
+	struct metric_series **buckets;
+	size_t n_buckets; /* 0 or a power of two */
+	struct metric_series *head;
+	struct metric_series *tail;
+	size_t n_series;
+	unsigned long long dropped;
+};
+
+struct metric_collector {
+	metric_collector_fn fn;
+	void *ctx;
+};
+
+struct metric_registry {
+	struct metric *head;
+	struct metric *tail;
+	struct metric *drops;
+	struct metric_collector *collectors;
+	size_t n_collectors;
+	size_t cap_collectors;
+};
+
+/* ---- names ---- */
+
+static bool is_alpha_(char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
+}
+
+static bool is_digit(char c)
+{
+	return c >= '0' && c <= '9';
+}
+
+static bool valid_metric_name(const char *s)
+{
+	if (!s || !(is_alpha_(*s) || *s == ':'))
+		return false;
+	for (s++; *s; s++)
+		if (!(is_alpha_(*s) || is_digit(*s) || *s == ':'))
+			return false;
+	return true;
+}
+
+static bool valid_label_name(const char *s)
+{
+	if (!s || !is_alpha_(*s))
+		return false;
+	if (s[0] == '_' && s[1] == '_')
+		return false;
+	for (s++; *s; s++)
+		if (!(is_alpha_(*s) || is_digit(*s)))
+			return false;
+	return true;
+}
+
+/* ---- families ---- */
+
+static void series_free_all(struct metric *m)
+{
+	struct metric_series *s = m->head;
+
+	while (s) {
+		struct metric_series *next = s->next;
+
+		free(s);
+		s = next;
+	}
+	free(m->buckets);
+	m->buckets = NULL;
+	m->n_buckets = 0;
+	m->head = m->tail = NULL;
+	m->n_series = 0;
+}
+
+static void family_free(struct metric *m)
+{
+	if (!m)
+		return;
+	series_free_all(m);
+	for (unsigned i = 0; i < m->n_labels; i++)
+		free(m->label_names[i]);
+	free(m->name);
+	free(m->help);
+	free(m);
+}
+
+static struct metric *family_find(const struct metric_registry *r, const char *name)
+{
+	for (struct metric *m = r->head; m; m = m->next)
+		if (!strcmp(m->name, name))
+			return m;
+	return NULL;
+}
+
+static bool family_matches(const struct metric *m, enum metric_type type, unsigned n_labels,
+			   const char *const *label_names)
+{
+	if (m->type != type || m->n_labels != n_labels)
+		return false;
+	for (unsigned i = 0; i < n_labels; i++)
+		if (strcmp(m->label_names[i], label_names[i]))
+			return false;
+	return true;
+}
+
+static struct metric *family_new(struct metric_registry *r, const char *name, const char *help,
+				 enum metric_type type, unsigned max_series, unsigned n_labels,
+				 const char *const *label_names)
+{
+	struct metric *m = calloc(1, sizeof(*m));
+
+	if (!m)
+		return NULL;
+	m->reg = r;
+	m->type = type;
+	m->max_series = max_series;
+	m->name = strdup(name);
+	m->help = strdup(help ? help : "");
+	if (!m->name || !m->help)
+		goto fail;
+	for (unsigned i = 0; i < n_labels; i++) {
+		m->label_names[i] = strdup(label_names[i]);
+		if (!m->label_names[i])
+			goto fail;
+		m->n_labels = i + 1;
+	}
+	return m;
+fail:
+	family_free(m);
+	return NULL;
+}
+
+static void family_append(struct metric_registry *r, struct metric *m)
+{
+	if (r->tail)
+		r->tail->next = m;
+	else
+		r->head = m;
+	r->tail = m;
+}
+
+struct metric_registry *metric_registry_new(void)
+{
+	static const char *const drop_labels[] = { DROP_FAMILY_LABEL };
+	struct metric_registry *r = calloc(1, sizeof(*r));
+
+	if (!r)
+		return NULL;
+	/* Uncapped, so no drop is ever lost to a cap of its own. */
+	r->drops = family_new(r, DROP_FAMILY_NAME, DROP_FAMILY_HELP, METRIC_COUNTER, 0, 1,
+			      drop_labels);
+	if (!r->drops) {
+		free(r);
+		return NULL;
+	}
+	r->drops->internal = true;
+	family_append(r, r->drops);
+	return r;
+}
+
+void metric_registry_free(struct metric_registry *r)
+{
+	if (!r)
+		return;
+	struct metric *m = r->head;
+
+	while (m) {
+		struct metric *next = m->next;
+
+		family_free(m);
+		m = next;
+	}
+	free(r->collectors);
+	free(r);
+}
+
+struct metric *metric_register(struct metric_registry *r, const char *name, const char *help,
+			       enum metric_type type, unsigned max_series, unsigned n_labels,
+			       const char *const *label_names)
+{
+	struct metric *m;
+
+	if (!r || !valid_metric_name(name) || n_labels > METRIC_MAX_LABELS)
+		return NULL;
+	if (type != METRIC_COUNTER && type != METRIC_GAUGE)
+		return NULL;
+	if (n_labels && !label_names)
+		return NULL;
+	for (unsigned i = 0; i < n_labels; i++) {
+		if (!valid_label_name(label_names[i]))
+			return NULL;
+		for (unsigned j = 0; j < i; j++)
+			if (!strcmp(label_names[i], label_names[j]))
+				return NULL;
+	}
+
+	m = family_find(r, name);
+	if (m)
+		return family_matches(m, type, n_labels, label_names) ? m : NULL;
+
+	m = family_new(r, name, help, type, max_series, n_labels, label_names);
+	if (m)
+		family_append(r, m);
+	return m;
+}
+
+/* ---- series ---- */
+
+static uint64_t hash_values(unsigned n, const char *const *values)
+{
+	uint64_t h = FNV_OFFSET;
+
+	for (unsigned i = 0; i < n; i++) {
+		if (i) {
+			h ^= 0xff;
+			h *= FNV_PRIME;
+		}
+		for (const unsigned char *p = (const unsigned char *)values[i]; *p; p++) {
+			h ^= *p;
+			h *= FNV_PRIME;
+		}
+	}
+	return h;
+}
+
+static bool values_ok(const struct metric *m, const char *const *values)
+{
+	if (!m->n_labels)
+		return true;
+	if (!values)
+		return false;
+	for (unsigned i = 0; i < m->n_labels; i++)
+		if (!values[i])
+			return false;
+	return true;
+}
+
+static bool series_matches(const struct metric *m, const struct metric_series *s, uint64_t hash,
+			   const char *const *values)
+{
+	if (s->hash != hash)
+		return false;
+	for (unsigned i = 0; i < m->n_labels; i++)
+		if (strcmp(s->values[i], values[i]))
+			return false;
+	return true;
+}
+
+/* Returns the series and, through pprev, the link pointing at it in its chain. */
+static struct metric_series *series_find(const struct metric *m, uint64_t hash,
+					 const char *const *values,
+					 struct metric_series ***pprev)
+{
+	if (!m->n_buckets)
+		return NULL;
+	struct metric_series **link = &m->buckets[hash & (m->n_buckets - 1)];
+
+	for (; *link; link = &(*link)->hnext) {
+		if (series_matches(m, *link, hash, values)) {
+			if (pprev)
+				*pprev = link;
+			return *link;
+		}
+	}
+	return NULL;
+}
+
+/* Doubles the table (keeping the load factor at or below 3/4) and rehashes. */
+static int buckets_grow(struct metric *m)
+{
+	size_t n = m->n_buckets ? m->n_buckets * 2 : HASH_MIN_BUCKETS;
+
+	if (n < m->n_buckets || n > SIZE_MAX / sizeof(*m->buckets))
+		return -1;
+	struct metric_series **b = calloc(n, sizeof(*b));
+
+	if (!b)
+		return -1;
+	for (struct metric_series *s = m->head; s; s = s->next) {
+		struct metric_series **slot = &b[s->hash & (n - 1)];
+
+		s->hnext = *slot;
+		*slot = s;
+	}
+	free(m->buckets);
+	m->buckets = b;
+	m->n_buckets = n;
+	return 0;
+}
+
+static struct metric_series *series_alloc(const struct metric *m, uint64_t hash,
+					  const char *const *values)
+{
+	size_t len[METRIC_MAX_LABELS];
+	size_t size = sizeof(struct metric_series) + m->n_labels * sizeof(char *);
+
+	for (unsigned i = 0; i < m->n_labels; i++) {
+		len[i] = strlen(values[i]) + 1;
+		size += len[i];
+	}
+	struct metric_series *s = calloc(1, size);
+
+	if (!s)
+		return NULL;
+	s->hash = hash;
+	char *p = (char *)&s->values[m->n_labels];
+
+	for (unsigned i = 0; i < m->n_labels; i++) {
+		memcpy(p, values[i], len[i]);
+		s->values[i] = p;
+		p += len[i];
+	}
+	return s;
+}
+
+static void note_drop(struct metric *m);
+
+struct metric_series *metric_series_get(struct metric *m, const char *const *label_values)
+{
+	struct metric_series *s;
+	uint64_t hash;
+
+	if (!m || !values_ok(m, label_values))
+		return NULL;
+	hash = hash_values(m->n_labels, label_values);
+	s = series_find(m, hash, label_values, NULL);
+	if (s)
+		return s;
+
+	if (m->max_series && m->n_series >= m->max_series) {
+		note_drop(m);
+		return NULL;
+	}
+	/* A failed grow is fine while a table exists: chains just get longer. */
+	if (m->n_series + 1 > m->n_buckets / 4 * 3 && buckets_grow(m) && !m->n_buckets)
+		return NULL;
+	s = series_alloc(m, hash, label_values);
+	if (!s)
+		return NULL;
+
+	struct metric_series **slot = &m->buckets[hash & (m->n_buckets - 1)];
+
+	s->hnext = *slot;
+	*slot = s;
+	s->prev = m->tail;
+	if (m->tail)
+		m->tail->next = s;
+	else
+		m->head = s;
+	m->tail = s;
+	m->n_series++;
+	return s;
+}
+
+/*
+ * The family's own count is authoritative; the drop family's series mirrors
+ * it. If that series cannot be allocated now, sync_drops() retries at write.
+ */
+static void note_drop(struct metric *m)
+{
+	const char *const values[] = { m->name };
+
+	m->dropped++;
+	if (m == m->reg->drops)
+		return;
+	metric_series_set(metric_series_get(m->reg->drops, values), (double)m->dropped);
+}
+
+static void sync_drops(struct metric_registry *r)
+{
+	for (struct metric *m = r->head; m; m = m->next) {
+		if (m == r->drops || !m->dropped)
+			continue;
+		const char *const values[] = { m->name };
+
+		metric_series_set(metric_series_get(r->drops, values), (double)m->dropped);
+	}
+}
+
+void metric_series_add(struct metric_series *s, double v)
+{
+	if (s)
+		s->value += v;
+}
+
+void metric_series_set(struct metric_series *s, double v)
+{
+	if (s)
+		s->value = v;
+}
+
+double metric_series_value(const struct metric_series *s)
+{
+	return s ? s->value : 0;
+}
+
+void metric_add(struct metric *m, const char *const *label_values, double v)
+{
+	metric_series_add(metric_series_get(m, label_values), v);
+}
+
+void metric_set(struct metric *m, const char *const *label_values, double v)
+{
+	metric_series_set(metric_series_get(m, label_values), v);
+}
+
+void metric_remove(struct metric *m, const char *const *label_values)
+{
+	struct metric_series **link = NULL;
+	struct metric_series *s;
+
+	if (!m || !values_ok(m, label_values))
+		return;
+	s = series_find(m, hash_values(m->n_labels, label_values), label_values, &link);
+	if (!s)
+		return;
+	*link = s->hnext;
+	if (s->prev)
+		s->prev->next = s->next;
+	else
+		m->head = s->next;
+	if (s->next)
+		s->next->prev = s->prev;
+	else
+		m->tail = s->prev;
+	m->n_series--;
+	free(s);
+}
+
+double metric_value(struct metric *m, const char *const *label_values)
+{
+	if (!m || !values_ok(m, label_values))
+		return 0;
+	return metric_series_value(
+		series_find(m, hash_values(m->n_labels, label_values), label_values, NULL));
+}
+
+size_t metric_series_count(const struct metric *m)
+{
+	return m ? m->n_series : 0;
+}
+
+unsigned long long metric_dropped(const struct metric *m)
+{
+	return m ? m->dropped : 0;
+}
+
+void metric_registry_add_collector(struct metric_registry *r, metric_collector_fn fn, void *ctx)
+{
+	if (!r || !fn)
+		return;
+	if (r->n_collectors == r->cap_collectors) {
+		size_t cap = r->cap_collectors ? r->cap_collectors * 2 : 4;
+		struct metric_collector *c = realloc(r->collectors, cap * sizeof(*c));
+
+		if (!c)
+			return;
+		r->collectors = c;
+		r->cap_collectors = cap;
+	}
+	r->collectors[r->n_collectors++] = (struct metric_collector){ fn, ctx };
+}
+
+/* ---- exposition ---- */
+
+static void put_escaped(struct strbuf *out, const char *s, bool quote)
+{
+	const char *run = s;
+
+	for (; *s; s++) {
+		const char *esc;
+
+		if (*s == '\\')
+			esc = "\\\\";
+		else if (*s == '\n')
+			esc = "\\n";
+		else if (*s == '"' && quote)
+			esc = "\\\"";
+		else
+			continue;
+		strbuf_append(out, run, (size_t)(s - run));
+		strbuf_puts(out, esc);
+		run = s + 1;
+	}
+	strbuf_append(out, run, (size_t)(s - run));
+}
+
+static void put_value(struct strbuf *out, double v)
+{
+	if (isnan(v))
+		strbuf_puts(out, "NaN");
+	else if (isinf(v))
+		strbuf_puts(out, v > 0 ? "+Inf" : "-Inf");
+	else if (v > -EXACT_INT_LIMIT && v < EXACT_INT_LIMIT && v == (double)(long long)v)
+		strbuf_printf(out, "%lld", (long long)v); /* also turns -0 into "0" */
+	else
+		strbuf_printf(out, "%.17g", v);
+}
+
+static void write_family(struct strbuf *out, const struct metric *m)
+{
+	strbuf_printf(out, "# HELP %s ", m->name);
+	put_escaped(out, m->help, false);
+	strbuf_printf(out, "\n# TYPE %s %s\n", m->name,
+		      m->type == METRIC_COUNTER ? "counter" : "gauge");
+	for (const struct metric_series *s = m->head; s; s = s->next) {
+		strbuf_puts(out, m->name);
+		if (m->n_labels) {
+			strbuf_putc(out, '{');
+			for (unsigned i = 0; i < m->n_labels; i++) {
+				strbuf_printf(out, "%s%s=\"", i ? "," : "", m->label_names[i]);
+				put_escaped(out, s->values[i], true);
+				strbuf_putc(out, '"');
+			}
+			strbuf_putc(out, '}');
+		}
+		strbuf_putc(out, ' ');
+		put_value(out, s->value);
+		strbuf_putc(out, '\n');
+	}
+}
+
+void metric_registry_write(struct metric_registry *r, struct strbuf *out)
+{
+	if (!r || !out)
+		return;
+	for (size_t i = 0; i < r->n_collectors; i++)
+		r->collectors[i].fn(r->collectors[i].ctx);
+	sync_drops(r);
+	for (const struct metric *m = r->head; m; m = m->next) {
+		if (m->internal && !m->n_series)
+			continue;
+		write_family(out, m);
+	}
+}

@@ -1,0 +1,76 @@
+/*
+ * Metric registry: families with fixed label names, series keyed by label
+ * values, a cap on series per family, and Prometheus text exposition 0.0.4.
+ *
+ * Pure: no I/O, no globals. Everything the agent exports goes through here,
+ * so that the series cap and its drop counter hold for every metric.
+ */
+#ifndef NODESCOPE_METRICS_REGISTRY_H
+#define NODESCOPE_METRICS_REGISTRY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "../util/strbuf.h"
+
+#define METRIC_MAX_LABELS 8
+
+enum metric_type {
+	METRIC_COUNTER,
+	METRIC_GAUGE,
+};
+
+struct metric_registry;
+struct metric;
+struct metric_series;
+
+/* Called before every exposition so values kept elsewhere (BPF maps) are fresh. */
+typedef void (*metric_collector_fn)(void *ctx);
+
+struct metric_registry *metric_registry_new(void);
+void metric_registry_free(struct metric_registry *r);
+
+/*
+ * Registers a family. label_names has n_labels entries (0..METRIC_MAX_LABELS).
+ * max_series caps distinct label sets (0 = no cap). Names are copied.
+ * Returns NULL on invalid name/labels or allocation failure.
+ * Registering the same name twice returns the existing family if type and
+ * labels match, NULL otherwise.
+ */
+struct metric *metric_register(struct metric_registry *r, const char *name, const char *help,
+			       enum metric_type type, unsigned max_series, unsigned n_labels,
+			       const char *const *label_names);
+
+/*
+ * Finds or creates the series for label_values (n_labels entries, copied).
+ * Returns NULL when creating it would exceed the cap: the registry then counts
+ * one drop in nodescope_metric_series_dropped_total{metric="<name>"}.
+ */
+struct metric_series *metric_series_get(struct metric *m, const char *const *label_values);
+void metric_series_add(struct metric_series *s, double v); /* NULL-safe */
+void metric_series_set(struct metric_series *s, double v); /* NULL-safe */
+double metric_series_value(const struct metric_series *s); /* 0 for NULL */
+
+/* Shorthands: get + add / get + set. */
+void metric_add(struct metric *m, const char *const *label_values, double v);
+void metric_set(struct metric *m, const char *const *label_values, double v);
+/* Removes one series (a gauge of something that is gone). No-op if absent. */
+void metric_remove(struct metric *m, const char *const *label_values);
+/* Value of a series, 0 if it does not exist (does not create it). */
+double metric_value(struct metric *m, const char *const *label_values);
+size_t metric_series_count(const struct metric *m);
+/* Drops counted for this family (series refused by the cap). */
+unsigned long long metric_dropped(const struct metric *m);
+
+void metric_registry_add_collector(struct metric_registry *r, metric_collector_fn fn, void *ctx);
+
+/*
+ * Appends the whole registry in text exposition format 0.0.4: for each family
+ * (in registration order) "# HELP", "# TYPE", then its series (in creation
+ * order); label values escaped (\\, \", \n); values printed so integers are
+ * exact (e.g. "3", not "3.000000") and NaN/+Inf/-Inf as Prometheus spells them.
+ * Families without series print HELP/TYPE only. Runs collectors first.
+ */
+void metric_registry_write(struct metric_registry *r, struct strbuf *out);
+
+#endif

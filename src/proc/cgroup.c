@@ -1,0 +1,86 @@
+#include "cgroup.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+/* Preference order of hierarchies; index 0 is the unified (v2) one. */
+static const char *const cgroup_prefs[] = { "", "cpu", "memory", "pids", "name=systemd" };
+#define N_PREFS (sizeof(cgroup_prefs) / sizeof(cgroup_prefs[0]))
+
+static int controllers_match(const char *list, size_t len, const char *want)
+{
+	size_t wl = strlen(want);
+	if (!wl)
+		return len == 0;
+	/* list is comma-separated, e.g. "cpu,cpuacct" */
+	for (const char *p = list; p < list + len;) {
+		const char *comma = memchr(p, ',', list + len - p);
+		size_t n = comma ? (size_t)(comma - p) : (size_t)(list + len - p);
+		if (n == wl && !memcmp(p, want, n))
+			return 1;
+		p += n + 1;
+	}
+	return 0;
+}
+
+int cgroup_container_from_text(const char *text, char *out, size_t outlen)
+{
+	const char *best = NULL;
+	size_t best_len = 0, best_rank = N_PREFS;
+	int lines = 0;
+
+	for (const char *line = text; *line;) {
+		const char *nl = strchr(line, '\n');
+		const char *end = nl ? nl : line + strlen(line);
+		/* hierarchy-id:controllers:path */
+		const char *c1 = memchr(line, ':', end - line);
+		const char *c2 = c1 ? memchr(c1 + 1, ':', end - c1 - 1) : NULL;
+		if (c2) {
+			lines++;
+			const char *path = c2 + 1;
+			size_t plen = end - path;
+			int root = plen == 0 || (plen == 1 && path[0] == '/');
+			for (size_t r = 0; !root && r < best_rank; r++) {
+				if (controllers_match(c1 + 1, c2 - c1 - 1, cgroup_prefs[r])) {
+					best = path;
+					best_len = plen;
+					best_rank = r;
+					break;
+				}
+			}
+		}
+		line = nl ? nl + 1 : end;
+	}
+	if (!lines)
+		return -EINVAL;
+	if (!best) {
+		best = "/";
+		best_len = 1;
+	}
+	if (best_len >= outlen)
+		best_len = outlen - 1;
+	memcpy(out, best, best_len);
+	out[best_len] = '\0';
+	return 0;
+}
+
+int cgroup_read_container(pid_t pid, char *out, size_t outlen)
+{
+	char path[64], buf[4096];
+	snprintf(path, sizeof(path), "/proc/%d/cgroup", (int)pid);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	ssize_t n = read(fd, buf, sizeof(buf) - 1);
+	int err = -errno;
+	close(fd);
+	if (n < 0)
+		return err;
+	buf[n] = '\0';
+	if (n == 0)
+		return -ESRCH; /* a zombie: its cgroup is gone */
+	return cgroup_container_from_text(buf, out, outlen);
+}

@@ -1,0 +1,19 @@
+/* Which container a process is in: its cgroup path, from /proc/PID/cgroup. */
+#ifndef NODESCOPE_PROC_CGROUP_H
+#define NODESCOPE_PROC_CGROUP_H
+
+#include <stddef.h>
+#include <sys/types.h>
+
+/*
+ * Picks the container path from the text of /proc/PID/cgroup (pure): the
+ * unified (v2) path when it is not the root, else the first non-root path of
+ * the v1 hierarchies cpu, memory, pids, name=systemd (in that order), else "/".
+ * Returns 0, or -EINVAL when the text has no cgroup line at all.
+ */
+int cgroup_container_from_text(const char *text, char *out, size_t outlen);
+
+/* Reads /proc/PID/cgroup; -ENOENT/-ESRCH when the process is gone. */
+int cgroup_read_container(pid_t pid, char *out, size_t outlen);
+
+#endif

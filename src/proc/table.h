@@ -1,0 +1,55 @@
+/*
+ * The process table: pid -> what we know of the process, bounded. Container
+ * names are interned and shared by the processes in them. Pure: no I/O.
+ */
+#ifndef NODESCOPE_PROC_TABLE_H
+#define NODESCOPE_PROC_TABLE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "events.h"
+
+struct proc_container {
+	unsigned refs;
+	struct proc_container *next;
+	char name[]; /* cgroup path, "/" for the host */
+};
+
+struct proc_entry {
+	uint32_t pid;
+	uint32_t ppid;
+	uint64_t start_ns; /* CLOCK_MONOTONIC, 0 if unknown */
+	bool inspected;	   /* container read from /proc after the last exec */
+	bool start_counted;
+	char comm[NS_COMM_LEN + 1];
+	char exe[NS_PATH_LEN + 1];
+	struct proc_container *container;
+	struct proc_entry *next; /* hash chain */
+};
+
+struct proc_table;
+
+/* cap: most processes held at once (a new one past it is refused and counted). */
+struct proc_table *proc_table_new(size_t cap);
+void proc_table_free(struct proc_table *t);
+
+struct proc_entry *proc_table_get(struct proc_table *t, uint32_t pid);
+/* Finds or adds pid; *created tells which. NULL when full (counted) or out of memory. */
+struct proc_entry *proc_table_upsert(struct proc_table *t, uint32_t pid, bool *created);
+void proc_table_remove(struct proc_table *t, uint32_t pid);
+
+/* Sets e's container to name (interned; "/" when name is NULL or empty). */
+int proc_table_set_container(struct proc_table *t, struct proc_entry *e, const char *name);
+const char *proc_entry_container(const struct proc_entry *e);
+
+size_t proc_table_count(const struct proc_table *t);
+size_t proc_table_containers(const struct proc_table *t);
+uint64_t proc_table_refused(const struct proc_table *t);
+
+/* Calls fn for every entry, in no particular order; fn must not modify the table. */
+void proc_table_foreach(struct proc_table *t, void (*fn)(void *ctx, const struct proc_entry *e),
+			void *ctx);
+
+#endif

@@ -1,0 +1,253 @@
+#include "tracker.h"
+
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cgroup.h"
+#include "event.h"
+#include "loop/loop.h"
+#include "metrics/registry.h"
+#include "procfs.h"
+#include "trace/trace.h"
+
+#define INSPECT_QUEUE 8192 /* power of two */
+#define INSPECT_SLICE 64
+
+struct proc_tracker {
+	struct proc_tracker_opts o;
+	struct proc_table *table;
+	int worker;
+	uint32_t queue[INSPECT_QUEUE];
+	uint32_t q_head, q_tail;
+
+	struct metric *starts, *exits, *oom_kills;
+	struct metric *table_size, *table_refused, *inspect_missed, *inspect_dropped, *untracked;
+	uint64_t n_missed, n_dropped, n_untracked;
+};
+
+static const char *const container_label[] = { "container_id" };
+static const char *const exit_labels[] = { "container_id", "status" };
+
+static void tracker_collect(void *ctx)
+{
+	struct proc_tracker *t = ctx;
+	metric_set(t->table_size, NULL, (double)proc_table_count(t->table));
+	metric_set(t->table_refused, NULL, (double)proc_table_refused(t->table));
+	metric_set(t->inspect_missed, NULL, (double)t->n_missed);
+	metric_set(t->inspect_dropped, NULL, (double)t->n_dropped);
+	metric_set(t->untracked, NULL, (double)t->n_untracked);
+}
+
+static void queue_inspect(struct proc_tracker *t, uint32_t pid)
+{
+	if (t->q_tail - t->q_head == INSPECT_QUEUE) {
+		t->n_dropped++; /* the process keeps the container it inherited */
+		return;
+	}
+	t->queue[t->q_tail++ & (INSPECT_QUEUE - 1)] = pid;
+	loop_work_pending(t->o.loop, t->worker);
+}
+
+static void inspect(struct proc_tracker *t, struct proc_entry *e)
+{
+	char container[512];
+
+	if (cgroup_read_container(e->pid, container, sizeof(container)) < 0) {
+		t->n_missed++; /* gone already: it keeps the inherited container */
+		return;
+	}
+	proc_table_set_container(t->table, e, container);
+	e->inspected = true;
+}
+
+static bool tracker_work(void *ctx)
+{
+	struct proc_tracker *t = ctx;
+
+	for (int i = 0; i < INSPECT_SLICE && t->q_head != t->q_tail; i++) {
+		uint32_t pid = t->queue[t->q_head++ & (INSPECT_QUEUE - 1)];
+		struct proc_entry *e = proc_table_get(t->table, pid);
+		if (e && !e->inspected)
+			inspect(t, e);
+	}
+	return t->q_head != t->q_tail;
+}
+
+int proc_tracker_new(const struct proc_tracker_opts *o, struct proc_tracker **out)
+{
+	struct proc_tracker *t = calloc(1, sizeof(*t));
+	if (!t)
+		return -ENOMEM;
+	t->o = *o;
+	t->table = proc_table_new(o->max_processes);
+	if (!t->table) {
+		free(t);
+		return -ENOMEM;
+	}
+	struct metric_registry *r = o->registry;
+	t->starts = metric_register(r, "container_process_starts_total",
+				    "Processes started (forked) in the container.", METRIC_COUNTER,
+				    o->max_series, 1, container_label);
+	t->exits = metric_register(r, "container_process_exits_total",
+				   "Processes that exited, by status: success, failure (non-zero "
+				   "exit code) or signal.",
+				   METRIC_COUNTER, o->max_series, 2, exit_labels);
+	t->oom_kills = metric_register(r, "container_oom_kills_total",
+				       "Processes of the container killed by the OOM killer.",
+				       METRIC_COUNTER, o->max_series, 1, container_label);
+	t->table_size = metric_register(r, "nodescope_proc_table_processes",
+					"Processes in the process table.", METRIC_GAUGE, 0, 0, NULL);
+	t->table_refused = metric_register(r, "nodescope_proc_table_refused_total",
+					   "Processes not tracked because the table was full.",
+					   METRIC_COUNTER, 0, 0, NULL);
+	t->inspect_missed = metric_register(
+		r, "nodescope_proc_inspect_missed_total",
+		"Processes gone before their container was read from /proc (they keep the "
+		"container inherited from their parent).",
+		METRIC_COUNTER, 0, 0, NULL);
+	t->inspect_dropped = metric_register(r, "nodescope_proc_inspect_dropped_total",
+					     "Container look-ups dropped because the queue was full.",
+					     METRIC_COUNTER, 0, 0, NULL);
+	t->untracked = metric_register(r, "nodescope_proc_untracked_events_total",
+				       "Exit or OOM events for processes the table did not know.",
+				       METRIC_COUNTER, 0, 0, NULL);
+	if (!t->starts || !t->exits || !t->oom_kills || !t->table_size || !t->table_refused ||
+	    !t->inspect_missed || !t->inspect_dropped || !t->untracked) {
+		proc_tracker_free(t);
+		return -EINVAL;
+	}
+	metric_registry_add_collector(r, tracker_collect, t);
+	int err = loop_add_worker(o->loop, tracker_work, t, &t->worker);
+	if (err) {
+		proc_tracker_free(t);
+		return err;
+	}
+	*out = t;
+	return 0;
+}
+
+void proc_tracker_free(struct proc_tracker *t)
+{
+	if (!t)
+		return;
+	proc_table_free(t->table);
+	free(t);
+}
+
+struct proc_table *proc_tracker_table(struct proc_tracker *t)
+{
+	return t->table;
+}
+
+int proc_tracker_scan(struct proc_tracker *t)
+{
+	DIR *d = opendir("/proc");
+	struct dirent *de;
+
+	if (!d)
+		return -errno;
+	while ((de = readdir(d))) {
+		if (!isdigit((unsigned char)de->d_name[0]))
+			continue;
+		uint32_t pid = (uint32_t)strtoul(de->d_name, NULL, 10);
+		struct procfs_stat st;
+		char container[512];
+		bool created;
+
+		if (procfs_read_stat(pid, &st) || st.state == 'Z' ||
+		    cgroup_read_container(pid, container, sizeof(container)))
+			continue; /* gone meanwhile, or a zombie */
+		struct proc_entry *e = proc_table_upsert(t->table, pid, &created);
+		if (!e)
+			continue;
+		e->ppid = st.ppid;
+		e->start_ns = st.start_ns;
+		e->inspected = true;
+		memcpy(e->comm, st.comm, sizeof(e->comm));
+		procfs_read_exe(pid, e->exe, sizeof(e->exe));
+		proc_table_set_container(t->table, e, container);
+	}
+	closedir(d);
+	return 0;
+}
+
+/* A process seen for the first time by an event: it inherits its parent's container. */
+static struct proc_entry *tracker_adopt(struct proc_tracker *t, uint32_t pid, uint32_t ppid,
+					bool *created)
+{
+	struct proc_entry *e = proc_table_upsert(t->table, pid, created);
+	if (!e || !*created)
+		return e;
+	struct proc_entry *parent = proc_table_get(t->table, ppid);
+	e->ppid = ppid;
+	proc_table_set_container(t->table, e, parent ? proc_entry_container(parent) : "/");
+	return e;
+}
+
+static const char *exit_status(const struct proc_event *ev)
+{
+	if (ev->signal)
+		return "signal";
+	return ev->exit_code ? "failure" : "success";
+}
+
+int proc_tracker_on_record(void *ctx, const void *data, size_t len)
+{
+	struct proc_tracker *t = ctx;
+	struct proc_event ev;
+	struct proc_entry *e;
+	const char *container = NULL;
+	bool created;
+
+	if (proc_event_decode(data, len, &ev))
+		return -EINVAL;
+
+	switch (ev.type) {
+	case NS_PROC_FORK:
+		e = tracker_adopt(t, ev.pid, ev.ppid, &created);
+		if (e) {
+			e->start_ns = ev.ts_ns;
+			memcpy(e->comm, ev.comm, sizeof(e->comm));
+			container = proc_entry_container(e);
+			metric_add(t->starts, &container, 1);
+		}
+		break;
+	case NS_PROC_EXEC:
+		e = tracker_adopt(t, ev.pid, ev.ppid, &created);
+		if (e) {
+			memcpy(e->comm, ev.comm, sizeof(e->comm));
+			memcpy(e->exe, ev.exe, sizeof(e->exe));
+			/* Runtimes move a process into its container's cgroup before exec. */
+			e->inspected = false;
+			queue_inspect(t, ev.pid);
+			container = proc_entry_container(e);
+		}
+		break;
+	case NS_PROC_EXIT:
+		e = proc_table_get(t->table, ev.pid);
+		if (e) {
+			const char *labels[] = { proc_entry_container(e), exit_status(&ev) };
+			metric_add(t->exits, labels, 1);
+		} else {
+			t->n_untracked++;
+		}
+		trace_proc(t->o.trace, &ev, e ? proc_entry_container(e) : NULL);
+		if (e)
+			proc_table_remove(t->table, ev.pid);
+		return 0;
+	case NS_PROC_OOM_KILL:
+		e = proc_table_get(t->table, ev.pid);
+		if (!e)
+			t->n_untracked++;
+		container = e ? proc_entry_container(e) : "/";
+		metric_add(t->oom_kills, &container, 1);
+		if (e)
+			memcpy(ev.comm, e->comm, sizeof(ev.comm));
+		break;
+	}
+	trace_proc(t->o.trace, &ev, container);
+	return 0;
+}

@@ -1,0 +1,38 @@
+/*
+ * Turns proc stream records into the process table, per-container metrics
+ * and trace lines. Slow work (reading /proc) is queued and done in slices by
+ * proc_tracker_work, never while a ring buffer is being read.
+ */
+#ifndef NODESCOPE_PROC_TRACKER_H
+#define NODESCOPE_PROC_TRACKER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "table.h"
+
+struct metric_registry;
+struct trace;
+struct loop;
+struct proc_tracker;
+
+struct proc_tracker_opts {
+	struct metric_registry *registry;
+	struct trace *trace; /* may be NULL */
+	struct loop *loop;   /* for the inspection worker */
+	size_t max_processes;
+	unsigned max_series;
+};
+
+int proc_tracker_new(const struct proc_tracker_opts *o, struct proc_tracker **out);
+void proc_tracker_free(struct proc_tracker *t);
+
+/* Learns the processes already running, from /proc. */
+int proc_tracker_scan(struct proc_tracker *t);
+/* stream_record_fn for the proc stream. */
+int proc_tracker_on_record(void *ctx, const void *data, size_t len);
+
+struct proc_table *proc_tracker_table(struct proc_tracker *t);
+
+#endif

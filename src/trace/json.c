@@ -1,0 +1,120 @@
+#include "json.h"
+
+#include <inttypes.h>
+#include <string.h>
+
+/* Length of the valid UTF-8 sequence at s (1..4), or 0 if invalid. */
+static int utf8_len(const unsigned char *s)
+{
+	unsigned char c = s[0];
+	int n;
+	uint32_t cp;
+
+	if (c < 0x80)
+		return 1;
+	if (c >= 0xc2 && c <= 0xdf) {
+		n = 2;
+		cp = c & 0x1f;
+	} else if (c >= 0xe0 && c <= 0xef) {
+		n = 3;
+		cp = c & 0x0f;
+	} else if (c >= 0xf0 && c <= 0xf4) {
+		n = 4;
+		cp = c & 0x07;
+	} else {
+		return 0;
+	}
+	for (int i = 1; i < n; i++) {
+		if ((s[i] & 0xc0) != 0x80)
+			return 0; /* also stops at the NUL terminator */
+		cp = (cp << 6) | (s[i] & 0x3f);
+	}
+	if ((n == 3 && cp < 0x800) || (n == 4 && (cp < 0x10000 || cp > 0x10ffff)) ||
+	    (cp >= 0xd800 && cp <= 0xdfff))
+		return 0; /* overlong, out of range, or a surrogate */
+	return n;
+}
+
+void json_string(struct strbuf *sb, const char *str)
+{
+	const unsigned char *s = (const unsigned char *)str;
+
+	strbuf_putc(sb, '"');
+	while (*s) {
+		int n = utf8_len(s);
+		if (n == 1) {
+			switch (*s) {
+			case '"':
+				strbuf_puts(sb, "\\\"");
+				break;
+			case '\\':
+				strbuf_puts(sb, "\\\\");
+				break;
+			case '\n':
+				strbuf_puts(sb, "\\n");
+				break;
+			case '\t':
+				strbuf_puts(sb, "\\t");
+				break;
+			case '\r':
+				strbuf_puts(sb, "\\r");
+				break;
+			default:
+				if (*s < 0x20 || *s == 0x7f)
+					strbuf_printf(sb, "\\u%04x", *s);
+				else
+					strbuf_putc(sb, (char)*s);
+			}
+			s++;
+		} else if (n > 1) {
+			strbuf_append(sb, s, (size_t)n);
+			s += n;
+		} else {
+			strbuf_printf(sb, "\\u%04x", *s);
+			s++;
+		}
+	}
+	strbuf_putc(sb, '"');
+}
+
+void json_begin(struct strbuf *sb, const char *type)
+{
+	strbuf_puts(sb, "{\"type\":");
+	json_string(sb, type);
+}
+
+static void json_key(struct strbuf *sb, const char *key)
+{
+	strbuf_putc(sb, ',');
+	json_string(sb, key);
+	strbuf_putc(sb, ':');
+}
+
+void json_key_str(struct strbuf *sb, const char *key, const char *val)
+{
+	json_key(sb, key);
+	json_string(sb, val);
+}
+
+void json_key_u64(struct strbuf *sb, const char *key, uint64_t val)
+{
+	json_key(sb, key);
+	strbuf_printf(sb, "%" PRIu64, val);
+}
+
+void json_key_i64(struct strbuf *sb, const char *key, int64_t val)
+{
+	json_key(sb, key);
+	strbuf_printf(sb, "%" PRId64, val);
+}
+
+void json_key_bool(struct strbuf *sb, const char *key, int val)
+{
+	json_key(sb, key);
+	strbuf_puts(sb, val ? "true" : "false");
+}
+
+void json_end(struct strbuf *sb)
+{
+	strbuf_puts(sb, "}\n");
+}

@@ -1,0 +1,99 @@
+#include "trace.h"
+
+#include <errno.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "json.h"
+#include "loop/loop.h"
+
+static int64_t clock_ns(clockid_t c)
+{
+	struct timespec ts;
+	clock_gettime(c, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+void trace_init(struct trace *t, int fd, struct loop *loop)
+{
+	*t = (struct trace){ .loop = loop, .fd = fd, .line = STRBUF_INIT };
+	t->mono_to_real_ns = clock_ns(CLOCK_REALTIME) - clock_ns(CLOCK_MONOTONIC);
+}
+
+void trace_free(struct trace *t)
+{
+	strbuf_free(&t->line);
+}
+
+static void trace_write(struct trace *t)
+{
+	const char *p = strbuf_str(&t->line);
+	size_t left = t->line.len;
+
+	while (left && !t->broken) {
+		ssize_t n = write(t->fd, p, left);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			t->broken = true; /* EPIPE: nobody reads any more */
+			if (t->loop)
+				loop_stop(t->loop);
+			break;
+		}
+		p += n;
+		left -= (size_t)n;
+	}
+	t->lines++;
+	strbuf_reset(&t->line);
+}
+
+void trace_ready(struct trace *t)
+{
+	if (!trace_on(t))
+		return;
+	json_begin(&t->line, "ready");
+	json_end(&t->line);
+	trace_write(t);
+}
+
+void trace_format_proc(struct strbuf *sb, const struct proc_event *e, const char *container,
+		       int64_t mono_to_real_ns)
+{
+	json_begin(sb, proc_event_type_name(e->type));
+	json_key_u64(sb, "ts", (uint64_t)((int64_t)e->ts_ns + mono_to_real_ns));
+	json_key_u64(sb, "pid", e->pid);
+	switch (e->type) {
+	case NS_PROC_EXEC:
+		json_key_u64(sb, "ppid", e->ppid);
+		json_key_u64(sb, "uid", e->uid);
+		json_key_str(sb, "comm", e->comm);
+		json_key_str(sb, "exe", e->exe);
+		json_key_str(sb, "args", e->args);
+		json_key_u64(sb, "cgroup_id", e->cgroup_id);
+		break;
+	case NS_PROC_EXIT:
+		json_key_str(sb, "comm", e->comm);
+		json_key_u64(sb, "code", e->exit_code);
+		json_key_u64(sb, "signal", e->signal);
+		json_key_u64(sb, "duration_ns", e->duration_ns);
+		break;
+	case NS_PROC_FORK:
+		json_key_u64(sb, "ppid", e->ppid);
+		json_key_str(sb, "comm", e->comm);
+		break;
+	case NS_PROC_OOM_KILL:
+		json_key_u64(sb, "trigger_pid", e->trigger_pid);
+		break;
+	}
+	if (container)
+		json_key_str(sb, "container", container);
+	json_end(sb);
+}
+
+void trace_proc(struct trace *t, const struct proc_event *e, const char *container)
+{
+	if (!trace_on(t))
+		return;
+	trace_format_proc(&t->line, e, container, t->mono_to_real_ns);
+	trace_write(t);
+}

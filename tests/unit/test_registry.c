@@ -1,0 +1,806 @@
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "metrics/registry.h"
+
+#define DROPS "nodescope_metric_series_dropped_total"
+
+static int setup(void **state)
+{
+	struct metric_registry *r = metric_registry_new();
+
+	if (!r)
+		return -1;
+	*state = r;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	metric_registry_free(*state);
+	return 0;
+}
+
+/* Writes the registry into a fresh buffer; the caller frees it. */
+static void write_all(struct metric_registry *r, struct strbuf *sb)
+{
+	*sb = (struct strbuf)STRBUF_INIT;
+	metric_registry_write(r, sb);
+	assert_false(sb->oom);
+}
+
+static void assert_output(struct metric_registry *r, const char *expected)
+{
+	struct strbuf sb;
+
+	write_all(r, &sb);
+	assert_string_equal(strbuf_str(&sb), expected);
+	strbuf_free(&sb);
+}
+
+/* The exposition line of a single-series gauge "g" set to v. */
+static void assert_value_text(struct metric_registry *r, double v, const char *text)
+{
+	struct metric *m = metric_register(r, "g", "h", METRIC_GAUGE, 0, 0, NULL);
+	char expected[128];
+
+	assert_non_null(m);
+	metric_set(m, NULL, v);
+	snprintf(expected, sizeof(expected), "# HELP g h\n# TYPE g gauge\ng %s\n", text);
+	assert_output(r, expected);
+}
+
+static void test_empty_registry(void **state)
+{
+	assert_output(*state, "");
+}
+
+static void test_register_add_write(void **state)
+{
+	struct metric_registry *r = *state;
+	const char *const labels[] = { "method", "code" };
+	struct metric *req = metric_register(r, "http_requests_total", "Requests served.",
+					     METRIC_COUNTER, 0, 2, labels);
+	struct metric *up = metric_register(r, "up", "Agent is up.", METRIC_GAUGE, 0, 0, NULL);
+	struct metric *empty = metric_register(r, "empty_total", "Nothing yet.", METRIC_COUNTER,
+					       0, 0, NULL);
+
+	assert_non_null(req);
+	assert_non_null(up);
+	assert_non_null(empty);
+
+	metric_add(req, (const char *const[]){ "GET", "200" }, 3);
+	metric_add(req, (const char *const[]){ "POST", "500" }, 1);
+	metric_add(req, (const char *const[]){ "GET", "200" }, 2);
+	metric_set(up, NULL, 1);
+
+	assert_int_equal(metric_series_count(req), 2);
+	assert_int_equal(metric_series_count(up), 1);
+	assert_int_equal(metric_series_count(empty), 0);
+	assert_true(metric_value(req, (const char *const[]){ "GET", "200" }) == 5);
+
+	assert_output(r, "# HELP http_requests_total Requests served.\n"
+			 "# TYPE http_requests_total counter\n"
+			 "http_requests_total{method=\"GET\",code=\"200\"} 5\n"
+			 "http_requests_total{method=\"POST\",code=\"500\"} 1\n"
+			 "# HELP up Agent is up.\n"
+			 "# TYPE up gauge\n"
+			 "up 1\n"
+			 "# HELP empty_total Nothing yet.\n"
+			 "# TYPE empty_total counter\n");
+}
+
+static void test_series_handle(void **state)
+{
+	struct metric_registry *r = *state;
+	const char *const labels[] = { "cpu" };
+	struct metric *m = metric_register(r, "busy", "b", METRIC_GAUGE, 0, 1, labels);
+	struct metric_series *s0 = metric_series_get(m, (const char *const[]){ "0" });
+	struct metric_series *s1 = metric_series_get(m, (const char *const[]){ "1" });
+
+	assert_non_null(s0);
+	assert_non_null(s1);
+	assert_ptr_not_equal(s0, s1);
+	assert_ptr_equal(metric_series_get(m, (const char *const[]){ "0" }), s0);
+
+	metric_series_set(s0, 10);
+	metric_series_add(s0, 2.5);
+	metric_series_add(s1, -1);
+	assert_true(metric_series_value(s0) == 12.5);
+	assert_true(metric_series_value(s1) == -1);
+	assert_true(metric_value(m, (const char *const[]){ "0" }) == 12.5);
+}
+
+static void test_label_values_are_copied(void **state)
+{
+	struct metric_registry *r = *state;
+	const char *const labels[] = { "comm" };
+	struct metric *m = metric_register(r, "procs", "p", METRIC_GAUGE, 0, 1, labels);
+	char value[16];
+
+	strcpy(value, "bash");
+	metric_set(m, (const char *const[]){ value }, 1);
+	strcpy(value, "zsh");
+	assert_true(metric_value(m, (const char *const[]){ "bash" }) == 1);
+	assert_true(metric_value(m, (const char *const[]){ "zsh" }) == 0);
+	assert_output(r, "# HELP procs p\n# TYPE procs gauge\nprocs{comm=\"bash\"} 1\n");
+}
+
+static void test_names_are_copied(void **state)
+{
+	struct metric_registry *r = *state;
+	char name[16], help[16], label[16];
+	const char *const labels[] = { label };
+
+	strcpy(name, "m");
+	strcpy(help, "help");
+	strcpy(label, "l");
+	struct metric *m = metric_register(r, name, help, METRIC_GAUGE, 0, 1, labels);
+
+	memset(name, 'x', sizeof(name) - 1);
+	memset(help, 'x', sizeof(help) - 1);
+	memset(label, 'x', sizeof(label) - 1);
+	metric_set(m, (const char *const[]){ "v" }, 1);
+	assert_output(r, "# HELP m help\n# TYPE m gauge\nm{l=\"v\"} 1\n");
+}
+
+static void test_label_escaping(void **state)
+{
+	struct metric_registry *r = *state;
+	const char *const labels[] = { "path", "other" };
+	struct metric *m = metric_register(r, "files", "f", METRIC_GAUGE, 0, 2, labels);
+
+	metric_set(m, (const char *const[]){ "C:\\dir\\\"q\"\nend", "" }, 1);
+	metric_set(m, (const char *const[]){ "plain {}=,'", "\\" }, 2);
+	assert_output(r, "# HELP files f\n"
+			 "# TYPE files gauge\n"
+			 "files{path=\"C:\\\\dir\\\\\\\"q\\\"\\nend\",other=\"\"} 1\n"
+			 "files{path=\"plain {}=,'\",other=\"\\\\\"} 2\n");
+}
+
+static void test_help_escaping(void **state)
+{
+	struct metric_registry *r = *state;
+
+	assert_non_null(metric_register(r, "a", "back\\slash \"quotes\"\nline two", METRIC_GAUGE,
+					0, 0, NULL));
+	assert_non_null(metric_register(r, "b", NULL, METRIC_COUNTER, 0, 0, NULL));
+	assert_output(r, "# HELP a back\\\\slash \"quotes\"\\nline two\n"
+			 "# TYPE a gauge\n"
+			 "# HELP b \n"
+			 "# TYPE b counter\n");
+}
+
+static void test_value_integers(void **state)
+{
+	struct metric_registry *r = *state;
+
+	assert_value_text(r, 0, "0");
+	assert_value_text(r, -0.0, "0");
+	assert_value_text(r, 3, "3");
+	assert_value_text(r, -42, "-42");
+	assert_value_text(r, 1e15, "1000000000000000");
+	assert_value_text(r, 9007199254740991.0, "9007199254740991");
+	assert_value_text(r, -9007199254740991.0, "-9007199254740991");
+	/* From 2^53 on, %.17g. */
+	assert_value_text(r, 9007199254740992.0, "9007199254740992");
+	assert_value_text(r, 1e20, "1e+20");
+	assert_value_text(r, -1e300, "-1.0000000000000001e+300");
+}
+
+static void test_value_fractional(void **state)
+{
+	struct metric_registry *r = *state;
+
+	assert_value_text(r, 0.5, "0.5");
+	assert_value_text(r, -2.25, "-2.25");
+	assert_value_text(r, 0.1, "0.10000000000000001");
+	assert_value_text(r, 1.0 / 3.0, "0.33333333333333331");
+	assert_value_text(r, 1e-300, "1e-300");
+	assert_value_text(r, 2.5e-7, "2.4999999999999999e-07");
+	assert_value_text(r, 4503599627370495.5, "4503599627370495.5");
+}
+
+static void test_value_special(void **state)
+{
+	struct metric_registry *r = *state;
+
+	assert_value_text(r, NAN, "NaN");
+	assert_value_text(r, -NAN, "NaN");
+	assert_value_text(r, INFINITY, "+Inf");
+	assert_value_text(r, -INFINITY, "-Inf");
+}
+
+static void test_series_cap(void **state)
+{
+	struct metric_registry *r = *state;
+	const char *const labels[] = { "pid" };
+	struct metric *m = metric_register(r, "capped", "c", METRIC_GAUGE, 3, 1, labels);
+	struct metric *other = metric_register(r, "free", "f", METRIC_GAUGE, 0, 0, NULL);
+
+	assert_non_null(m);
+	metric_set(other, NULL, 7);
+	assert_non_null(metric_series_get(m, (const char *const[]){ "1" }));
+	assert_non_null(metric_series_get(m, (const char *const[]){ "2" }));
+	assert_non_null(metric_series_get(m, (const char *const[]){ "3" }));
+	assert_int_equal(metric_dropped(m), 0);
+
+	/* No drops yet: the drop family stays out of the output. */
+	assert_output(r, "# HELP capped c\n"
+			 "# TYPE capped gauge\n"
+			 "capped{pid=\"1\"} 0\n"
+			 "capped{pid=\"2\"} 0\n"
+			 "capped{pid=\"3\"} 0\n"
+			 "# HELP free f\n"
+			 "# TYPE free gauge\n"
+			 "free 7\n");
+
+	assert_null(metric_series_get(m, (const char *const[]){ "4" }));
+	assert_int_equal(metric_dropped(m), 1);
+	assert_int_equal(metric_series_count(m), 3);
+	/* Existing series are still reachable at the cap. */
+	assert_non_null(metric_series_get(m, (const char *const[]){ "2" }));
+	assert_int_equal(metric_dropped(m), 1);
+
+	metric_set(m, (const char *const[]){ "5" }, 1);
+	metric_add(m, (const char *const[]){ "4" }, 1);
+	assert_int_equal(metric_dropped(m), 3);
+	assert_int_equal(metric_series_count(m), 3);
+	assert_true(metric_value(m, (const char *const[]){ "5" }) == 0);
+	assert_int_equal(metric_dropped(other), 0);
+
+	struct strbuf sb;
+
+	write_all(r, &sb);
+	assert_string_equal(strbuf_str(&sb),
+			    "# HELP " DROPS " Series not created because the metric reached its "
+			    "series cap.\n"
+			    "# TYPE " DROPS " counter\n" DROPS "{metric=\"capped\"} 3\n"
+			    "# HELP capped c\n"
+			    "# TYPE capped gauge\n"
+			    "capped{pid=\"1\"} 0\n"
+			    "capped{pid=\"2\"} 0\n"
+			    "capped{pid=\"3\"} 0\n"
+			    "# HELP free f\n"
+			    "# TYPE free gauge\n"
+			    "free 7\n");
+	strbuf_free(&sb);
+
+	/* Removing a series frees a slot under the cap. */
+	metric_remove(m, (const char *const[]){ "1" });
+	assert_non_null(metric_series_get(m, (const char *const[]){ "4" }));
+	assert_null(metric_series_get(m, (const char *const[]){ "6" }));
+	assert_int_equal(metric_dropped(m), 4);
+}
+
+static void test_cap_of_one_without_labels(void **state)
+{
+	struct metric_registry *r = *state;
+	struct metric *m = metric_register(r, "single", "s", METRIC_COUNTER, 1, 0, NULL);
+
+	metric_add(m, NULL, 1);
+	metric_add(m, NULL, 1);
+	assert_int_equal(metric_dropped(m), 0);
+	assert_true(metric_value(m, NULL) == 2);
+}
+
+static void test_drops_per_family(void **state)
+{
+	struct metric_registry *r = *state;
+	const char *const labels[] = { "k" };
+	struct metric *a = metric_register(r, "a", "a", METRIC_GAUGE, 1, 1, labels);
+	struct metric *b = metric_register(r, "b", "b", METRIC_GAUGE, 2, 1, labels);
+	struct metric *drops;
+
+	for (int i = 0; i < 10; i++) {
+		char v[16];
+
+		snprintf(v, sizeof(v), "%d", i);
+		metric_set(a, (const char *const[]){ v }, i);
+		metric_set(b, (const char *const[]){ v }, i);
+	}
+	assert_int_equal(metric_dropped(a), 9);
+	assert_int_equal(metric_dropped(b), 8);
+
+	/* The drop family is an ordinary, uncapped, registered family. */
+	drops = metric_register(r, DROPS, "", METRIC_COUNTER, 0, 1,
+				(const char *const[]){ "metric" });
+	assert_non_null(drops);
+	assert_int_equal(metric_series_count(drops), 2);
+	assert_true(metric_value(drops, (const char *const[]){ "a" }) == 9);
+	assert_true(metric_value(drops, (const char *const[]){ "b" }) == 8);
+	assert_null(metric_register(r, DROPS, "", METRIC_GAUGE, 0, 1,
+				    (const char *const[]){ "metric" }));
+	assert_null(metric_register(r, DROPS, "", METRIC_COUNTER, 0, 0, NULL));
+
+	/* Even if its series is removed, the next write restores the count. */
+	metric_remove(drops, (const char *const[]){ "a" });
+	struct strbuf sb;
+
+	write_all(r, &sb);
+	assert_non_null(strstr(strbuf_str(&sb), DROPS "{metric=\"a\"} 9\n"));
+	assert_non_null(strstr(strbuf_str(&sb), DROPS "{metric=\"b\"} 8\n"));
+	strbuf_free(&sb);
+}
+
+static void test_drop_series_named_after_family(void **state)
+{
+	struct metric_registry *r = *state;
+	/* The drop series carries the family name verbatim, colons included. */
+	struct metric *m = metric_register(r, "ns:sub:x", "x", METRIC_GAUGE, 1, 1,
+					   (const char *const[]){ "k" });
+
+	metric_set(m, (const char *const[]){ "1" }, 1);
+	metric_set(m, (const char *const[]){ "2" }, 1);
+
+	struct strbuf sb;
+
+	write_all(r, &sb);
+	assert_non_null(strstr(strbuf_str(&sb), DROPS "{metric=\"ns:sub:x\"} 1\n"));
+	strbuf_free(&sb);
+}
+
+static void test_remove(void **state)
+{
+	struct metric_registry *r = *state;
+	const char *const labels[] = { "dev" };
+	struct metric *m = metric_register(r, "disk", "d", METRIC_GAUGE, 0, 1, labels);
+
+	metric_set(m, (const char *const[]){ "sda" }, 1);
+	metric_set(m, (const char *const[]){ "sdb" }, 2);
+	metric_set(m, (const char *const[]){ "sdc" }, 3);
+	metric_set(m, (const char *const[]){ "sdd" }, 4);
+
+	metric_remove(m, (const char *const[]){ "sdb" });
+	assert_int_equal(metric_series_count(m), 3);
+	assert_true(metric_value(m, (const char *const[]){ "sdb" }) == 0);
+	assert_output(r, "# HELP disk d\n# TYPE disk gauge\n"
+			 "disk{dev=\"sda\"} 1\ndisk{dev=\"sdc\"} 3\ndisk{dev=\"sdd\"} 4\n");
+
+	/* Absent: no-op. */
+	metric_remove(m, (const char *const[]){ "sdb" });
+	metric_remove(m, (const char *const[]){ "nvme0n1" });
+	metric_remove(m, NULL);
+	metric_remove(NULL, (const char *const[]){ "sda" });
+	assert_int_equal(metric_series_count(m), 3);
+
+	/* Head and tail. */
+	metric_remove(m, (const char *const[]){ "sda" });
+	metric_remove(m, (const char *const[]){ "sdd" });
+	assert_output(r, "# HELP disk d\n# TYPE disk gauge\ndisk{dev=\"sdc\"} 3\n");
+
+	/* Re-created series start from 0 and go to the end. */
+	metric_add(m, (const char *const[]){ "sdb" }, 5);
+	metric_add(m, (const char *const[]){ "sda" }, 0);
+	assert_output(r, "# HELP disk d\n# TYPE disk gauge\n"
+			 "disk{dev=\"sdc\"} 3\ndisk{dev=\"sdb\"} 5\ndisk{dev=\"sda\"} 0\n");
+
+	metric_remove(m, (const char *const[]){ "sdc" });
+	metric_remove(m, (const char *const[]){ "sdb" });
+	metric_remove(m, (const char *const[]){ "sda" });
+	assert_int_equal(metric_series_count(m), 0);
+	assert_output(r, "# HELP disk d\n# TYPE disk gauge\n");
+	metric_set(m, (const char *const[]){ "sde" }, 9);
+	assert_output(r, "# HELP disk d\n# TYPE disk gauge\ndisk{dev=\"sde\"} 9\n");
+}
+
+static void test_remove_unlabelled(void **state)
+{
+	struct metric_registry *r = *state;
+	struct metric *m = metric_register(r, "g", "h", METRIC_GAUGE, 0, 0, NULL);
+
+	metric_set(m, NULL, 4);
+	metric_remove(m, NULL);
+	assert_int_equal(metric_series_count(m), 0);
+	assert_output(r, "# HELP g h\n# TYPE g gauge\n");
+}
+
+static void test_reregister(void **state)
+{
+	struct metric_registry *r = *state;
+	const char *const ab[] = { "a", "b" };
+	const char *const ab_copy[] = { "a", "b" };
+	const char *const ba[] = { "b", "a" };
+	const char *const ac[] = { "a", "c" };
+	struct metric *m = metric_register(r, "fam", "first", METRIC_COUNTER, 5, 2, ab);
+
+	assert_non_null(m);
+	metric_add(m, (const char *const[]){ "1", "2" }, 1);
+
+	assert_ptr_equal(metric_register(r, "fam", "first", METRIC_COUNTER, 5, 2, ab), m);
+	assert_ptr_equal(metric_register(r, "fam", "other help", METRIC_COUNTER, 5, 2, ab_copy),
+			 m);
+	assert_null(metric_register(r, "fam", "first", METRIC_GAUGE, 5, 2, ab));
+	assert_null(metric_register(r, "fam", "first", METRIC_COUNTER, 5, 2, ba));
+	assert_null(metric_register(r, "fam", "first", METRIC_COUNTER, 5, 2, ac));
+	assert_null(metric_register(r, "fam", "first", METRIC_COUNTER, 5, 1, ab));
+	assert_null(metric_register(r, "fam", "first", METRIC_COUNTER, 5, 0, NULL));
+
+	/* Still one family, its series intact, first help kept. */
+	assert_int_equal(metric_series_count(m), 1);
+	assert_output(r, "# HELP fam first\n# TYPE fam counter\nfam{a=\"1\",b=\"2\"} 1\n");
+
+	struct metric *g = metric_register(r, "plain", "p", METRIC_GAUGE, 0, 0, NULL);
+
+	assert_ptr_equal(metric_register(r, "plain", "p", METRIC_GAUGE, 0, 0, NULL), g);
+	assert_null(metric_register(r, "plain", "p", METRIC_GAUGE, 0, 1,
+				    (const char *const[]){ "x" }));
+	assert_null(metric_register(r, "plain", "p", METRIC_COUNTER, 0, 0, NULL));
+}
+
+static void test_invalid_names(void **state)
+{
+	struct metric_registry *r = *state;
+	static const char *const bad_metric[] = { "",	  "1abc", "a-b", "a b", "a.b",
+						  "é",	  "a\n",  "{x}", "a=b", "ab\"",
+						  "9",	  " a" };
+	static const char *const good_metric[] = { "a", "_", ":", "a:b_c9", "A_Z:z_0",
+						   "__internal", "::x", "_1" };
+	static const char *const bad_label[] = { "",   "1x", "a:b", "a-b", "__x",
+						 "__", "x y", "é",  "a.b", "a\"" };
+	static const char *const good_label[] = { "a", "_", "_x", "A9", "x__y", "a_" };
+	const size_t n_bad_metric = sizeof(bad_metric) / sizeof(bad_metric[0]);
+	const size_t n_good_metric = sizeof(good_metric) / sizeof(good_metric[0]);
+	const size_t n_bad_label = sizeof(bad_label) / sizeof(bad_label[0]);
+	const size_t n_good_label = sizeof(good_label) / sizeof(good_label[0]);
+
+	for (size_t i = 0; i < n_bad_metric; i++)
+		assert_null(metric_register(r, bad_metric[i], "h", METRIC_GAUGE, 0, 0, NULL));
+	for (size_t i = 0; i < n_good_metric; i++)
+		assert_non_null(metric_register(r, good_metric[i], "h", METRIC_GAUGE, 0, 0, NULL));
+	assert_null(metric_register(r, NULL, "h", METRIC_GAUGE, 0, 0, NULL));
+
+	for (size_t i = 0; i < n_bad_label; i++) {
+		char name[32];
+		const char *const labels[] = { "ok", bad_label[i] };
+
+		snprintf(name, sizeof(name), "bad_label_%zu", i);
+		assert_null(metric_register(r, name, "h", METRIC_GAUGE, 0, 2, labels));
+	}
+	for (size_t i = 0; i < n_good_label; i++) {
+		char name[32];
+		const char *const labels[] = { good_label[i] };
+
+		snprintf(name, sizeof(name), "good_label_%zu", i);
+		assert_non_null(metric_register(r, name, "h", METRIC_GAUGE, 0, 1, labels));
+	}
+
+	/* Duplicate, NULL and too many labels. */
+	assert_null(metric_register(r, "dup", "h", METRIC_GAUGE, 0, 2,
+				    (const char *const[]){ "x", "x" }));
+	assert_null(metric_register(r, "nul", "h", METRIC_GAUGE, 0, 2,
+				    (const char *const[]){ "x", NULL }));
+	assert_null(metric_register(r, "nolabels", "h", METRIC_GAUGE, 0, 1, NULL));
+
+	const char *const nine[] = { "l0", "l1", "l2", "l3", "l4", "l5", "l6", "l7", "l8" };
+
+	assert_non_null(metric_register(r, "eight", "h", METRIC_GAUGE, 0, METRIC_MAX_LABELS,
+					nine));
+	assert_null(metric_register(r, "nine", "h", METRIC_GAUGE, 0, METRIC_MAX_LABELS + 1,
+				    nine));
+
+	/* Bad type, NULL registry. */
+	assert_null(metric_register(r, "badtype", "h", (enum metric_type)42, 0, 0, NULL));
+	assert_null(metric_register(NULL, "x", "h", METRIC_GAUGE, 0, 0, NULL));
+
+	/* Rejected names left nothing behind. */
+	struct strbuf sb;
+
+	write_all(r, &sb);
+	assert_null(strstr(strbuf_str(&sb), "bad_label_"));
+	assert_null(strstr(strbuf_str(&sb), "dup"));
+	assert_null(strstr(strbuf_str(&sb), "nine"));
+	assert_non_null(strstr(strbuf_str(&sb), "# TYPE eight gauge\n"));
+	strbuf_free(&sb);
+}
+
+static void test_max_labels_exposition(void **state)
+{
+	struct metric_registry *r = *state;
+	const char *const names[] = { "a", "b", "c", "d", "e", "f", "g", "h" };
+	const char *const values[] = { "1", "2", "3", "4", "5", "6", "7", "8" };
+	struct metric *m = metric_register(r, "wide", "w", METRIC_GAUGE, 0, 8, names);
+
+	metric_set(m, values, 1);
+	assert_output(r, "# HELP wide w\n# TYPE wide gauge\n"
+			 "wide{a=\"1\",b=\"2\",c=\"3\",d=\"4\",e=\"5\",f=\"6\",g=\"7\",h=\"8\"} 1\n");
+}
+
+static void test_label_value_boundaries(void **state)
+{
+	struct metric_registry *r = *state;
+	const char *const labels[] = { "x", "y" };
+	struct metric *m = metric_register(r, "split", "s", METRIC_GAUGE, 0, 2, labels);
+
+	/* Same concatenation, different split: distinct series. */
+	metric_set(m, (const char *const[]){ "ab", "c" }, 1);
+	metric_set(m, (const char *const[]){ "a", "bc" }, 2);
+	metric_set(m, (const char *const[]){ "abc", "" }, 3);
+	metric_set(m, (const char *const[]){ "", "abc" }, 4);
+	metric_set(m, (const char *const[]){ "", "" }, 5);
+	assert_int_equal(metric_series_count(m), 5);
+	assert_true(metric_value(m, (const char *const[]){ "ab", "c" }) == 1);
+	assert_true(metric_value(m, (const char *const[]){ "a", "bc" }) == 2);
+	assert_true(metric_value(m, (const char *const[]){ "abc", "" }) == 3);
+	assert_true(metric_value(m, (const char *const[]){ "", "abc" }) == 4);
+	assert_true(metric_value(m, (const char *const[]){ "", "" }) == 5);
+
+	/* Labels with a NULL value are refused, not counted as drops. */
+	assert_null(metric_series_get(m, (const char *const[]){ "a", NULL }));
+	assert_null(metric_series_get(m, NULL));
+	assert_int_equal(metric_dropped(m), 0);
+	assert_int_equal(metric_series_count(m), 5);
+}
+
+#define MANY 10000
+
+static void test_many_series(void **state)
+{
+	struct metric_registry *r = *state;
+	const char *const labels[] = { "id", "kind" };
+	struct metric *m = metric_register(r, "many", "m", METRIC_GAUGE, 0, 2, labels);
+	char id[16];
+
+	for (int i = 0; i < MANY; i++) {
+		snprintf(id, sizeof(id), "%d", i);
+		metric_set(m, (const char *const[]){ id, i % 2 ? "odd" : "even" }, i);
+	}
+	assert_int_equal(metric_series_count(m), MANY);
+	for (int i = 0; i < MANY; i++) {
+		snprintf(id, sizeof(id), "%d", i);
+		assert_true(metric_value(m, (const char *const[]){ id, i % 2 ? "odd" : "even" }) ==
+			    i);
+		assert_true(metric_value(m, (const char *const[]){ id, i % 2 ? "even" : "odd" }) ==
+			    0);
+	}
+	/* Lookups found, not created. */
+	assert_int_equal(metric_series_count(m), MANY);
+
+	for (int i = 0; i < MANY; i += 2) {
+		snprintf(id, sizeof(id), "%d", i);
+		metric_remove(m, (const char *const[]){ id, "even" });
+	}
+	assert_int_equal(metric_series_count(m), MANY / 2);
+	for (int i = 0; i < MANY; i++) {
+		snprintf(id, sizeof(id), "%d", i);
+		struct metric_series *s =
+			metric_series_get(m, (const char *const[]){ id, i % 2 ? "odd" : "even" });
+
+		assert_non_null(s);
+		assert_true(metric_series_value(s) == (i % 2 ? i : 0));
+	}
+	assert_int_equal(metric_series_count(m), MANY);
+
+	/* Exposition: odd ids in creation order, then re-created even ids. */
+	struct strbuf expected = STRBUF_INIT;
+	struct strbuf sb;
+
+	strbuf_puts(&expected, "# HELP many m\n# TYPE many gauge\n");
+	for (int i = 1; i < MANY; i += 2)
+		strbuf_printf(&expected, "many{id=\"%d\",kind=\"odd\"} %d\n", i, i);
+	for (int i = 0; i < MANY; i += 2)
+		strbuf_printf(&expected, "many{id=\"%d\",kind=\"even\"} 0\n", i);
+	write_all(r, &sb);
+	assert_false(expected.oom);
+	assert_string_equal(strbuf_str(&sb), strbuf_str(&expected));
+	strbuf_free(&sb);
+	strbuf_free(&expected);
+}
+
+static void test_many_series_capped(void **state)
+{
+	struct metric_registry *r = *state;
+	const char *const labels[] = { "id" };
+	struct metric *m = metric_register(r, "capped_many", "c", METRIC_COUNTER, 5000, 1, labels);
+	char id[16];
+
+	for (int i = 0; i < MANY; i++) {
+		snprintf(id, sizeof(id), "%d", i);
+		metric_add(m, (const char *const[]){ id }, 1);
+	}
+	assert_int_equal(metric_series_count(m), 5000);
+	assert_int_equal(metric_dropped(m), MANY - 5000);
+
+	struct strbuf sb;
+
+	write_all(r, &sb);
+	assert_non_null(strstr(strbuf_str(&sb), DROPS "{metric=\"capped_many\"} 5000\n"));
+	strbuf_free(&sb);
+}
+
+struct collector_state {
+	struct metric *gauge;
+	struct metric *capped;
+	int calls;
+	int *order;
+	int *n_order;
+	int id;
+};
+
+static void collect(void *ctx)
+{
+	struct collector_state *c = ctx;
+
+	c->calls++;
+	c->order[(*c->n_order)++] = c->id;
+	if (c->gauge)
+		metric_set(c->gauge, NULL, c->calls * 10);
+	if (c->capped) {
+		char v[16];
+
+		snprintf(v, sizeof(v), "%d", c->calls);
+		metric_set(c->capped, (const char *const[]){ v }, c->calls);
+	}
+}
+
+static void test_collectors(void **state)
+{
+	struct metric_registry *r = *state;
+	struct metric *g = metric_register(r, "fresh", "f", METRIC_GAUGE, 0, 0, NULL);
+	int order[8];
+	int n_order = 0;
+	struct collector_state a = { .gauge = g, .order = order, .n_order = &n_order, .id = 1 };
+	struct collector_state b = { .order = order, .n_order = &n_order, .id = 2 };
+
+	metric_registry_add_collector(r, collect, &a);
+	metric_registry_add_collector(r, collect, &b);
+	metric_registry_add_collector(r, NULL, &b); /* ignored */
+	assert_int_equal(a.calls, 0);
+
+	assert_output(r, "# HELP fresh f\n# TYPE fresh gauge\nfresh 10\n");
+	assert_int_equal(a.calls, 1);
+	assert_int_equal(b.calls, 1);
+	assert_output(r, "# HELP fresh f\n# TYPE fresh gauge\nfresh 20\n");
+	assert_int_equal(a.calls, 2);
+	assert_int_equal(b.calls, 2);
+
+	/* Registration order. */
+	assert_int_equal(n_order, 4);
+	assert_int_equal(order[0], 1);
+	assert_int_equal(order[1], 2);
+	assert_int_equal(order[2], 1);
+	assert_int_equal(order[3], 2);
+}
+
+static void test_collector_drops_show_in_same_write(void **state)
+{
+	struct metric_registry *r = *state;
+	const char *const labels[] = { "n" };
+	struct metric *m = metric_register(r, "pulled", "p", METRIC_GAUGE, 1, 1, labels);
+	int order[8];
+	int n_order = 0;
+	struct collector_state c = { .capped = m, .order = order, .n_order = &n_order };
+
+	metric_registry_add_collector(r, collect, &c);
+	assert_output(r, "# HELP pulled p\n# TYPE pulled gauge\npulled{n=\"1\"} 1\n");
+	assert_output(r, "# HELP " DROPS " Series not created because the metric reached its "
+			 "series cap.\n"
+			 "# TYPE " DROPS " counter\n" DROPS "{metric=\"pulled\"} 1\n"
+			 "# HELP pulled p\n# TYPE pulled gauge\npulled{n=\"1\"} 1\n");
+}
+
+static void test_many_collectors(void **state)
+{
+	struct metric_registry *r = *state;
+	struct collector_state c[20];
+	int order[40];
+	int n_order = 0;
+
+	for (int i = 0; i < 20; i++) {
+		c[i] = (struct collector_state){ .order = order, .n_order = &n_order, .id = i };
+		metric_registry_add_collector(r, collect, &c[i]);
+	}
+	assert_output(r, "");
+	assert_int_equal(n_order, 20);
+	for (int i = 0; i < 20; i++)
+		assert_int_equal(order[i], i);
+}
+
+static void test_write_appends(void **state)
+{
+	struct metric_registry *r = *state;
+	struct strbuf sb = STRBUF_INIT;
+
+	metric_set(metric_register(r, "g", "h", METRIC_GAUGE, 0, 0, NULL), NULL, 1);
+	strbuf_puts(&sb, "prefix\n");
+	metric_registry_write(r, &sb);
+	assert_string_equal(strbuf_str(&sb), "prefix\n# HELP g h\n# TYPE g gauge\ng 1\n");
+	strbuf_free(&sb);
+}
+
+static void test_null_safe(void **state)
+{
+	struct metric_registry *r = *state;
+	const char *const labels[] = { "k" };
+	struct metric *m = metric_register(r, "m", "h", METRIC_GAUGE, 0, 1, labels);
+	struct strbuf sb = STRBUF_INIT;
+
+	metric_series_add(NULL, 1);
+	metric_series_set(NULL, 1);
+	assert_true(metric_series_value(NULL) == 0);
+
+	assert_null(metric_series_get(NULL, (const char *const[]){ "v" }));
+	metric_add(NULL, (const char *const[]){ "v" }, 1);
+	metric_set(NULL, (const char *const[]){ "v" }, 1);
+	metric_remove(NULL, NULL);
+	assert_true(metric_value(NULL, NULL) == 0);
+	assert_int_equal(metric_series_count(NULL), 0);
+	assert_int_equal(metric_dropped(NULL), 0);
+
+	/* metric_value on an absent series does not create it. */
+	assert_true(metric_value(m, (const char *const[]){ "absent" }) == 0);
+	assert_true(metric_value(m, NULL) == 0);
+	assert_int_equal(metric_series_count(m), 0);
+	metric_add(m, NULL, 1);
+	metric_set(m, (const char *const[]){ NULL }, 1);
+	assert_int_equal(metric_series_count(m), 0);
+
+	metric_registry_add_collector(NULL, collect, NULL);
+	metric_registry_write(NULL, &sb);
+	metric_registry_write(r, NULL);
+	assert_int_equal(sb.len, 0);
+	metric_registry_free(NULL);
+}
+
+static void test_independent_registries(void **state)
+{
+	struct metric_registry *r = *state;
+	struct metric_registry *r2 = metric_registry_new();
+	struct metric *a = metric_register(r, "same", "one", METRIC_GAUGE, 0, 0, NULL);
+	struct metric *b = metric_register(r2, "same", "two", METRIC_COUNTER, 0, 0, NULL);
+
+	assert_non_null(r2);
+	assert_non_null(a);
+	assert_non_null(b);
+	assert_ptr_not_equal(a, b);
+	metric_set(a, NULL, 1);
+	metric_add(b, NULL, 2);
+	assert_output(r, "# HELP same one\n# TYPE same gauge\nsame 1\n");
+	assert_output(r2, "# HELP same two\n# TYPE same counter\nsame 2\n");
+	metric_registry_free(r2);
+}
+
+#define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		T(test_empty_registry),
+		T(test_register_add_write),
+		T(test_series_handle),
+		T(test_label_values_are_copied),
+		T(test_names_are_copied),
+		T(test_label_escaping),
+		T(test_help_escaping),
+		T(test_value_integers),
+		T(test_value_fractional),
+		T(test_value_special),
+		T(test_series_cap),
+		T(test_cap_of_one_without_labels),
+		T(test_drops_per_family),
+		T(test_drop_series_named_after_family),
+		T(test_remove),
+		T(test_remove_unlabelled),
+		T(test_reregister),
+		T(test_invalid_names),
+		T(test_max_labels_exposition),
+		T(test_label_value_boundaries),
+		T(test_many_series),
+		T(test_many_series_capped),
+		T(test_collectors),
+		T(test_collector_drops_show_in_same_write),
+		T(test_many_collectors),
+		T(test_write_appends),
+		T(test_null_safe),
+		T(test_independent_registries),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
