@@ -1,0 +1,60 @@
+"""/metrics scraped by a real Prometheus server on loopback, values read back through its API."""
+import json
+import shutil
+import subprocess
+import time
+import urllib.parse
+import urllib.request
+
+import pytest
+
+from conftest import Agent, free_port
+
+
+def query(port, expr):
+    url = f"http://127.0.0.1:{port}/api/v1/query?" + urllib.parse.urlencode({"query": expr})
+    with urllib.request.urlopen(url, timeout=10) as r:
+        body = json.loads(r.read())
+    assert body["status"] == "success", body
+    return body["data"]["result"]
+
+
+def test_prometheus_scrapes_agent(tmp_path):
+    prom = shutil.which("prometheus")
+    if not prom:
+        pytest.fail("prometheus (Debian package) is not installed")
+    agent = Agent(trace=False)
+    pport = free_port()
+    cfg = tmp_path / "prometheus.yml"
+    cfg.write_text(
+        "global:\n  scrape_interval: 1s\n"
+        "scrape_configs:\n"
+        "  - job_name: nodescope\n"
+        f"    static_configs:\n      - targets: ['127.0.0.1:{agent.port}']\n")
+    server = subprocess.Popen(
+        [prom, f"--config.file={cfg}", f"--storage.tsdb.path={tmp_path / 'data'}",
+         f"--web.listen-address=127.0.0.1:{pport}"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        for _ in range(10):
+            subprocess.run(["/bin/true"], check=True)
+        deadline = time.monotonic() + 90
+        result = []
+        while time.monotonic() < deadline:
+            try:
+                result = query(pport, 'nodescope_events_total{stream="proc"}')
+            except OSError:
+                result = []
+            if result and float(result[0]["value"][1]) >= 30:
+                break
+            time.sleep(1)
+        assert result, "prometheus never got nodescope_events_total"
+        assert float(result[0]["value"][1]) >= 30  # 10 x (fork, exec, exit)
+        up = query(pport, 'up{job="nodescope"}')
+        assert up and up[0]["value"][1] == "1"
+        info = query(pport, "nodescope_info")
+        assert info and info[0]["metric"]["version"]
+    finally:
+        server.terminate()
+        server.wait(30)
+        agent.stop()
