@@ -16,6 +16,7 @@
 /* One BPF ring buffer per stream. */
 enum ns_stream {
 	NS_STREAM_PROC = 0,
+	NS_STREAM_TCP = 1,
 	NS_STREAM_COUNT,
 };
 
@@ -78,6 +79,42 @@ struct ns_proc_oom {
 	struct ns_proc_head h;
 	__u32 trigger_pid; /* the process whose allocation invoked the OOM killer */
 	__u32 pad;
+};
+
+enum ns_tcp_event_type {
+	NS_TCP_CONNECT = 1,	  /* outbound connection established */
+	NS_TCP_CONNECT_ERROR = 2, /* outbound connection failed; err = errno */
+	NS_TCP_ACCEPT = 3,	  /* inbound connection accepted by pid */
+	NS_TCP_CLOSE = 4,	  /* a connection ended; bytes and duration */
+	NS_TCP_LISTEN = 5,
+	NS_TCP_LISTEN_CLOSE = 6,
+	NS_TCP_RETRANSMIT = 7,
+};
+
+#define NS_TCP_F_INBOUND 1u	/* the connection was accepted, not connected */
+#define NS_TCP_F_KNOWN 2u	/* the agent saw it start (else it predates the agent) */
+/* close: the byte counters include a FIN's sequence number (user space subtracts it) */
+#define NS_TCP_F_FIN_ACKED 4u
+#define NS_TCP_F_FIN_RECEIVED 8u
+
+/* Addresses in network byte order; IPv4 in the first 4 bytes of the 16. */
+struct ns_tcp_event {
+	__u32 type; /* enum ns_tcp_event_type */
+	__u32 pid;  /* owner of the socket; 0 if unknown */
+	__u64 ts_ns;
+	__u64 sock;	/* kernel socket address: with start_ns, names the connection */
+	__u64 start_ns; /* when the connection started (0 if unknown) */
+	__s32 fd;	/* -1 if unknown */
+	__u16 family;	/* AF_INET or AF_INET6 */
+	__u16 flags;	/* NS_TCP_F_* */
+	__u16 sport;	/* host byte order */
+	__u16 dport;
+	__s32 err;	/* connect_error: errno */
+	__u8 saddr[16];
+	__u8 daddr[16];
+	__u64 duration_ns; /* connect/connect_error: handshake; close: connection lifetime */
+	__u64 bytes_sent;  /* close: tcp_sock bytes_acked (with SYN and FIN, see flags) */
+	__u64 bytes_received;
 };
 
 #endif

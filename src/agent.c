@@ -18,6 +18,7 @@
 #include "loop/stream.h"
 #include "metrics/registry.h"
 #include "proc/tracker.h"
+#include "tcp/tracker.h"
 #include "trace/trace.h"
 
 struct agent {
@@ -27,6 +28,7 @@ struct agent {
 	struct probes *probes;
 	struct stream *streams[NS_STREAM_COUNT];
 	struct proc_tracker *procs;
+	struct tcp_tracker *tcp;
 	struct trace trace;
 	struct http_routes routes;
 	struct http_server *http;
@@ -133,6 +135,10 @@ static int agent_open_streams(struct agent *a)
 			p.fn = proc_tracker_on_record;
 			p.ctx = a->procs;
 			break;
+		case NS_STREAM_TCP:
+			p.fn = tcp_tracker_on_record;
+			p.ctx = a->tcp;
+			break;
 		}
 		int err = stream_open(a->loop, &p, &a->streams[i]);
 		if (err) {
@@ -171,10 +177,22 @@ static int agent_start(struct agent *a)
 	memcpy(bo.ring_size, c->ring_size, sizeof(bo.ring_size));
 	if ((rc = probes_start(&bo, &a->probes)))
 		return rc;
+	struct tcp_tracker_opts to = {
+		.registry = a->registry,
+		.procs = proc_tracker_table(a->procs),
+		.trace = (c->stream_mask & (1u << NS_STREAM_TCP)) ? &a->trace : NULL,
+		.drops = probes_tcp_drops(a->probes),
+		.max_connections = c->max_connections,
+		.max_destinations = c->max_destinations,
+		.max_series = c->max_series,
+	};
+	if (tcp_tracker_new(&to, &a->tcp))
+		return NS_EXIT_RUNTIME;
 	if (agent_open_streams(a))
 		return NS_EXIT_RUNTIME;
-	/* After attaching, so a process is either scanned or seen by an event. */
+	/* After attaching, so a process or socket is either scanned or seen by an event. */
 	proc_tracker_scan(a->procs);
+	tcp_tracker_scan(a->tcp);
 
 	if (c->listen) {
 		a->routes = (struct http_routes){ a->registry, proc_tracker_table(a->procs) };
@@ -198,6 +216,7 @@ static void agent_stop(struct agent *a)
 	for (int i = 0; i < NS_STREAM_COUNT; i++)
 		stream_close(a->streams[i]);
 	probes_stop(p);
+	tcp_tracker_free(a->tcp);
 	proc_tracker_free(a->procs);
 	metric_registry_free(a->registry);
 	trace_free(&a->trace);

@@ -15,13 +15,15 @@ static const char usage[] =
 	"  --listen HOST:PORT    HTTP address for /metrics and the web page\n"
 	"                        (default " NS_DEFAULT_LISTEN "; trace: none unless given)\n"
 	"  --events LIST         trace: streams to print, comma-separated (default: all).\n"
-	"                        streams: proc\n"
+	"                        streams: proc, tcp\n"
 	"  --ringbuf-size SIZE   BPF ring buffer size for every stream, or STREAM=SIZE for\n"
 	"                        one (repeatable); k/m suffixes; rounded up to a power of\n"
 	"                        two, at least one page (default 256k)\n"
 	"  --max-series N        series per metric before new ones are dropped (and\n"
 	"                        counted); default 10000\n"
 	"  --max-processes N     process table size (default 131072)\n"
+	"  --max-connections N   connection table size (default 262144)\n"
+	"  --max-destinations N  TCP destinations per container in metrics (default 1000)\n"
 	"  --verbose             libbpf's own messages on stderr\n"
 	"  --version             print the version\n"
 	"  -h, --help            this text\n"
@@ -32,16 +34,21 @@ static const char usage[] =
 int cli_parse_ring_size(const char *s, uint32_t page, uint32_t *out)
 {
 	char *end;
+	unsigned shift = 0;
+	if (*s < '0' || *s > '9') /* strtoull would take blanks and a sign ("-1") */
+		return -EINVAL;
 	errno = 0;
 	unsigned long long v = strtoull(s, &end, 10);
 	if (end == s || errno)
 		return -EINVAL;
 	if (*end == 'k' || *end == 'K')
-		v <<= 10, end++;
+		shift = 10, end++;
 	else if (*end == 'm' || *end == 'M')
-		v <<= 20, end++;
-	if (*end || v == 0 || v > (1ull << 30))
+		shift = 20, end++;
+	/* compare before shifting, so a huge v cannot wrap into range */
+	if (*end || v == 0 || v > ((1ull << 30) >> shift))
 		return -EINVAL;
+	v <<= shift;
 	unsigned long long p = page;
 	while (p < v)
 		p <<= 1;
@@ -113,7 +120,7 @@ static int parse_uint(const char *arg, const char *flag, unsigned long long max,
 	char *end;
 	errno = 0;
 	*v = strtoull(arg, &end, 10);
-	if (end == arg || *end || errno || *v > max) {
+	if (*arg < '0' || *arg > '9' || end == arg || *end || errno || *v > max) {
 		strbuf_printf(out, "nodescope: bad %s '%s'\n", flag, arg);
 		return -EINVAL;
 	}
@@ -122,7 +129,7 @@ static int parse_uint(const char *arg, const char *flag, unsigned long long max,
 
 enum cli_result cli_parse(int argc, char **argv, struct ns_config *c, struct strbuf *out)
 {
-	enum { OPT_LISTEN = 256, OPT_EVENTS, OPT_RING, OPT_SERIES, OPT_PROCS, OPT_POLL,
+	enum { OPT_LISTEN = 256, OPT_EVENTS, OPT_RING, OPT_SERIES, OPT_PROCS, OPT_CONNS, OPT_DESTS, OPT_POLL,
 	       OPT_VERBOSE, OPT_VERSION };
 	static const struct option opts[] = {
 		{ "listen", required_argument, NULL, OPT_LISTEN },
@@ -130,6 +137,8 @@ enum cli_result cli_parse(int argc, char **argv, struct ns_config *c, struct str
 		{ "ringbuf-size", required_argument, NULL, OPT_RING },
 		{ "max-series", required_argument, NULL, OPT_SERIES },
 		{ "max-processes", required_argument, NULL, OPT_PROCS },
+		{ "max-connections", required_argument, NULL, OPT_CONNS },
+		{ "max-destinations", required_argument, NULL, OPT_DESTS },
 		/* Hidden: drain every stream on a fixed period, as polling agents do (bench only). */
 		{ "debug-poll-ms", required_argument, NULL, OPT_POLL },
 		{ "verbose", no_argument, NULL, OPT_VERBOSE },
@@ -144,6 +153,8 @@ enum cli_result cli_parse(int argc, char **argv, struct ns_config *c, struct str
 		.stream_mask = (1u << NS_STREAM_COUNT) - 1,
 		.max_series = 10000,
 		.max_processes = 131072,
+		.max_connections = 262144,
+		.max_destinations = 1000,
 	};
 	int first = 1;
 	if (argc > 1 && !strcmp(argv[1], "trace")) {
@@ -152,11 +163,18 @@ enum cli_result cli_parse(int argc, char **argv, struct ns_config *c, struct str
 	} else if (argc > 1 && !strcmp(argv[1], "run")) {
 		first = 2;
 	}
-	/* getopt_long from argv[first] on. */
-	optind = first;
+	/*
+	 * getopt_long from argv[first] on. optind = 0 (not 1) makes getopt drop
+	 * all its state from an earlier call (glibc keeps the permutation bounds
+	 * and the position inside "-xy" otherwise); it then starts at index 1,
+	 * so it is given argv shifted to put argv[first] there.
+	 */
+	int gargc = argc - first + 1;
+	char **gargv = argv + first - 1;
+	optind = 0;
 	opterr = 0;
 	int opt;
-	while ((opt = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
+	while ((opt = getopt_long(gargc, gargv, ":h", opts, NULL)) != -1) {
 		switch (opt) {
 		case OPT_LISTEN:
 			c->listen = optarg;
@@ -176,9 +194,23 @@ enum cli_result cli_parse(int argc, char **argv, struct ns_config *c, struct str
 			c->max_series = (unsigned)v;
 			break;
 		case OPT_PROCS:
-			if (parse_uint(optarg, "--max-processes", 4194304, &v, out) || !v)
+			if (parse_uint(optarg, "--max-processes", 4194304, &v, out))
 				return CLI_ERROR;
+			if (!v) {
+				strbuf_printf(out, "nodescope: bad --max-processes '%s'\n", optarg);
+				return CLI_ERROR;
+			}
 			c->max_processes = v;
+			break;
+		case OPT_CONNS:
+			if (parse_uint(optarg, "--max-connections", 16777216, &v, out) || !v)
+				return CLI_ERROR;
+			c->max_connections = v;
+			break;
+		case OPT_DESTS:
+			if (parse_uint(optarg, "--max-destinations", 1000000, &v, out) || !v)
+				return CLI_ERROR;
+			c->max_destinations = (unsigned)v;
 			break;
 		case OPT_POLL:
 			if (parse_uint(optarg, "--debug-poll-ms", 10000, &v, out))
@@ -195,16 +227,21 @@ enum cli_result cli_parse(int argc, char **argv, struct ns_config *c, struct str
 			strbuf_puts(out, usage);
 			return CLI_EXIT_OK;
 		case ':':
-			strbuf_printf(out, "nodescope: %s needs a value\n%s", argv[optind - 1], usage);
+			strbuf_printf(out, "nodescope: %s needs a value\n%s", gargv[optind - 1], usage);
 			return CLI_ERROR;
 		default:
-			strbuf_printf(out, "nodescope: unknown option '%s'\n%s", argv[optind - 1],
-				      usage);
+			/* A short one may sit inside "-xy", where optind has not moved on. */
+			if (optopt > 0 && optopt < 256)
+				strbuf_printf(out, "nodescope: unknown option '-%c'\n%s", optopt,
+					      usage);
+			else
+				strbuf_printf(out, "nodescope: unknown option '%s'\n%s",
+					      gargv[optind - 1], usage);
 			return CLI_ERROR;
 		}
 	}
-	if (optind < argc) {
-		strbuf_printf(out, "nodescope: unexpected argument '%s'\n%s", argv[optind], usage);
+	if (optind < gargc) {
+		strbuf_printf(out, "nodescope: unexpected argument '%s'\n%s", gargv[optind], usage);
 		return CLI_ERROR;
 	}
 	if (!listen_given && !c->trace)

@@ -18,6 +18,8 @@ struct ns_config {
 	uint32_t ring_size[NS_STREAM_COUNT];
 	unsigned max_series;
 	size_t max_processes;
+	size_t max_connections;
+	unsigned max_destinations;
 	unsigned debug_poll_ms;
 	bool verbose;
 };

@@ -37,6 +37,8 @@ static struct bpf_map *ring_of(struct nodescope_bpf *k, enum ns_stream s)
 	switch (s) {
 	case NS_STREAM_PROC:
 		return k->maps.rb_proc;
+	case NS_STREAM_TCP:
+		return k->maps.rb_tcp;
 	default:
 		return NULL;
 	}
@@ -47,6 +49,8 @@ static struct bpf_map *lost_of(struct nodescope_bpf *k, enum ns_stream s)
 	switch (s) {
 	case NS_STREAM_PROC:
 		return k->maps.lost_proc;
+	case NS_STREAM_TCP:
+		return k->maps.lost_tcp;
 	default:
 		return NULL;
 	}
@@ -57,6 +61,8 @@ static volatile struct ns_stream_config *config_of(struct nodescope_bpf *k, enum
 	switch (s) {
 	case NS_STREAM_PROC:
 		return (volatile struct ns_stream_config *)&k->rodata->cfg_proc;
+	case NS_STREAM_TCP:
+		return (volatile struct ns_stream_config *)&k->rodata->cfg_tcp;
 	default:
 		return NULL;
 	}
@@ -106,15 +112,18 @@ int probes_start(const struct probes_opts *o, struct probes **out)
 	}
 	for (int s = 0; s < NS_STREAM_COUNT; s++) {
 		volatile struct ns_stream_config *cfg = config_of(p->skel, s);
-		cfg->policy = stream_defs[s].policy.kind;
-		cfg->watermark = stream_defs[s].policy.watermark;
-		if (o->ring_size[s] &&
-		    bpf_map__set_max_entries(ring_of(p->skel, s), o->ring_size[s])) {
+		struct bpf_map *ring = ring_of(p->skel, s);
+		if (o->ring_size[s] && bpf_map__set_max_entries(ring, o->ring_size[s])) {
 			fprintf(stderr, "nodescope: bad ring buffer size %u for stream %s\n",
 				o->ring_size[s], stream_defs[s].name);
 			rc = NS_EXIT_USAGE;
 			goto fail;
 		}
+		/* A watermark past half the ring would let it fill before a wakeup. */
+		uint64_t wm = stream_defs[s].policy.watermark;
+		uint64_t half = bpf_map__max_entries(ring) / 2;
+		cfg->policy = stream_defs[s].policy.kind;
+		cfg->watermark = wm < half ? wm : half;
 	}
 	int err = nodescope_bpf__load(p->skel);
 	if (err) {
@@ -153,6 +162,11 @@ struct bpf_map *probes_ring(struct probes *p, enum ns_stream s)
 struct bpf_map *probes_lost(struct probes *p, enum ns_stream s)
 {
 	return lost_of(p->skel, s);
+}
+
+struct bpf_map *probes_tcp_drops(struct probes *p)
+{
+	return p->skel->maps.tcp_drops;
 }
 
 unsigned probes_attached(const struct probes *p)

@@ -21,6 +21,8 @@ void probes_stop(struct probes *p);
 
 struct bpf_map *probes_ring(struct probes *p, enum ns_stream s);
 struct bpf_map *probes_lost(struct probes *p, enum ns_stream s);
+/* Per-CPU counters of sockets the tcp programs could not track. */
+struct bpf_map *probes_tcp_drops(struct probes *p);
 unsigned probes_attached(const struct probes *p);
 
 #endif

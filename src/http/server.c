@@ -42,7 +42,7 @@ int http_parse_listen(const char *listen, struct sockaddr_storage *ss, unsigned 
 	}
 	char *end;
 	unsigned long port = strtoul(port_s, &end, 10);
-	if (!*port_s || *end || port > 65535)
+	if (*port_s < '0' || *port_s > '9' || *end || port > 65535) /* no sign or blank */
 		return -EINVAL;
 
 	struct sockaddr_in *sin = (struct sockaddr_in *)ss;

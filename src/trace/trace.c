@@ -6,6 +6,8 @@
 
 #include "json.h"
 #include "loop/loop.h"
+#include "tcp/addr.h"
+#include "tcp/event.h"
 
 static int64_t clock_ns(clockid_t c)
 {
@@ -95,5 +97,53 @@ void trace_proc(struct trace *t, const struct proc_event *e, const char *contain
 	if (!trace_on(t))
 		return;
 	trace_format_proc(&t->line, e, container, t->mono_to_real_ns);
+	trace_write(t);
+}
+
+void trace_format_tcp(struct strbuf *sb, const struct ns_tcp_event *e, uint32_t pid,
+		      const char *container, int64_t mono_to_real_ns)
+{
+	char local[TCP_ADDR_STRLEN], remote[TCP_ADDR_STRLEN];
+	bool inbound = e->flags & NS_TCP_F_INBOUND;
+
+	tcp_addr_format(e->family, e->saddr, e->sport, local, sizeof(local));
+	tcp_addr_format(e->family, e->daddr, e->dport, remote, sizeof(remote));
+	json_begin(sb, tcp_event_type_name(e->type));
+	json_key_u64(sb, "ts", (uint64_t)((int64_t)e->ts_ns + mono_to_real_ns));
+	json_key_u64(sb, "pid", pid);
+	json_key_i64(sb, "fd", e->fd);
+	switch (e->type) {
+	case NS_TCP_LISTEN:
+	case NS_TCP_LISTEN_CLOSE:
+		json_key_str(sb, "addr", local);
+		break;
+	case NS_TCP_CONNECT_ERROR:
+		json_key_str(sb, "dst", remote);
+		json_key_str(sb, "error", tcp_error_name(e->err));
+		json_key_i64(sb, "errno", e->err);
+		json_key_u64(sb, "duration_ns", e->duration_ns);
+		break;
+	default:
+		json_key_str(sb, "src", inbound ? remote : local);
+		json_key_str(sb, "dst", inbound ? local : remote);
+		json_key_str(sb, "dir", inbound ? "in" : "out");
+		if (e->type == NS_TCP_CONNECT)
+			json_key_u64(sb, "duration_ns", e->duration_ns);
+		if (e->type == NS_TCP_CLOSE) {
+			json_key_u64(sb, "bytes_sent", e->bytes_sent);
+			json_key_u64(sb, "bytes_received", e->bytes_received);
+			json_key_u64(sb, "duration_ns", e->duration_ns);
+		}
+	}
+	if (container)
+		json_key_str(sb, "container", container);
+	json_end(sb);
+}
+
+void trace_tcp(struct trace *t, const struct ns_tcp_event *e, uint32_t pid, const char *container)
+{
+	if (!trace_on(t))
+		return;
+	trace_format_tcp(&t->line, e, pid, container, t->mono_to_real_ns);
 	trace_write(t);
 }

@@ -5,6 +5,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "events.h"
 #include "proc/event.h"
 #include "util/strbuf.h"
 
@@ -23,13 +24,18 @@ void trace_init(struct trace *t, int fd, struct loop *loop);
 void trace_free(struct trace *t);
 static inline bool trace_on(const struct trace *t)
 {
-	return t->fd >= 0 && !t->broken;
+	return t && t->fd >= 0 && !t->broken;
 }
 void trace_ready(struct trace *t);
 /* container: the process' container as known now (may be NULL). */
 void trace_proc(struct trace *t, const struct proc_event *e, const char *container);
 
-/* Pure: appends the JSON line for e to sb. */
+/* Inbound connections print the peer as src and the local address as dst. */
+void trace_tcp(struct trace *t, const struct ns_tcp_event *e, uint32_t pid, const char *container);
+
+/* Pure: append the JSON line for the event to sb. */
+void trace_format_tcp(struct strbuf *sb, const struct ns_tcp_event *e, uint32_t pid,
+		      const char *container, int64_t mono_to_real_ns);
 void trace_format_proc(struct strbuf *sb, const struct proc_event *e, const char *container,
 		       int64_t mono_to_real_ns);
 

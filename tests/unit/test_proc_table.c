@@ -320,9 +320,9 @@ static void test_many_pids(void **state)
 	struct proc_table *t = proc_table_new(N);
 	bool created;
 
-	/* pids spread like real ones, plus some that collide in the low bits */
+	/* dense low pids, then pids spread up to pid_max (2^22) */
 	for (uint32_t i = 0; i < N; i++) {
-		uint32_t pid = i < N / 2 ? i + 1 : (i << 12) + 7;
+		uint32_t pid = i < N / 2 ? i + 1 : i * 41 + 7;
 		struct proc_entry *e = proc_table_upsert(t, pid, &created);
 		assert_non_null(e);
 		assert_true(created);
@@ -333,7 +333,7 @@ static void test_many_pids(void **state)
 	assert_int_equal(proc_table_refused(t), 1);
 
 	for (uint32_t i = 0; i < N; i++) {
-		uint32_t pid = i < N / 2 ? i + 1 : (i << 12) + 7;
+		uint32_t pid = i < N / 2 ? i + 1 : i * 41 + 7;
 		struct proc_entry *e = proc_table_get(t, pid);
 		assert_non_null(e);
 		assert_int_equal(e->pid, pid);
@@ -342,13 +342,13 @@ static void test_many_pids(void **state)
 	/* remove every third */
 	size_t removed = 0;
 	for (uint32_t i = 0; i < N; i += 3) {
-		uint32_t pid = i < N / 2 ? i + 1 : (i << 12) + 7;
+		uint32_t pid = i < N / 2 ? i + 1 : i * 41 + 7;
 		proc_table_remove(t, pid);
 		removed++;
 	}
 	assert_int_equal(proc_table_count(t), N - removed);
 	for (uint32_t i = 0; i < N; i++) {
-		uint32_t pid = i < N / 2 ? i + 1 : (i << 12) + 7;
+		uint32_t pid = i < N / 2 ? i + 1 : i * 41 + 7;
 		struct proc_entry *e = proc_table_get(t, pid);
 		if (i % 3 == 0) {
 			assert_null(e);
@@ -370,7 +370,7 @@ static void test_many_pids(void **state)
 
 	/* and empty it completely */
 	for (uint32_t i = 0; i < N; i++)
-		proc_table_remove(t, i < N / 2 ? i + 1 : (i << 12) + 7);
+		proc_table_remove(t, i < N / 2 ? i + 1 : i * 41 + 7);
 	for (uint32_t i = 0; i < removed; i++)
 		proc_table_remove(t, 0x80000000u + i);
 	assert_int_equal(proc_table_count(t), 0);

@@ -1,0 +1,423 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Stream tcp: connects (and their failures), accepts, closes with byte
+ * counts, listens and retransmits — from tracepoints only. State changes in
+ * softirq context are attributed through tcp_socks, filled in process context.
+ */
+#include "common.bpf.h"
+
+char LICENSE[] SEC("license") = "GPL";
+
+NS_STREAM_DEFINE(tcp)
+
+#define AF_INET 2
+#define AF_INET6 10
+#define IPPROTO_TCP 6
+#define S_IFMT 00170000
+#define S_IFSOCK 0140000
+#define EINPROGRESS 115
+#define EALREADY 114
+#define ECONNABORTED 103
+#define RCV_SHUTDOWN 1
+#define SEND_SHUTDOWN 2
+
+/* Reasons tcp tracking state could not be kept (exported per reason). */
+enum { TCP_DROP_SOCKS_FULL = 0, TCP_DROP_PENDING_FULL = 1, TCP_DROP_COUNT };
+
+struct sock_info {
+	__u32 pid;
+	__s32 fd;
+	__u64 start_ns;
+	__u64 est_ns;
+	__u16 flags;
+};
+
+struct pending_connect {
+	__s32 fd;
+	__u32 syn_sent;
+	__u16 family;
+	__u16 port; /* host order */
+	__u8 addr[16];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 65536);
+	__type(key, __u64); /* struct sock * */
+	__type(value, struct sock_info);
+} tcp_socks SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u64); /* pid_tgid of the thread in connect() */
+	__type(value, struct pending_connect);
+} tcp_connecting SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 4096);
+	__type(key, __u64); /* pid_tgid of the thread in listen() */
+	__type(value, __s32);
+} tcp_listening SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, TCP_DROP_COUNT);
+	__type(key, __u32);
+	__type(value, __u64);
+} tcp_drops SEC(".maps");
+
+static __always_inline void tcp_drop(__u32 reason)
+{
+	__u64 *n = bpf_map_lookup_elem(&tcp_drops, &reason);
+	if (n)
+		(*n)++;
+}
+
+/* The socket behind fd of the current task, or NULL if fd is no socket. */
+static __always_inline struct sock *sk_of_fd(int fd)
+{
+	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
+	struct file **fds = BPF_CORE_READ(task, files, fdt, fd);
+	unsigned int max = BPF_CORE_READ(task, files, fdt, max_fds);
+	struct file *f = NULL;
+
+	if (fd < 0 || (unsigned int)fd >= max)
+		return NULL;
+	if (bpf_probe_read_kernel(&f, sizeof(f), &fds[fd]) || !f)
+		return NULL;
+	if ((BPF_CORE_READ(f, f_inode, i_mode) & S_IFMT) != S_IFSOCK)
+		return NULL;
+	struct socket *sock = BPF_CORE_READ(f, private_data);
+	return BPF_CORE_READ(sock, sk);
+}
+
+static __always_inline bool sk_is_tcp(struct sock *sk)
+{
+	return sk && BPF_CORE_READ_BITFIELD_PROBED(sk, sk_protocol) == IPPROTO_TCP;
+}
+
+/* Local and remote address of sk into e (local = s*, remote = d*). */
+static __always_inline void fill_from_sock(struct ns_tcp_event *e, struct sock *sk)
+{
+	e->family = BPF_CORE_READ(sk, __sk_common.skc_family);
+	e->sport = BPF_CORE_READ(sk, __sk_common.skc_num);
+	e->dport = bpf_ntohs(BPF_CORE_READ(sk, __sk_common.skc_dport));
+	if (e->family == AF_INET) {
+		bpf_core_read(e->saddr, 4, &sk->__sk_common.skc_rcv_saddr);
+		bpf_core_read(e->daddr, 4, &sk->__sk_common.skc_daddr);
+	} else {
+		bpf_core_read(e->saddr, 16, &sk->__sk_common.skc_v6_rcv_saddr);
+		bpf_core_read(e->daddr, 16, &sk->__sk_common.skc_v6_daddr);
+	}
+}
+
+static __always_inline struct ns_tcp_event *tcp_event(__u32 type, __u64 sock)
+{
+	struct ns_tcp_event *e = tcp_reserve(sizeof(*e));
+	if (!e)
+		return NULL;
+	__builtin_memset(e, 0, sizeof(*e));
+	e->type = type;
+	e->ts_ns = bpf_ktime_get_ns();
+	e->sock = sock;
+	e->fd = -1;
+	return e;
+}
+
+static __always_inline void set_owner(struct ns_tcp_event *e, const struct sock_info *info)
+{
+	if (!info)
+		return;
+	e->pid = info->pid;
+	e->fd = info->fd;
+	e->start_ns = info->start_ns;
+	e->flags = info->flags;
+}
+
+SEC("tracepoint/sock/inet_sock_set_state")
+int ns_tcp_state(struct trace_event_raw_inet_sock_set_state *ctx)
+{
+	if (ctx->protocol != IPPROTO_TCP)
+		return 0;
+	int old = ctx->oldstate, new = ctx->newstate;
+	__u64 sk = (__u64)ctx->skaddr;
+	__u64 now = bpf_ktime_get_ns();
+	struct sock_info *info;
+	struct ns_tcp_event *e;
+	__u32 type;
+
+	if (new == TCP_SYN_SENT) {
+		/* connect(), in the connecting thread. */
+		__u64 id = bpf_get_current_pid_tgid();
+		struct pending_connect *pc = bpf_map_lookup_elem(&tcp_connecting, &id);
+		struct sock_info ni = {
+			.pid = id >> 32, .fd = pc ? pc->fd : -1, .start_ns = now,
+			.flags = NS_TCP_F_KNOWN,
+		};
+		if (pc)
+			pc->syn_sent = 1;
+		if (bpf_map_update_elem(&tcp_socks, &sk, &ni, BPF_ANY))
+			tcp_drop(TCP_DROP_SOCKS_FULL);
+		return 0;
+	}
+	if (old == TCP_SYN_RECV && new == TCP_ESTABLISHED) {
+		/* Inbound, in softirq: the owner is known at accept(). */
+		struct sock_info ni = {
+			.fd = -1, .start_ns = now, .est_ns = now,
+			.flags = NS_TCP_F_KNOWN | NS_TCP_F_INBOUND,
+		};
+		if (bpf_map_update_elem(&tcp_socks, &sk, &ni, BPF_ANY))
+			tcp_drop(TCP_DROP_SOCKS_FULL);
+		return 0;
+	}
+
+	if (old == TCP_SYN_SENT && new == TCP_ESTABLISHED)
+		type = NS_TCP_CONNECT;
+	else if (old == TCP_SYN_SENT && new == TCP_CLOSE)
+		type = NS_TCP_CONNECT_ERROR;
+	else if (old == TCP_LISTEN && new == TCP_CLOSE)
+		type = NS_TCP_LISTEN_CLOSE;
+	else if (new == TCP_CLOSE && old != TCP_SYN_RECV && old != TCP_NEW_SYN_RECV)
+		type = NS_TCP_CLOSE;
+	else
+		return 0;
+
+	info = bpf_map_lookup_elem(&tcp_socks, &sk);
+	if ((type == NS_TCP_CONNECT || type == NS_TCP_CONNECT_ERROR) && !info)
+		return 0; /* started before the agent */
+	e = tcp_event(type, sk);
+	if (!e)
+		goto out;
+	set_owner(e, info);
+	if (type == NS_TCP_LISTEN_CLOSE)
+		e->pid = bpf_get_current_pid_tgid() >> 32; /* close() of the listener */
+	e->family = ctx->family;
+	e->sport = ctx->sport;
+	e->dport = ctx->dport;
+	/* Copied with probe reads: the verifier refuses ctx loads at computed offsets. */
+	if (ctx->family == AF_INET) {
+		bpf_probe_read_kernel(e->saddr, 4, ctx->saddr);
+		bpf_probe_read_kernel(e->daddr, 4, ctx->daddr);
+	} else {
+		bpf_probe_read_kernel(e->saddr, 16, ctx->saddr_v6);
+		bpf_probe_read_kernel(e->daddr, 16, ctx->daddr_v6);
+	}
+	if (type == NS_TCP_CONNECT) {
+		e->duration_ns = info ? now - info->start_ns : 0;
+	} else if (type == NS_TCP_CONNECT_ERROR) {
+		struct sock *s = (struct sock *)sk;
+		e->err = BPF_CORE_READ(s, sk_err);
+		if (!e->err)
+			e->err = ECONNABORTED; /* closed by its owner before it completed */
+		e->duration_ns = info ? now - info->start_ns : 0;
+	} else if (type == NS_TCP_CLOSE) {
+		struct tcp_sock *tp = (struct tcp_sock *)sk;
+		struct sock *s = (struct sock *)sk;
+		__u8 shut = BPF_CORE_READ_BITFIELD_PROBED(s, sk_shutdown);
+		e->bytes_sent = BPF_CORE_READ(tp, bytes_acked);
+		e->bytes_received = BPF_CORE_READ(tp, bytes_received);
+		/* A FIN takes a sequence number: ours counts once the peer acked it. */
+		if ((shut & SEND_SHUTDOWN) && BPF_CORE_READ(tp, snd_una) == BPF_CORE_READ(tp, write_seq))
+			e->flags |= NS_TCP_F_FIN_ACKED;
+		if (shut & RCV_SHUTDOWN)
+			e->flags |= NS_TCP_F_FIN_RECEIVED;
+		if (info && info->est_ns)
+			e->duration_ns = now - info->est_ns;
+	}
+	tcp_submit(e);
+out:
+	if (type == NS_TCP_CONNECT) {
+		if (info)
+			info->est_ns = now;
+	} else if (info) {
+		bpf_map_delete_elem(&tcp_socks, &sk);
+	}
+	return 0;
+}
+
+SEC("tracepoint/syscalls/sys_enter_connect")
+int ns_tcp_connect_enter(struct trace_event_raw_sys_enter *ctx)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	struct pending_connect pc = { .fd = (int)ctx->args[0] };
+	struct sockaddr_in6 sa = {};
+
+	/* sockaddr_in and sockaddr_in6 share family and port offsets. */
+	if (bpf_probe_read_user(&sa, sizeof(sa), (void *)ctx->args[1]) == 0) {
+		pc.family = sa.sin6_family;
+		pc.port = bpf_ntohs(sa.sin6_port);
+		if (pc.family == AF_INET)
+			__builtin_memcpy(pc.addr, &((struct sockaddr_in *)&sa)->sin_addr, 4);
+		else
+			__builtin_memcpy(pc.addr, &sa.sin6_addr, 16);
+	}
+	if (bpf_map_update_elem(&tcp_connecting, &id, &pc, BPF_ANY))
+		tcp_drop(TCP_DROP_PENDING_FULL);
+	return 0;
+}
+
+SEC("tracepoint/syscalls/sys_exit_connect")
+int ns_tcp_connect_exit(struct trace_event_raw_sys_exit *ctx)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	struct pending_connect *pc = bpf_map_lookup_elem(&tcp_connecting, &id);
+	long ret = ctx->ret;
+
+	if (!pc)
+		return 0;
+	/* A connect that failed before any SYN was sent (no route, bad address...). */
+	if (ret < 0 && ret != -EINPROGRESS && ret != -EALREADY && !pc->syn_sent &&
+	    (pc->family == AF_INET || pc->family == AF_INET6)) {
+		struct sock *sk = sk_of_fd(pc->fd);
+		if (sk_is_tcp(sk)) {
+			struct ns_tcp_event *e = tcp_event(NS_TCP_CONNECT_ERROR, (__u64)sk);
+			if (e) {
+				e->pid = id >> 32;
+				e->fd = pc->fd;
+				e->flags = NS_TCP_F_KNOWN;
+				e->err = -ret;
+				e->family = pc->family;
+				e->dport = pc->port;
+				__builtin_memcpy(e->daddr, pc->addr, 16);
+				tcp_submit(e);
+			}
+		}
+	}
+	bpf_map_delete_elem(&tcp_connecting, &id);
+	return 0;
+}
+
+static __always_inline int on_accept(long ret)
+{
+	if (ret < 0)
+		return 0;
+	struct sock *sk = sk_of_fd(ret);
+	if (!sk_is_tcp(sk))
+		return 0;
+	__u64 key = (__u64)sk;
+	__u32 pid = bpf_get_current_pid_tgid() >> 32;
+	struct sock_info *info = bpf_map_lookup_elem(&tcp_socks, &key);
+	if (info) {
+		info->pid = pid;
+		info->fd = ret;
+	} else {
+		/* Its handshake predates the agent, or the table was full. */
+		struct sock_info ni = { .pid = pid, .fd = ret, .flags = NS_TCP_F_INBOUND };
+		if (bpf_map_update_elem(&tcp_socks, &key, &ni, BPF_ANY))
+			tcp_drop(TCP_DROP_SOCKS_FULL);
+		info = bpf_map_lookup_elem(&tcp_socks, &key);
+	}
+	struct ns_tcp_event *e = tcp_event(NS_TCP_ACCEPT, key);
+	if (!e)
+		return 0;
+	set_owner(e, info);
+	e->pid = pid;
+	e->fd = ret;
+	e->flags |= NS_TCP_F_INBOUND;
+	fill_from_sock(e, sk);
+	tcp_submit(e);
+	return 0;
+}
+
+SEC("tracepoint/syscalls/sys_exit_accept4")
+int ns_tcp_accept4_exit(struct trace_event_raw_sys_exit *ctx)
+{
+	return on_accept(ctx->ret);
+}
+
+SEC("tracepoint/syscalls/sys_exit_accept")
+int ns_tcp_accept_exit(struct trace_event_raw_sys_exit *ctx)
+{
+	return on_accept(ctx->ret);
+}
+
+SEC("tracepoint/syscalls/sys_enter_listen")
+int ns_tcp_listen_enter(struct trace_event_raw_sys_enter *ctx)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	__s32 fd = (int)ctx->args[0];
+
+	if (bpf_map_update_elem(&tcp_listening, &id, &fd, BPF_ANY))
+		tcp_drop(TCP_DROP_PENDING_FULL);
+	return 0;
+}
+
+SEC("tracepoint/syscalls/sys_exit_listen")
+int ns_tcp_listen_exit(struct trace_event_raw_sys_exit *ctx)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	__s32 *fdp = bpf_map_lookup_elem(&tcp_listening, &id);
+
+	if (!fdp)
+		return 0;
+	__s32 fd = *fdp;
+	bpf_map_delete_elem(&tcp_listening, &id);
+	if (ctx->ret != 0)
+		return 0;
+	/* listen() moves the socket to LISTEN without the state tracepoint. */
+	struct sock *sk = sk_of_fd(fd);
+	if (!sk_is_tcp(sk))
+		return 0;
+	struct ns_tcp_event *e = tcp_event(NS_TCP_LISTEN, (__u64)sk);
+	if (!e)
+		return 0;
+	e->pid = id >> 32;
+	e->fd = fd;
+	e->flags = NS_TCP_F_KNOWN;
+	fill_from_sock(e, sk);
+	tcp_submit(e);
+	return 0;
+}
+
+/* Kernels before 6.1 name the retransmit tracepoint's record after its event class. */
+struct trace_event_raw_tcp_event_sk_skb___old {
+	const void *skbaddr;
+	const void *skaddr;
+	int state;
+	__u16 sport;
+	__u16 dport;
+	__u16 family;
+	__u8 saddr[4];
+	__u8 daddr[4];
+	__u8 saddr_v6[16];
+	__u8 daddr_v6[16];
+} __attribute__((preserve_access_index));
+
+/* Read with probe reads: the verifier refuses ctx loads at relocated offsets. */
+#define FILL_RETRANSMIT(e, c, skp)                                            \
+	do {                                                                  \
+		*(skp) = (__u64)BPF_CORE_READ(c, skaddr);                     \
+		(e)->family = BPF_CORE_READ(c, family);                       \
+		(e)->sport = BPF_CORE_READ(c, sport);                         \
+		(e)->dport = BPF_CORE_READ(c, dport);                         \
+		if ((e)->family == AF_INET) {                                 \
+			bpf_probe_read_kernel((e)->saddr, 4, &(c)->saddr);    \
+			bpf_probe_read_kernel((e)->daddr, 4, &(c)->daddr);    \
+		} else {                                                      \
+			bpf_probe_read_kernel((e)->saddr, 16, &(c)->saddr_v6); \
+			bpf_probe_read_kernel((e)->daddr, 16, &(c)->daddr_v6); \
+		}                                                             \
+	} while (0)
+
+SEC("tracepoint/tcp/tcp_retransmit_skb")
+int ns_tcp_retransmit(void *ctx)
+{
+	struct ns_tcp_event *e = tcp_event(NS_TCP_RETRANSMIT, 0);
+	__u64 sk = 0;
+
+	if (!e)
+		return 0;
+	if (bpf_core_type_exists(struct trace_event_raw_tcp_retransmit_skb)) {
+		struct trace_event_raw_tcp_retransmit_skb *c = ctx;
+		FILL_RETRANSMIT(e, c, &sk);
+	} else {
+		struct trace_event_raw_tcp_event_sk_skb___old *c = ctx;
+		FILL_RETRANSMIT(e, c, &sk);
+	}
+	e->sock = sk;
+	set_owner(e, bpf_map_lookup_elem(&tcp_socks, &sk));
+	tcp_submit(e);
+	return 0;
+}

@@ -1,0 +1,45 @@
+#include "addr.h"
+
+#include <arpa/inet.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+
+static const uint8_t v4_mapped_prefix[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff };
+
+/* Returns the family to print with, pointing *a at the bytes to print. */
+static int normalize(uint16_t family, const uint8_t addr[16], const uint8_t **a)
+{
+	*a = addr;
+	if (family == AF_INET6 && !memcmp(addr, v4_mapped_prefix, sizeof(v4_mapped_prefix))) {
+		*a = addr + 12;
+		return AF_INET;
+	}
+	return family == AF_INET6 ? AF_INET6 : AF_INET;
+}
+
+void tcp_ip_format(uint16_t family, const uint8_t addr[16], char *out, size_t len)
+{
+	const uint8_t *a;
+	int f = normalize(family, addr, &a);
+	char buf[INET6_ADDRSTRLEN];
+
+	if (!inet_ntop(f, a, buf, sizeof(buf)))
+		strcpy(buf, "?");
+	snprintf(out, len, "%s", buf);
+}
+
+void tcp_addr_format(uint16_t family, const uint8_t addr[16], uint16_t port, char *out,
+		     size_t len)
+{
+	const uint8_t *a;
+	int f = normalize(family, addr, &a);
+	char buf[INET6_ADDRSTRLEN];
+
+	if (!inet_ntop(f, a, buf, sizeof(buf)))
+		strcpy(buf, "?");
+	if (f == AF_INET6)
+		snprintf(out, len, "[%s]:%u", buf, port);
+	else
+		snprintf(out, len, "%s:%u", buf, port);
+}

@@ -1,0 +1,20 @@
+/* Socket address text, as nodescope prints it everywhere. Pure. */
+#ifndef NODESCOPE_TCP_ADDR_H
+#define NODESCOPE_TCP_ADDR_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define TCP_ADDR_STRLEN 64 /* "[ffff:...:ffff]:65535" and a NUL fit */
+
+/*
+ * "1.2.3.4:80" for IPv4, "[::1]:80" for IPv6; IPv4-mapped IPv6 addresses
+ * (::ffff:a.b.c.d) print as IPv4, so one peer has one name. addr holds the
+ * address in network byte order (IPv4 in its first 4 bytes).
+ */
+void tcp_addr_format(uint16_t family, const uint8_t addr[16], uint16_t port, char *out,
+		     size_t len);
+/* The same without the port (and without brackets). */
+void tcp_ip_format(uint16_t family, const uint8_t addr[16], char *out, size_t len);
+
+#endif

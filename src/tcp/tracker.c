@@ -1,0 +1,340 @@
+#include "tracker.h"
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "conn_table.h"
+#include "event.h"
+#include "metrics/registry.h"
+#include "proc/table.h"
+#include "scan.h"
+#include "trace/trace.h"
+#include "util/strmap.h"
+
+struct tcp_tracker {
+	struct tcp_tracker_opts o;
+	struct tcp_conn_table conns;
+	struct strmap dests;	   /* "container\ndestination" seen */
+	struct strmap dest_counts; /* container -> destinations seen */
+	uint64_t n_dest_dropped, n_untracked;
+
+	struct metric *connects, *failed, *conn_time, *active, *listen_info, *retransmits,
+		*bytes_sent, *bytes_received;
+	struct metric *m_conns, *m_refused, *m_dest_dropped, *m_untracked, *m_bpf_drops;
+};
+
+static const char *const dest_labels[] = { "container_id", "destination", "actual_destination" };
+static const char *const failed_labels[] = { "container_id", "destination" };
+static const char *const listen_labels[] = { "container_id", "listen_addr", "proxy" };
+static const char *const reason_label[] = { "reason" };
+static const char *const bpf_drop_reasons[] = { "socket_table_full", "pending_table_full" };
+
+static void tcp_collect(void *ctx)
+{
+	struct tcp_tracker *t = ctx;
+
+	metric_set(t->m_conns, NULL, (double)tcp_conn_count(&t->conns));
+	metric_set(t->m_refused, NULL, (double)t->conns.refused);
+	metric_set(t->m_dest_dropped, NULL, (double)t->n_dest_dropped);
+	metric_set(t->m_untracked, NULL, (double)t->n_untracked);
+
+	int ncpu = libbpf_num_possible_cpus();
+	if (!t->o.drops || ncpu <= 0)
+		return;
+	for (uint32_t r = 0; r < 2; r++) {
+		uint64_t vals[ncpu], sum = 0;
+		if (bpf_map_lookup_elem(bpf_map__fd(t->o.drops), &r, vals))
+			continue;
+		for (int i = 0; i < ncpu; i++)
+			sum += vals[i];
+		metric_set(t->m_bpf_drops, &bpf_drop_reasons[r], (double)sum);
+	}
+}
+
+static const char *container_of(struct tcp_tracker *t, uint32_t pid)
+{
+	struct proc_entry *e = pid ? proc_table_get(t->o.procs, pid) : NULL;
+	return e ? proc_entry_container(e) : "/";
+}
+
+/* The per-container destination cap: false once the container has too many. */
+static bool dest_allowed(struct tcp_tracker *t, const char *container, const char *dest)
+{
+	char key[1024];
+	snprintf(key, sizeof(key), "%s\n%s", container, dest);
+	if (strmap_get(&t->dests, key))
+		return true;
+	int64_t *n = strmap_upsert(&t->dest_counts, container);
+	if (!n || *n >= (int64_t)t->o.max_destinations) {
+		t->n_dest_dropped++;
+		return false;
+	}
+	int64_t *seen = strmap_upsert(&t->dests, key);
+	if (!seen) {
+		t->n_dest_dropped++;
+		return false;
+	}
+	*seen = 1;
+	(*n)++;
+	return true;
+}
+
+static struct metric *reg(struct tcp_tracker *t, const char *name, const char *help,
+			  enum metric_type type, unsigned n, const char *const *labels)
+{
+	return metric_register(t->o.registry, name, help, type, t->o.max_series, n, labels);
+}
+
+int tcp_tracker_new(const struct tcp_tracker_opts *o, struct tcp_tracker **out)
+{
+	struct tcp_tracker *t = calloc(1, sizeof(*t));
+	if (!t)
+		return -ENOMEM;
+	t->o = *o;
+	if (tcp_conn_table_init(&t->conns, o->max_connections) ||
+	    strmap_init(&t->dests, 65536) || strmap_init(&t->dest_counts, 4096)) {
+		free(t);
+		return -ENOMEM;
+	}
+	t->connects = reg(t, "container_net_tcp_successful_connects_total",
+			  "Successful outbound TCP connects.", METRIC_COUNTER, 3, dest_labels);
+	t->failed = reg(t, "container_net_tcp_failed_connects_total",
+			"Failed outbound TCP connects.", METRIC_COUNTER, 2, failed_labels);
+	t->conn_time = reg(t, "container_net_tcp_connection_time_seconds_total",
+			   "Time spent in TCP handshakes of successful connects.", METRIC_COUNTER,
+			   3, dest_labels);
+	t->active = reg(t, "container_net_tcp_active_connections",
+			"Open outbound TCP connections.", METRIC_GAUGE, 3, dest_labels);
+	t->listen_info = reg(t, "container_net_tcp_listen_info",
+			     "TCP addresses the container listens on.", METRIC_GAUGE, 3,
+			     listen_labels);
+	t->retransmits = reg(t, "container_net_tcp_retransmits_total",
+			     "TCP segments retransmitted on outbound connections.", METRIC_COUNTER,
+			     3, dest_labels);
+	t->bytes_sent = reg(t, "container_net_tcp_bytes_sent_total",
+			    "Bytes sent on outbound TCP connections (acknowledged by the peer; "
+			    "counted when the connection closes).",
+			    METRIC_COUNTER, 3, dest_labels);
+	t->bytes_received = reg(t, "container_net_tcp_bytes_received_total",
+				"Bytes received on outbound TCP connections (counted when the "
+				"connection closes).",
+				METRIC_COUNTER, 3, dest_labels);
+	struct metric_registry *r = o->registry;
+	t->m_conns = metric_register(r, "nodescope_tcp_connections",
+				     "Connections and listeners in the connection table.",
+				     METRIC_GAUGE, 0, 0, NULL);
+	t->m_refused = metric_register(r, "nodescope_tcp_table_refused_total",
+				       "Connections not tracked because the table was full.",
+				       METRIC_COUNTER, 0, 0, NULL);
+	t->m_dest_dropped = metric_register(
+		r, "nodescope_tcp_destinations_dropped_total",
+		"Connection metrics not recorded: the container had --max-destinations already.",
+		METRIC_COUNTER, 0, 0, NULL);
+	t->m_untracked = metric_register(r, "nodescope_tcp_untracked_events_total",
+					 "Close/retransmit events of connections the table did not "
+					 "know (opened before the agent, not found at start-up).",
+					 METRIC_COUNTER, 0, 0, NULL);
+	t->m_bpf_drops = metric_register(r, "nodescope_tcp_bpf_tracking_dropped_total",
+					 "Sockets the BPF side could not track, by reason.",
+					 METRIC_COUNTER, 0, 1, reason_label);
+	if (!t->connects || !t->failed || !t->conn_time || !t->active || !t->listen_info ||
+	    !t->retransmits || !t->bytes_sent || !t->bytes_received || !t->m_conns ||
+	    !t->m_refused || !t->m_dest_dropped || !t->m_untracked || !t->m_bpf_drops) {
+		tcp_tracker_free(t);
+		return -EINVAL;
+	}
+	metric_registry_add_collector(r, tcp_collect, t);
+	*out = t;
+	return 0;
+}
+
+void tcp_tracker_free(struct tcp_tracker *t)
+{
+	if (!t)
+		return;
+	tcp_conn_table_destroy(&t->conns);
+	strmap_destroy(&t->dests);
+	strmap_destroy(&t->dest_counts);
+	free(t);
+}
+
+/* Labels of an outbound connection's per-destination series. */
+static void dest_series(const struct tcp_conn *c, const char *labels[3])
+{
+	labels[0] = c->container;
+	labels[1] = c->peer;
+	labels[2] = c->peer; /* no NAT translation known yet */
+}
+
+static void listen_series(const struct tcp_conn *c, const char *labels[3])
+{
+	labels[0] = c->container;
+	labels[1] = c->peer;
+	labels[2] = "false";
+}
+
+static struct tcp_conn *add_conn(struct tcp_tracker *t, uint64_t sock, uint64_t start_ns,
+				 const struct tcp_tuple *tuple, enum tcp_conn_kind kind,
+				 uint32_t pid, int fd)
+{
+	struct tcp_conn *old = sock ? tcp_conn_find(&t->conns, sock, 0) : NULL;
+	const char *labels[3];
+
+	if (old) {
+		/* Its close was lost: the socket was reused. Retire the old one. */
+		if (old->metered && old->kind == TCP_CONN_OUTBOUND) {
+			dest_series(old, labels);
+			metric_add(t->active, labels, -1);
+		}
+		tcp_conn_remove(&t->conns, old);
+	}
+	struct tcp_conn *c = tcp_conn_add(&t->conns, sock, start_ns, tuple, kind,
+					  container_of(t, pid));
+	if (!c)
+		return NULL;
+	c->pid = pid;
+	c->fd = fd;
+	if (kind == TCP_CONN_LISTENER) {
+		listen_series(c, labels);
+		metric_add(t->listen_info, labels, 1);
+		c->metered = true;
+	} else if (kind == TCP_CONN_OUTBOUND && dest_allowed(t, c->container, c->peer)) {
+		dest_series(c, labels);
+		metric_add(t->active, labels, 1);
+		c->metered = true;
+	}
+	return c;
+}
+
+static void remove_conn(struct tcp_tracker *t, struct tcp_conn *c, const struct ns_tcp_event *e)
+{
+	const char *labels[3];
+
+	if (c->metered && c->kind == TCP_CONN_LISTENER) {
+		listen_series(c, labels);
+		metric_add(t->listen_info, labels, -1);
+		if (metric_value(t->listen_info, labels) <= 0)
+			metric_remove(t->listen_info, labels);
+	} else if (c->metered && c->kind == TCP_CONN_OUTBOUND) {
+		dest_series(c, labels);
+		metric_add(t->active, labels, -1);
+		if (e) {
+			metric_add(t->bytes_sent, labels, (double)e->bytes_sent);
+			metric_add(t->bytes_received, labels, (double)e->bytes_received);
+		}
+	}
+	tcp_conn_remove(&t->conns, c);
+}
+
+static struct tcp_conn *find_conn(struct tcp_tracker *t, const struct ns_tcp_event *e)
+{
+	struct tcp_conn *c = tcp_conn_find(&t->conns, e->sock, e->start_ns);
+	if (!c && !(e->flags & NS_TCP_F_KNOWN)) {
+		struct tcp_tuple tuple;
+		tcp_event_tuple(e, &tuple);
+		c = tcp_conn_find_tuple(&t->conns, &tuple);
+	}
+	return c;
+}
+
+int tcp_tracker_on_record(void *ctx, const void *data, size_t len)
+{
+	struct tcp_tracker *t = ctx;
+	struct ns_tcp_event ev;
+	const struct ns_tcp_event *e = &ev;
+	struct tcp_tuple tuple;
+	struct tcp_conn *c;
+	const char *labels[3];
+	char dest[TCP_ADDR_STRLEN];
+	const char *container = NULL;
+
+	if (tcp_event_check(data, len))
+		return -EINVAL;
+	memcpy(&ev, data, sizeof(ev));
+	uint32_t pid = e->pid;
+	tcp_event_tuple(e, &tuple);
+
+	switch ((enum ns_tcp_event_type)e->type) {
+	case NS_TCP_CONNECT:
+		c = add_conn(t, e->sock, e->start_ns, &tuple, TCP_CONN_OUTBOUND, pid, e->fd);
+		if (c) {
+			container = c->container;
+			if (c->metered) {
+				dest_series(c, labels);
+				metric_add(t->connects, labels, 1);
+				metric_add(t->conn_time, labels, e->duration_ns / 1e9);
+			}
+		}
+		break;
+	case NS_TCP_CONNECT_ERROR:
+		container = container_of(t, pid);
+		tcp_addr_format(e->family, e->daddr, e->dport, dest, sizeof(dest));
+		if (dest_allowed(t, container, dest)) {
+			labels[0] = container;
+			labels[1] = dest;
+			metric_add(t->failed, labels, 1);
+		}
+		break;
+	case NS_TCP_ACCEPT:
+		c = add_conn(t, e->sock, e->start_ns, &tuple, TCP_CONN_INBOUND, pid, e->fd);
+		container = c ? c->container : container_of(t, pid);
+		break;
+	case NS_TCP_LISTEN:
+		c = add_conn(t, e->sock, 0, &tuple, TCP_CONN_LISTENER, pid, e->fd);
+		container = c ? c->container : container_of(t, pid);
+		break;
+	case NS_TCP_CLOSE:
+	case NS_TCP_LISTEN_CLOSE:
+		c = find_conn(t, e);
+		if (e->type == NS_TCP_CLOSE)
+			tcp_event_payload_bytes(&ev, c ? c->kind == TCP_CONN_OUTBOUND
+						       : !(e->flags & NS_TCP_F_INBOUND));
+		if (!c) {
+			t->n_untracked++;
+			container = container_of(t, pid);
+			break;
+		}
+		pid = c->pid;
+		container = c->container;
+		if (ev.fd < 0)
+			ev.fd = c->fd;
+		trace_tcp(t->o.trace, e, pid, container);
+		remove_conn(t, c, e);
+		return 0;
+	case NS_TCP_RETRANSMIT:
+		c = find_conn(t, e);
+		if (!c) {
+			t->n_untracked++;
+			container = container_of(t, pid);
+			break;
+		}
+		pid = c->pid;
+		container = c->container;
+		if (c->metered && c->kind == TCP_CONN_OUTBOUND) {
+			dest_series(c, labels);
+			metric_add(t->retransmits, labels, 1);
+		}
+		break;
+	}
+	trace_tcp(t->o.trace, e, pid, container);
+	return 0;
+}
+
+static void scan_one(void *ctx, const struct tcp_scan_entry *s)
+{
+	struct tcp_tracker *t = ctx;
+	enum tcp_conn_kind kind = s->state == TCP_STATE_LISTEN ? TCP_CONN_LISTENER
+				  : s->inbound			? TCP_CONN_INBOUND
+								: TCP_CONN_OUTBOUND;
+	/* Keyed by tuple: the kernel socket address is not known from /proc. */
+	add_conn(t, 0, 0, &s->tuple, kind, s->pid, s->fd);
+}
+
+int tcp_tracker_scan(struct tcp_tracker *t)
+{
+	return tcp_scan(scan_one, t);
+}

@@ -1,0 +1,33 @@
+/*
+ * Turns tcp stream records into the connection table, the per-container
+ * connection metrics (Coroot node agent names) and trace lines.
+ */
+#ifndef NODESCOPE_TCP_TRACKER_H
+#define NODESCOPE_TCP_TRACKER_H
+
+#include <stddef.h>
+
+struct metric_registry;
+struct proc_table;
+struct trace;
+struct tcp_tracker;
+struct bpf_map;
+
+struct tcp_tracker_opts {
+	struct metric_registry *registry;
+	struct proc_table *procs; /* pid -> container */
+	struct trace *trace;	  /* may be NULL */
+	struct bpf_map *drops;	  /* BPF per-CPU tracking-drop counters */
+	size_t max_connections;
+	unsigned max_destinations; /* per container */
+	unsigned max_series;
+};
+
+int tcp_tracker_new(const struct tcp_tracker_opts *o, struct tcp_tracker **out);
+void tcp_tracker_free(struct tcp_tracker *t);
+/* Learns the connections and listeners that already exist. */
+int tcp_tracker_scan(struct tcp_tracker *t);
+/* stream_record_fn for the tcp stream. */
+int tcp_tracker_on_record(void *ctx, const void *data, size_t len);
+
+#endif

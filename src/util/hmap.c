@@ -1,0 +1,112 @@
+#include "hmap.h"
+
+#include <errno.h>
+#include <stdlib.h>
+
+static size_t slot(const struct hmap *m, uint64_t key)
+{
+	key ^= key >> 33;
+	key *= 0xff51afd7ed558ccdull;
+	key ^= key >> 33;
+	return (size_t)key & m->mask;
+}
+
+int hmap_init(struct hmap *m, size_t expected)
+{
+	size_t n = 16;
+	while (n < expected)
+		n *= 2;
+	m->buckets = calloc(n, sizeof(*m->buckets));
+	if (!m->buckets)
+		return -ENOMEM;
+	m->mask = n - 1;
+	m->count = 0;
+	return 0;
+}
+
+void hmap_destroy(struct hmap *m)
+{
+	free(m->buckets);
+	m->buckets = NULL;
+	m->count = 0;
+}
+
+struct hmap_node *hmap_get(const struct hmap *m, uint64_t key)
+{
+	for (struct hmap_node *n = m->buckets[slot(m, key)]; n; n = n->next)
+		if (n->key == key)
+			return n;
+	return NULL;
+}
+
+struct hmap_node *hmap_next_same(const struct hmap_node *n)
+{
+	for (struct hmap_node *x = n->next; x; x = x->next)
+		if (x->key == n->key)
+			return x;
+	return NULL;
+}
+
+void hmap_insert(struct hmap *m, struct hmap_node *n, uint64_t key)
+{
+	size_t s = slot(m, key);
+	n->key = key;
+	n->next = m->buckets[s];
+	m->buckets[s] = n;
+	m->count++;
+}
+
+void hmap_unlink(struct hmap *m, struct hmap_node *n)
+{
+	for (struct hmap_node **p = &m->buckets[slot(m, n->key)]; *p; p = &(*p)->next) {
+		if (*p == n) {
+			*p = n->next;
+			m->count--;
+			return;
+		}
+	}
+}
+
+struct hmap_node *hmap_pop(struct hmap *m)
+{
+	if (!m->count)
+		return NULL;
+	for (size_t i = 0; i <= m->mask; i++) {
+		struct hmap_node *n = m->buckets[i];
+		if (n) {
+			m->buckets[i] = n->next;
+			m->count--;
+			return n;
+		}
+	}
+	return NULL;
+}
+
+void hmap_foreach(const struct hmap *m, void (*fn)(void *ctx, struct hmap_node *n), void *ctx)
+{
+	for (size_t i = 0; i <= m->mask; i++) {
+		struct hmap_node *n = m->buckets[i];
+		while (n) {
+			struct hmap_node *next = n->next; /* fn may free n if it does not unlink */
+			fn(ctx, n);
+			n = next;
+		}
+	}
+}
+
+uint64_t hmap_hash_bytes(const void *p, size_t len)
+{
+	const unsigned char *s = p;
+	uint64_t h = 14695981039346656037ull;
+	for (size_t i = 0; i < len; i++)
+		h = (h ^ s[i]) * 1099511628211ull;
+	return h;
+}
+
+uint64_t hmap_hash_str(const char *s)
+{
+	uint64_t h = 14695981039346656037ull;
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 1099511628211ull;
+	return h;
+}

@@ -1,0 +1,267 @@
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <string.h>
+
+#include "loop/policy.h"
+#include "wakeup.h"
+
+static const struct stream_policy immediate = { .kind = NS_WAKEUP_IMMEDIATE };
+static const struct stream_policy batched = {
+	.kind = NS_WAKEUP_BATCHED,
+	.max_delay_ns = 5000000,
+	.watermark = 4096,
+};
+
+/* ---- stream_policy_on_wakeup ---- */
+
+static void test_immediate_always_drains(void **state)
+{
+	static const uint64_t pending[] = { 0, 1, 4095, 4096, 1u << 30, UINT64_MAX };
+
+	for (size_t i = 0; i < sizeof(pending) / sizeof(pending[0]); i++) {
+		assert_int_equal(stream_policy_on_wakeup(&immediate, false, pending[i]),
+				 STREAM_DRAIN);
+		assert_int_equal(stream_policy_on_wakeup(&immediate, true, pending[i]),
+				 STREAM_DRAIN);
+	}
+	/* immediate ignores any batched settings left in the struct */
+	struct stream_policy p = immediate;
+	p.max_delay_ns = 1000;
+	p.watermark = 100;
+	assert_int_equal(stream_policy_on_wakeup(&p, false, 1), STREAM_DRAIN);
+	assert_int_equal(stream_policy_on_wakeup(&p, true, 1), STREAM_DRAIN);
+}
+
+static void test_batched_below_watermark(void **state)
+{
+	/* no timer yet: arm it and leave the data */
+	assert_int_equal(stream_policy_on_wakeup(&batched, false, 0), STREAM_ARM_TIMER);
+	assert_int_equal(stream_policy_on_wakeup(&batched, false, 1), STREAM_ARM_TIMER);
+	assert_int_equal(stream_policy_on_wakeup(&batched, false, 4095), STREAM_ARM_TIMER);
+	/* a flush is already scheduled */
+	assert_int_equal(stream_policy_on_wakeup(&batched, true, 0), STREAM_WAIT);
+	assert_int_equal(stream_policy_on_wakeup(&batched, true, 1), STREAM_WAIT);
+	assert_int_equal(stream_policy_on_wakeup(&batched, true, 4095), STREAM_WAIT);
+}
+
+static void test_batched_at_or_over_watermark(void **state)
+{
+	assert_int_equal(stream_policy_on_wakeup(&batched, false, 4096), STREAM_DRAIN);
+	assert_int_equal(stream_policy_on_wakeup(&batched, true, 4096), STREAM_DRAIN);
+	assert_int_equal(stream_policy_on_wakeup(&batched, false, 4097), STREAM_DRAIN);
+	assert_int_equal(stream_policy_on_wakeup(&batched, true, 1u << 20), STREAM_DRAIN);
+	assert_int_equal(stream_policy_on_wakeup(&batched, true, UINT64_MAX), STREAM_DRAIN);
+}
+
+static void test_batched_degenerate(void **state)
+{
+	struct stream_policy p = batched;
+
+	/* no watermark: only the timer drains */
+	p.watermark = 0;
+	assert_int_equal(stream_policy_on_wakeup(&p, false, UINT64_MAX), STREAM_ARM_TIMER);
+	assert_int_equal(stream_policy_on_wakeup(&p, true, UINT64_MAX), STREAM_WAIT);
+	/* no delay: nothing to batch with, drain */
+	p = batched;
+	p.max_delay_ns = 0;
+	assert_int_equal(stream_policy_on_wakeup(&p, false, 1), STREAM_DRAIN);
+	assert_int_equal(stream_policy_on_wakeup(&p, true, 1), STREAM_DRAIN);
+	/* watermark 1: any pending byte drains */
+	p = batched;
+	p.watermark = 1;
+	assert_int_equal(stream_policy_on_wakeup(&p, false, 0), STREAM_ARM_TIMER);
+	assert_int_equal(stream_policy_on_wakeup(&p, false, 1), STREAM_DRAIN);
+}
+
+static void test_batched_sequence(void **state)
+{
+	/* what a reader sees as data piles up: arm, wait, wait, drain */
+	bool armed = false;
+	uint64_t pending = 0;
+	enum stream_action a;
+
+	pending += 100;
+	a = stream_policy_on_wakeup(&batched, armed, pending);
+	assert_int_equal(a, STREAM_ARM_TIMER);
+	armed = true;
+	pending += 2000;
+	assert_int_equal(stream_policy_on_wakeup(&batched, armed, pending), STREAM_WAIT);
+	pending += 1995; /* 4095 */
+	assert_int_equal(stream_policy_on_wakeup(&batched, armed, pending), STREAM_WAIT);
+	pending += 1;
+	assert_int_equal(stream_policy_on_wakeup(&batched, armed, pending), STREAM_DRAIN);
+}
+
+/* ---- stream_policy_parse ---- */
+
+static void test_parse_immediate(void **state)
+{
+	struct stream_policy p;
+
+	memset(&p, 0x5a, sizeof(p));
+	assert_int_equal(stream_policy_parse("immediate", &p), 0);
+	assert_int_equal(p.kind, NS_WAKEUP_IMMEDIATE);
+	assert_int_equal(p.max_delay_ns, 0);
+	assert_int_equal(p.watermark, 0);
+}
+
+static void test_parse_batched(void **state)
+{
+	struct stream_policy p;
+
+	memset(&p, 0x5a, sizeof(p));
+	assert_int_equal(stream_policy_parse("batched:5:4096", &p), 0);
+	assert_int_equal(p.kind, NS_WAKEUP_BATCHED);
+	assert_int_equal(p.max_delay_ns, 5000000ull);
+	assert_int_equal(p.watermark, 4096);
+
+	assert_int_equal(stream_policy_parse("batched:1:1", &p), 0);
+	assert_int_equal(p.max_delay_ns, 1000000ull);
+	assert_int_equal(p.watermark, 1);
+
+	assert_int_equal(stream_policy_parse("batched:10000:18446744073709551615", &p), 0);
+	assert_int_equal(p.max_delay_ns, 10000000000ull);
+	assert_int_equal(p.watermark, UINT64_MAX);
+
+	assert_int_equal(stream_policy_parse("batched:0100:065536", &p), 0);
+	assert_int_equal(p.max_delay_ns, 100000000ull);
+	assert_int_equal(p.watermark, 65536);
+}
+
+static void test_parse_bad(void **state)
+{
+	static const char *const bad[] = {
+		"",
+		"immediate ",
+		" immediate",
+		"Immediate",
+		"immediately",
+		"batched",
+		"batched:",
+		"batched:5",
+		"batched:5:",
+		"batched::4096",
+		"batched:0:4096",	/* no delay */
+		"batched:10001:4096",	/* delay too long */
+		"batched:5:0",		/* no watermark */
+		"batched:5:4096:",
+		"batched:5:4096:1",
+		"batched:5:4k",
+		"batched:5ms:4096",
+		"batched:x:4096",
+		"batched:5:x",
+		"batched:5:4096 ",
+		"batched;5;4096",
+		"Batched:5:4096",
+		"batched:-5:4096",
+		"batched:5:-1",		/* would be 2^64-1 if strtoull's sign were let through */
+		"batched:5:-4096",
+		"batched:+5:4096",
+		"batched:5:+4096",
+		"batched: 5:4096",
+		"batched:5: 4096",
+		"batched:5:18446744073709551616",	  /* 2^64: out of range */
+		"batched:5:99999999999999999999999999",
+		"batched:99999999999999999999999999:1",
+	};
+	struct stream_policy p, before;
+
+	int wrong = 0;
+
+	memset(&before, 0x5a, sizeof(before));
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		p = before;
+		int err = stream_policy_parse(bad[i], &p);
+		if (err != -EINVAL) {
+			print_error("stream_policy_parse(\"%s\") = %d, want -EINVAL\n", bad[i], err);
+			wrong++;
+		} else if (memcmp(&p, &before, sizeof(p))) {
+			print_error("stream_policy_parse(\"%s\") wrote *out on error\n", bad[i]);
+			wrong++;
+		}
+	}
+	assert_int_equal(wrong, 0);
+}
+
+/* ---- ns_wakeup_flags (the BPF side) ---- */
+
+static void test_wakeup_immediate(void **state)
+{
+	static const uint64_t v[] = { 0, 1, 4096, UINT64_MAX };
+
+	/* immediate: flag 0 always, the kernel's own wakeup is enough */
+	for (size_t i = 0; i < 4; i++)
+		for (size_t j = 0; j < 4; j++)
+			assert_int_equal(ns_wakeup_flags(NS_WAKEUP_IMMEDIATE, v[i], v[j]), 0);
+}
+
+static void test_wakeup_batched(void **state)
+{
+	assert_int_equal(ns_wakeup_flags(NS_WAKEUP_BATCHED, 0, 4096), 0);
+	assert_int_equal(ns_wakeup_flags(NS_WAKEUP_BATCHED, 1, 4096), 0);
+	assert_int_equal(ns_wakeup_flags(NS_WAKEUP_BATCHED, 4095, 4096), 0);
+	assert_int_equal(ns_wakeup_flags(NS_WAKEUP_BATCHED, 4096, 4096), BPF_RB_FORCE_WAKEUP);
+	assert_int_equal(ns_wakeup_flags(NS_WAKEUP_BATCHED, 4097, 4096), BPF_RB_FORCE_WAKEUP);
+	assert_int_equal(ns_wakeup_flags(NS_WAKEUP_BATCHED, UINT64_MAX, 4096),
+			 BPF_RB_FORCE_WAKEUP);
+	assert_int_equal(ns_wakeup_flags(NS_WAKEUP_BATCHED, 0, 1), 0);
+	assert_int_equal(ns_wakeup_flags(NS_WAKEUP_BATCHED, 1, 1), BPF_RB_FORCE_WAKEUP);
+	assert_int_equal(ns_wakeup_flags(NS_WAKEUP_BATCHED, UINT64_MAX, UINT64_MAX),
+			 BPF_RB_FORCE_WAKEUP);
+}
+
+static void test_wakeup_watermark_zero(void **state)
+{
+	assert_int_equal(ns_wakeup_flags(NS_WAKEUP_BATCHED, 0, 0), 0);
+	assert_int_equal(ns_wakeup_flags(NS_WAKEUP_BATCHED, 1, 0), 0);
+	assert_int_equal(ns_wakeup_flags(NS_WAKEUP_BATCHED, UINT64_MAX, 0), 0);
+}
+
+static void test_wakeup_unknown_policy(void **state)
+{
+	/* anything but batched behaves as immediate */
+	assert_int_equal(ns_wakeup_flags(7, UINT64_MAX, 1), 0);
+	assert_int_equal(BPF_RB_FORCE_WAKEUP, 2); /* the kernel's value, 1 << 1 */
+}
+
+static void test_wakeup_matches_user_side(void **state)
+{
+	/* the BPF side forces a wakeup exactly when the reader would then drain */
+	static const uint64_t v[] = { 0, 1, 100, 4095, 4096, 4097, 1u << 20, UINT64_MAX };
+	static const uint64_t wm[] = { 0, 1, 4096, 1u << 20 };
+
+	for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++) {
+		for (size_t j = 0; j < sizeof(wm) / sizeof(wm[0]); j++) {
+			struct stream_policy p = batched;
+			p.watermark = wm[j];
+			bool forced = ns_wakeup_flags(NS_WAKEUP_BATCHED, v[i], wm[j]) != 0;
+			bool drains = stream_policy_on_wakeup(&p, true, v[i]) == STREAM_DRAIN;
+			assert_int_equal(forced, drains);
+		}
+	}
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_immediate_always_drains),
+		cmocka_unit_test(test_batched_below_watermark),
+		cmocka_unit_test(test_batched_at_or_over_watermark),
+		cmocka_unit_test(test_batched_degenerate),
+		cmocka_unit_test(test_batched_sequence),
+		cmocka_unit_test(test_parse_immediate),
+		cmocka_unit_test(test_parse_batched),
+		cmocka_unit_test(test_parse_bad),
+		cmocka_unit_test(test_wakeup_immediate),
+		cmocka_unit_test(test_wakeup_batched),
+		cmocka_unit_test(test_wakeup_watermark_zero),
+		cmocka_unit_test(test_wakeup_unknown_policy),
+		cmocka_unit_test(test_wakeup_matches_user_side),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
