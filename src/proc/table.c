@@ -4,30 +4,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define CONTAINER_BUCKETS 1024
-
 struct proc_table {
-	struct proc_entry **buckets;
-	size_t n_buckets; /* power of two */
-	size_t count;
+	struct hmap procs;	/* pid -> struct proc_entry */
+	struct hmap containers; /* name hash -> struct proc_container */
 	size_t cap;
 	uint64_t refused;
-	struct proc_container *containers[CONTAINER_BUCKETS];
-	size_t n_containers;
 };
-
-static size_t pid_slot(const struct proc_table *t, uint32_t pid)
-{
-	return (pid * 2654435761u) & (t->n_buckets - 1);
-}
-
-static uint32_t str_hash(const char *s)
-{
-	uint32_t h = 2166136261u;
-	for (; *s; s++)
-		h = (h ^ (unsigned char)*s) * 16777619u;
-	return h;
-}
 
 struct proc_table *proc_table_new(size_t cap)
 {
@@ -35,11 +17,12 @@ struct proc_table *proc_table_new(size_t cap)
 	if (!t)
 		return NULL;
 	t->cap = cap ? cap : 1;
-	t->n_buckets = 64;
-	while (t->n_buckets < t->cap)
-		t->n_buckets *= 2;
-	t->buckets = calloc(t->n_buckets, sizeof(*t->buckets));
-	if (!t->buckets) {
+	if (hmap_init(&t->procs, t->cap)) {
+		free(t);
+		return NULL;
+	}
+	if (hmap_init(&t->containers, 1024)) {
+		hmap_destroy(&t->procs);
 		free(t);
 		return NULL;
 	}
@@ -50,60 +33,50 @@ static void container_put(struct proc_table *t, struct proc_container *c)
 {
 	if (!c || --c->refs)
 		return;
-	struct proc_container **p = &t->containers[str_hash(c->name) % CONTAINER_BUCKETS];
-	for (; *p; p = &(*p)->next) {
-		if (*p == c) {
-			*p = c->next;
-			t->n_containers--;
-			free(c);
-			return;
-		}
-	}
+	hmap_unlink(&t->containers, &c->node);
+	free(c);
 }
 
 static struct proc_container *container_get(struct proc_table *t, const char *name)
 {
-	struct proc_container **head = &t->containers[str_hash(name) % CONTAINER_BUCKETS];
-	for (struct proc_container *c = *head; c; c = c->next) {
+	uint64_t h = hmap_hash_str(name);
+	for (struct hmap_node *n = hmap_get(&t->containers, h); n; n = hmap_next_same(n)) {
+		struct proc_container *c = hmap_entry(n, struct proc_container, node);
 		if (!strcmp(c->name, name)) {
 			c->refs++;
 			return c;
 		}
 	}
-	size_t n = strlen(name);
-	struct proc_container *c = malloc(sizeof(*c) + n + 1);
+	size_t len = strlen(name);
+	struct proc_container *c = malloc(sizeof(*c) + len + 1);
 	if (!c)
 		return NULL;
-	memcpy(c->name, name, n + 1);
+	memcpy(c->name, name, len + 1);
 	c->refs = 1;
-	c->next = *head;
-	*head = c;
-	t->n_containers++;
+	hmap_insert(&t->containers, &c->node, h);
 	return c;
 }
 
 void proc_table_free(struct proc_table *t)
 {
+	struct hmap_node *n;
+
 	if (!t)
 		return;
-	for (size_t i = 0; i < t->n_buckets; i++) {
-		while (t->buckets[i]) {
-			struct proc_entry *e = t->buckets[i];
-			t->buckets[i] = e->next;
-			container_put(t, e->container);
-			free(e);
-		}
+	while ((n = hmap_pop(&t->procs))) {
+		struct proc_entry *e = hmap_entry(n, struct proc_entry, node);
+		container_put(t, e->container);
+		free(e);
 	}
-	free(t->buckets);
+	hmap_destroy(&t->procs);
+	hmap_destroy(&t->containers);
 	free(t);
 }
 
 struct proc_entry *proc_table_get(struct proc_table *t, uint32_t pid)
 {
-	for (struct proc_entry *e = t->buckets[pid_slot(t, pid)]; e; e = e->next)
-		if (e->pid == pid)
-			return e;
-	return NULL;
+	struct hmap_node *n = hmap_get(&t->procs, pid);
+	return n ? hmap_entry(n, struct proc_entry, node) : NULL;
 }
 
 struct proc_entry *proc_table_upsert(struct proc_table *t, uint32_t pid, bool *created)
@@ -113,7 +86,7 @@ struct proc_entry *proc_table_upsert(struct proc_table *t, uint32_t pid, bool *c
 	*created = false;
 	if (e)
 		return e;
-	if (t->count >= t->cap) {
+	if (t->procs.count >= t->cap) {
 		t->refused++;
 		return NULL;
 	}
@@ -123,26 +96,19 @@ struct proc_entry *proc_table_upsert(struct proc_table *t, uint32_t pid, bool *c
 		return NULL;
 	}
 	e->pid = pid;
-	size_t slot = pid_slot(t, pid);
-	e->next = t->buckets[slot];
-	t->buckets[slot] = e;
-	t->count++;
+	hmap_insert(&t->procs, &e->node, pid);
 	*created = true;
 	return e;
 }
 
 void proc_table_remove(struct proc_table *t, uint32_t pid)
 {
-	for (struct proc_entry **p = &t->buckets[pid_slot(t, pid)]; *p; p = &(*p)->next) {
-		if ((*p)->pid != pid)
-			continue;
-		struct proc_entry *e = *p;
-		*p = e->next;
-		container_put(t, e->container);
-		free(e);
-		t->count--;
+	struct proc_entry *e = proc_table_get(t, pid);
+	if (!e)
 		return;
-	}
+	hmap_unlink(&t->procs, &e->node);
+	container_put(t, e->container);
+	free(e);
 }
 
 int proc_table_set_container(struct proc_table *t, struct proc_entry *e, const char *name)
@@ -166,12 +132,12 @@ const char *proc_entry_container(const struct proc_entry *e)
 
 size_t proc_table_count(const struct proc_table *t)
 {
-	return t->count;
+	return t->procs.count;
 }
 
 size_t proc_table_containers(const struct proc_table *t)
 {
-	return t->n_containers;
+	return t->containers.count;
 }
 
 uint64_t proc_table_refused(const struct proc_table *t)
@@ -179,10 +145,20 @@ uint64_t proc_table_refused(const struct proc_table *t)
 	return t->refused;
 }
 
+struct foreach_ctx {
+	void (*fn)(void *ctx, const struct proc_entry *e);
+	void *ctx;
+};
+
+static void foreach_one(void *ctx, struct hmap_node *n)
+{
+	struct foreach_ctx *f = ctx;
+	f->fn(f->ctx, hmap_entry(n, struct proc_entry, node));
+}
+
 void proc_table_foreach(struct proc_table *t, void (*fn)(void *ctx, const struct proc_entry *e),
 			void *ctx)
 {
-	for (size_t i = 0; i < t->n_buckets; i++)
-		for (struct proc_entry *e = t->buckets[i]; e; e = e->next)
-			fn(ctx, e);
+	struct foreach_ctx f = { fn, ctx };
+	hmap_foreach(&t->procs, foreach_one, &f);
 }

@@ -10,10 +10,11 @@
 #include <stdint.h>
 
 #include "events.h"
+#include "util/hmap.h"
 
 struct proc_container {
+	struct hmap_node node;
 	unsigned refs;
-	struct proc_container *next;
 	char name[]; /* cgroup path, "/" for the host */
 };
 
@@ -26,7 +27,7 @@ struct proc_entry {
 	char comm[NS_COMM_LEN + 1];
 	char exe[NS_PATH_LEN + 1];
 	struct proc_container *container;
-	struct proc_entry *next; /* hash chain */
+	struct hmap_node node;
 };
 
 struct proc_table;

@@ -138,6 +138,11 @@ class Agent:
         series = self.metrics().get(name, {})
         return series.get(frozenset(labels.items()), 0.0)
 
+    def metric_sum(self, name, **labels):
+        """Sum of the series of name whose labels include the given ones."""
+        want = set(labels.items())
+        return sum(v for k, v in self.metrics().get(name, {}).items() if want <= set(k))
+
     def stop(self, timeout=5):
         if self.proc.poll() is None:
             self.proc.send_signal(signal.SIGTERM)

@@ -1,0 +1,225 @@
+"""TCP connection tracing against real sockets on loopback: exact counts, bytes, IPv6, start-up discovery."""
+import os
+import socket
+import subprocess
+import sys
+import threading
+import time
+
+import pytest
+
+from conftest import Agent
+
+
+@pytest.fixture(scope="module")
+def tcp_tracer():
+    a = Agent("--events", "tcp")
+    yield a
+    a.stop()
+
+
+class Server:
+    """Accepts connections; for each, reads until EOF then sends `reply` bytes and closes."""
+
+    def __init__(self, family=socket.AF_INET, host="127.0.0.1", reply=0):
+        self.sock = socket.socket(family)
+        self.sock.bind((host, 0))
+        self.sock.listen(512)
+        self.port = self.sock.getsockname()[1]
+        self.reply = reply
+        self.received = []
+        self.thread = threading.Thread(target=self._run, daemon=True)
+        self.thread.start()
+
+    def _run(self):
+        while True:
+            try:
+                c, _ = self.sock.accept()
+            except OSError:
+                return
+            n = 0
+            while True:
+                d = c.recv(1 << 16)
+                if not d:
+                    break
+                n += len(d)
+            self.received.append(n)
+            if self.reply:
+                c.sendall(b"r" * self.reply)
+            c.close()
+
+    def close(self):
+        self.sock.close()
+
+
+def events_to(agent, type_, port):
+    return [e for e in agent.snapshot() if e["type"] == type_ and e.get("dst", "").endswith(f":{port}")]
+
+
+def transfer(family, addr, port, nbytes):
+    c = socket.socket(family)
+    c.connect((addr, port))
+    c.sendall(b"s" * nbytes)
+    c.shutdown(socket.SHUT_WR)
+    got = 0
+    while True:
+        d = c.recv(1 << 16)
+        if not d:
+            break
+        got += len(d)
+    local = c.getsockname()
+    fd = c.fileno()
+    c.close()
+    return got, local, fd
+
+
+def test_exact_connect_and_accept_counts(tcp_tracer):
+    srv = Server()
+    n = 200
+    try:
+        for _ in range(n):
+            transfer(socket.AF_INET, "127.0.0.1", srv.port, 10)
+        dst = f"127.0.0.1:{srv.port}"
+        tcp_tracer.wait_for(lambda evs: len([e for e in evs if e["type"] == "close" and e["dst"] == dst
+                                             and e["dir"] == "out"]) == n, what=f"{n} closes")
+        time.sleep(0.1)
+        connects = events_to(tcp_tracer, "connect", srv.port)
+        accepts = events_to(tcp_tracer, "accept", srv.port)
+        assert len(connects) == n and len(accepts) == n
+        assert {e["pid"] for e in connects + accepts} == {os.getpid()}
+        assert all(e["dir"] == "out" and e["duration_ns"] > 0 for e in connects)
+        assert all(e["dir"] == "in" for e in accepts)
+        assert len({e["src"] for e in connects}) == n  # every connect its own source port
+        assert tcp_tracer.metric_sum("container_net_tcp_successful_connects_total", destination=dst) == n
+        assert tcp_tracer.metric_sum("container_net_tcp_active_connections", destination=dst) == 0
+        assert tcp_tracer.metric_sum("container_net_tcp_connection_time_seconds_total", destination=dst) > 0
+        assert tcp_tracer.metric_sum("container_net_tcp_bytes_sent_total", destination=dst) == 10 * n
+    finally:
+        srv.close()
+
+
+def test_exact_refused_count(tcp_tracer):
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()  # nothing listens there now
+    n = 100
+    for _ in range(n):
+        c = socket.socket()
+        with pytest.raises(ConnectionRefusedError):
+            c.connect(("127.0.0.1", port))
+        c.close()
+    dst = f"127.0.0.1:{port}"
+    tcp_tracer.wait_for(lambda evs: len([e for e in evs if e["type"] == "connect_error" and e["dst"] == dst]) == n,
+                        what=f"{n} refused connects")
+    errs = events_to(tcp_tracer, "connect_error", port)
+    assert len(errs) == n
+    assert all(e["error"] == "refused" and e["errno"] == 111 and e["pid"] == os.getpid() for e in errs)
+    assert tcp_tracer.metric_sum("container_net_tcp_failed_connects_total", destination=dst) == n
+    assert not events_to(tcp_tracer, "connect", port)
+
+
+@pytest.mark.parametrize("family,host", [(socket.AF_INET, "127.0.0.1"), (socket.AF_INET6, "::1")])
+def test_bytes_match_to_the_byte(tcp_tracer, family, host):
+    srv = Server(family, host, reply=77777)
+    try:
+        sent = 1000003
+        got, local, fd = transfer(family, host, srv.port, sent)
+        assert got == 77777
+        dst = f"[{host}]:{srv.port}" if family == socket.AF_INET6 else f"{host}:{srv.port}"
+        src = f"[{local[0]}]:{local[1]}" if family == socket.AF_INET6 else f"{local[0]}:{local[1]}"
+        out = tcp_tracer.wait_for(lambda evs: next((e for e in evs if e["type"] == "close" and e["dst"] == dst
+                                                    and e["dir"] == "out"), None), what="client close")
+        inn = tcp_tracer.wait_for(lambda evs: next((e for e in evs if e["type"] == "close" and e["dst"] == dst
+                                                    and e["dir"] == "in"), None), what="server close")
+        assert out["src"] == src and out["fd"] == fd and out["pid"] == os.getpid()
+        assert (out["bytes_sent"], out["bytes_received"]) == (sent, 77777)
+        assert (inn["bytes_sent"], inn["bytes_received"]) == (77777, sent)
+        assert inn["src"] == src
+        assert out["duration_ns"] > 0
+        assert tcp_tracer.metric_sum("container_net_tcp_bytes_sent_total", destination=dst) == sent
+        assert tcp_tracer.metric_sum("container_net_tcp_bytes_received_total", destination=dst) == 77777
+    finally:
+        srv.close()
+
+
+def test_v4_mapped_address_prints_as_ipv4(tcp_tracer):
+    srv = Server(socket.AF_INET6, "::", reply=0)
+    try:
+        c = socket.socket(socket.AF_INET6)
+        c.connect(("::ffff:127.0.0.1", srv.port))
+        c.close()
+        ev = tcp_tracer.wait_for(lambda evs: next(iter(events_to(tcp_tracer, "connect", srv.port)), None))
+        assert ev["dst"] == f"127.0.0.1:{srv.port}"
+        assert ev["src"].startswith("127.0.0.1:")
+    finally:
+        srv.close()
+
+
+def test_listen_and_listen_close(tcp_tracer):
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    s.listen()
+    addr = f"127.0.0.1:{s.getsockname()[1]}"
+    ev = tcp_tracer.wait_for(lambda evs: next((e for e in evs if e["type"] == "listen" and e["addr"] == addr), None))
+    assert ev["pid"] == os.getpid() and ev["fd"] == s.fileno()
+    assert tcp_tracer.metric_sum("container_net_tcp_listen_info", listen_addr=addr) == 1
+    s.close()
+    tcp_tracer.wait_for(lambda evs: next((e for e in evs if e["type"] == "listen_close" and e["addr"] == addr), None))
+    assert tcp_tracer.metric_sum("container_net_tcp_listen_info", listen_addr=addr) == 0
+
+
+def test_reused_fd_is_two_connections(tcp_tracer):
+    srv = Server(reply=0)
+    try:
+        _, _, fd1 = transfer(socket.AF_INET, "127.0.0.1", srv.port, 111)
+        _, _, fd2 = transfer(socket.AF_INET, "127.0.0.1", srv.port, 222)
+        assert fd1 == fd2
+        dst = f"127.0.0.1:{srv.port}"
+        tcp_tracer.wait_for(lambda evs: len([e for e in evs if e["type"] == "close" and e["dst"] == dst
+                                             and e["dir"] == "out"]) == 2)
+        closes = [e for e in events_to(tcp_tracer, "close", srv.port) if e["dir"] == "out"]
+        assert sorted(e["bytes_sent"] for e in closes) == [111, 222]
+        assert tcp_tracer.metric_sum("container_net_tcp_active_connections", destination=dst) == 0
+    finally:
+        srv.close()
+
+
+HOLDER = r"""
+import socket, sys, time
+srv = socket.socket(); srv.bind(("127.0.0.1", 0)); srv.listen()
+c = socket.create_connection(srv.getsockname())
+a, _ = srv.accept()
+print(srv.getsockname()[1], c.getsockname()[1], flush=True)
+sys.stdin.readline()            # hold everything open until told
+c.sendall(b"x" * 5000); c.shutdown(socket.SHUT_WR)
+while a.recv(65536): pass
+a.close(); c.close(); srv.close()
+print("done", flush=True)
+"""
+
+
+def test_connections_open_before_start_are_active(agent_factory):
+    holder = subprocess.Popen([sys.executable, "-c", HOLDER], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                              text=True)
+    try:
+        port, cport = map(int, holder.stdout.readline().split())
+        agent = agent_factory("--events", "tcp")
+        dst = f"127.0.0.1:{port}"
+        assert agent.metric_sum("container_net_tcp_active_connections", destination=dst) == 1
+        assert agent.metric_sum("container_net_tcp_listen_info", listen_addr=dst) == 1
+        holder.stdin.write("go\n")
+        holder.stdin.flush()
+        assert holder.stdout.readline().strip() == "done"
+        ev = agent.wait_for(lambda evs: next((e for e in evs if e["type"] == "close" and e["dst"] == dst
+                                              and e["dir"] == "out"), None), what="close of the old connection")
+        assert ev["pid"] == holder.pid and ev["src"] == f"127.0.0.1:{cport}"
+        # Sent before the agent's counters existed is still the kernel's count: all 5000 bytes.
+        assert ev["bytes_sent"] == 5000
+        assert agent.metric_sum("container_net_tcp_active_connections", destination=dst) == 0
+        assert agent.metric_sum("container_net_tcp_bytes_sent_total", destination=dst) == 5000
+        agent.wait_for(lambda evs: any(e["type"] == "listen_close" and e["addr"] == dst for e in evs))
+        assert agent.metric_sum("container_net_tcp_listen_info", listen_addr=dst) == 0
+    finally:
+        holder.kill()
+        holder.wait()
