@@ -177,39 +177,6 @@ static void listen_series(const struct tcp_conn *c, const char *labels[3])
 	labels[2] = "false";
 }
 
-static struct tcp_conn *add_conn(struct tcp_tracker *t, uint64_t sock, uint64_t start_ns,
-				 const struct tcp_tuple *tuple, enum tcp_conn_kind kind,
-				 uint32_t pid, int fd)
-{
-	struct tcp_conn *old = sock ? tcp_conn_find(&t->conns, sock, 0) : NULL;
-	const char *labels[3];
-
-	if (old) {
-		/* Its close was lost: the socket was reused. Retire the old one. */
-		if (old->metered && old->kind == TCP_CONN_OUTBOUND) {
-			dest_series(old, labels);
-			metric_add(t->active, labels, -1);
-		}
-		tcp_conn_remove(&t->conns, old);
-	}
-	struct tcp_conn *c = tcp_conn_add(&t->conns, sock, start_ns, tuple, kind,
-					  container_of(t, pid));
-	if (!c)
-		return NULL;
-	c->pid = pid;
-	c->fd = fd;
-	if (kind == TCP_CONN_LISTENER) {
-		listen_series(c, labels);
-		metric_add(t->listen_info, labels, 1);
-		c->metered = true;
-	} else if (kind == TCP_CONN_OUTBOUND && dest_allowed(t, c->container, c->peer)) {
-		dest_series(c, labels);
-		metric_add(t->active, labels, 1);
-		c->metered = true;
-	}
-	return c;
-}
-
 static void remove_conn(struct tcp_tracker *t, struct tcp_conn *c, const struct ns_tcp_event *e)
 {
 	const char *labels[3];
@@ -228,6 +195,34 @@ static void remove_conn(struct tcp_tracker *t, struct tcp_conn *c, const struct 
 		}
 	}
 	tcp_conn_remove(&t->conns, c);
+}
+
+static struct tcp_conn *add_conn(struct tcp_tracker *t, uint64_t sock, uint64_t start_ns,
+				 const struct tcp_tuple *tuple, enum tcp_conn_kind kind,
+				 uint32_t pid, int fd)
+{
+	struct tcp_conn *old = sock ? tcp_conn_find(&t->conns, sock, 0) : NULL;
+	const char *labels[3];
+
+	/* A second listen() on a listener, or a socket reused after a lost close. */
+	if (old)
+		remove_conn(t, old, NULL);
+	struct tcp_conn *c = tcp_conn_add(&t->conns, sock, start_ns, tuple, kind,
+					  container_of(t, pid));
+	if (!c)
+		return NULL;
+	c->pid = pid;
+	c->fd = fd;
+	if (kind == TCP_CONN_LISTENER) {
+		listen_series(c, labels);
+		metric_add(t->listen_info, labels, 1);
+		c->metered = true;
+	} else if (kind == TCP_CONN_OUTBOUND && dest_allowed(t, c->container, c->peer)) {
+		dest_series(c, labels);
+		metric_add(t->active, labels, 1);
+		c->metered = true;
+	}
+	return c;
 }
 
 static struct tcp_conn *find_conn(struct tcp_tracker *t, const struct ns_tcp_event *e)

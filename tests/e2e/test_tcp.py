@@ -172,14 +172,25 @@ def test_listen_and_listen_close(tcp_tracer):
 def test_reused_fd_is_two_connections(tcp_tracer):
     srv = Server(reply=0)
     try:
-        _, _, fd1 = transfer(socket.AF_INET, "127.0.0.1", srv.port, 111)
-        _, _, fd2 = transfer(socket.AF_INET, "127.0.0.1", srv.port, 222)
-        assert fd1 == fd2
+        fixed_fd = 555  # both connections on the same fd number
+        for n in (111, 222):
+            s = socket.socket()
+            os.dup2(s.fileno(), fixed_fd)
+            s.close()
+            c = socket.socket(fileno=fixed_fd)
+            c.connect(("127.0.0.1", srv.port))
+            c.sendall(b"s" * n)
+            c.shutdown(socket.SHUT_WR)
+            while c.recv(65536):
+                pass
+            c.close()
         dst = f"127.0.0.1:{srv.port}"
         tcp_tracer.wait_for(lambda evs: len([e for e in evs if e["type"] == "close" and e["dst"] == dst
                                              and e["dir"] == "out"]) == 2)
         closes = [e for e in events_to(tcp_tracer, "close", srv.port) if e["dir"] == "out"]
         assert sorted(e["bytes_sent"] for e in closes) == [111, 222]
+        assert {e["fd"] for e in closes} == {fixed_fd}
+        assert len({e["src"] for e in closes}) == 2
         assert tcp_tracer.metric_sum("container_net_tcp_active_connections", destination=dst) == 0
     finally:
         srv.close()
@@ -223,3 +234,16 @@ def test_connections_open_before_start_are_active(agent_factory):
     finally:
         holder.kill()
         holder.wait()
+
+
+def test_second_listen_call_keeps_one_listener(tcp_tracer):
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    s.listen(5)
+    s.listen(50)  # changes the backlog only
+    addr = f"127.0.0.1:{s.getsockname()[1]}"
+    tcp_tracer.wait_for(lambda evs: len([e for e in evs if e["type"] == "listen" and e["addr"] == addr]) == 2)
+    assert tcp_tracer.metric_sum("container_net_tcp_listen_info", listen_addr=addr) == 1
+    s.close()
+    tcp_tracer.wait_for(lambda evs: any(e["type"] == "listen_close" and e["addr"] == addr for e in evs))
+    assert tcp_tracer.metric_sum("container_net_tcp_listen_info", listen_addr=addr) == 0

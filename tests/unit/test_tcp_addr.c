@@ -1,0 +1,239 @@
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+
+#include "tcp/addr.h"
+
+/* addr[16] from text, in network byte order (IPv4 in the first 4 bytes). */
+static void addr_of(uint16_t family, const char *text, uint8_t addr[16])
+{
+	memset(addr, 0xee, 16); /* the unused 12 bytes of IPv4 must not matter */
+	assert_int_equal(inet_pton(family, text, addr), 1);
+}
+
+static void assert_addr(uint16_t family, const char *text, uint16_t port, const char *want)
+{
+	uint8_t a[16];
+	char out[TCP_ADDR_STRLEN];
+
+	addr_of(family, text, a);
+	memset(out, 'X', sizeof(out));
+	tcp_addr_format(family, a, port, out, sizeof(out));
+	assert_string_equal(out, want);
+}
+
+static void assert_ip(uint16_t family, const char *text, const char *want)
+{
+	uint8_t a[16];
+	char out[TCP_ADDR_STRLEN];
+
+	addr_of(family, text, a);
+	memset(out, 'X', sizeof(out));
+	tcp_ip_format(family, a, out, sizeof(out));
+	assert_string_equal(out, want);
+}
+
+static void test_ipv4(void **state)
+{
+	assert_addr(AF_INET, "1.2.3.4", 80, "1.2.3.4:80");
+	assert_addr(AF_INET, "127.0.0.1", 9645, "127.0.0.1:9645");
+	assert_addr(AF_INET, "0.0.0.0", 0, "0.0.0.0:0");
+	assert_addr(AF_INET, "255.255.255.255", 65535, "255.255.255.255:65535");
+	assert_addr(AF_INET, "10.0.0.1", 1, "10.0.0.1:1");
+	assert_ip(AF_INET, "1.2.3.4", "1.2.3.4");
+	assert_ip(AF_INET, "255.255.255.255", "255.255.255.255");
+
+	/* the byte order is network order: first byte printed first */
+	uint8_t a[16] = { 192, 168, 1, 2 };
+	char out[TCP_ADDR_STRLEN];
+	tcp_addr_format(AF_INET, a, 443, out, sizeof(out));
+	assert_string_equal(out, "192.168.1.2:443");
+}
+
+static void test_ipv6(void **state)
+{
+	assert_addr(AF_INET6, "::1", 443, "[::1]:443");
+	assert_addr(AF_INET6, "::", 0, "[::]:0");
+	assert_addr(AF_INET6, "fe80::1:2", 9645, "[fe80::1:2]:9645");
+	assert_addr(AF_INET6, "2001:db8::ff00:42:8329", 65535, "[2001:db8::ff00:42:8329]:65535");
+	assert_ip(AF_INET6, "::1", "::1");
+	assert_ip(AF_INET6, "2001:db8::1", "2001:db8::1");
+	/* ::ffff:0:0/96's neighbours are not v4-mapped */
+	assert_addr(AF_INET6, "::fffe:a00:1", 80, "[::fffe:a00:1]:80");
+	assert_addr(AF_INET6, "1::ffff:a00:1", 80, "[1::ffff:a00:1]:80");
+	assert_addr(AF_INET6, "0:0:0:0:1:ffff:a00:1", 80, "[::1:ffff:a00:1]:80");
+}
+
+static void test_ipv6_full_length(void **state)
+{
+	const char *want = "[ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff]:65535";
+	uint8_t a[16];
+	char out[TCP_ADDR_STRLEN];
+
+	memset(a, 0xff, sizeof(a));
+	assert_true(strlen(want) < TCP_ADDR_STRLEN);
+	tcp_addr_format(AF_INET6, a, 65535, out, sizeof(out));
+	assert_string_equal(out, want);
+	tcp_ip_format(AF_INET6, a, out, sizeof(out));
+	assert_string_equal(out, "ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff");
+
+	/* no "::" shortening possible: every group printed */
+	assert_addr(AF_INET6, "1234:5678:9abc:def0:1234:5678:9abc:def0", 65535,
+		    "[1234:5678:9abc:def0:1234:5678:9abc:def0]:65535");
+
+	/* the longest text inet_ntop can give (an embedded IPv4 form) fits too */
+	uint8_t b[16] = { 0 };
+	b[10] = b[11] = 0xff;
+	b[12] = b[13] = b[14] = b[15] = 255;
+	tcp_addr_format(AF_INET6, b, 65535, out, sizeof(out));
+	assert_string_equal(out, "255.255.255.255:65535");
+	memset(b, 0, 12);
+	b[12] = b[13] = b[14] = b[15] = 255; /* ::255.255.255.255 (v4-compatible) */
+	tcp_addr_format(AF_INET6, b, 65535, out, sizeof(out));
+	assert_true(strlen(out) < TCP_ADDR_STRLEN);
+	assert_int_equal(out[0], '[');
+	assert_non_null(strstr(out, "]:65535"));
+}
+
+static void test_v4_mapped(void **state)
+{
+	assert_addr(AF_INET6, "::ffff:10.0.0.1", 8080, "10.0.0.1:8080");
+	assert_addr(AF_INET6, "::ffff:127.0.0.1", 0, "127.0.0.1:0");
+	assert_addr(AF_INET6, "::ffff:255.255.255.255", 65535, "255.255.255.255:65535");
+	assert_ip(AF_INET6, "::ffff:10.0.0.1", "10.0.0.1");
+	assert_ip(AF_INET6, "::ffff:0.0.0.0", "0.0.0.0");
+
+	/* the same peer over IPv4 and v4-mapped IPv6 has one name */
+	uint8_t v4[16], v6[16];
+	char s4[TCP_ADDR_STRLEN], s6[TCP_ADDR_STRLEN];
+	addr_of(AF_INET, "10.0.0.1", v4);
+	addr_of(AF_INET6, "::ffff:10.0.0.1", v6);
+	tcp_addr_format(AF_INET, v4, 5432, s4, sizeof(s4));
+	tcp_addr_format(AF_INET6, v6, 5432, s6, sizeof(s6));
+	assert_string_equal(s4, s6);
+	tcp_ip_format(AF_INET, v4, s4, sizeof(s4));
+	tcp_ip_format(AF_INET6, v6, s6, sizeof(s6));
+	assert_string_equal(s4, s6);
+
+	/* an AF_INET address whose first bytes look like the prefix is still IPv4 */
+	uint8_t z[16] = { 0 };
+	z[10] = z[11] = 0xff;
+	tcp_addr_format(AF_INET, z, 1, s4, sizeof(s4));
+	assert_string_equal(s4, "0.0.0.0:1");
+}
+
+static void test_ports(void **state)
+{
+	assert_addr(AF_INET, "1.1.1.1", 0, "1.1.1.1:0");
+	assert_addr(AF_INET, "1.1.1.1", 65535, "1.1.1.1:65535");
+	assert_addr(AF_INET6, "::1", 0, "[::1]:0");
+	assert_addr(AF_INET6, "::1", 65535, "[::1]:65535");
+	assert_addr(AF_INET6, "::ffff:1.1.1.1", 65535, "1.1.1.1:65535");
+	/* the port is a host-order number, printed in decimal */
+	assert_addr(AF_INET, "1.1.1.1", 0x1f90, "1.1.1.1:8080");
+	assert_addr(AF_INET, "1.1.1.1", 256, "1.1.1.1:256");
+}
+
+/* Every out length from 0 up: NUL-terminated, a prefix of the full text, no overrun. */
+static void check_truncation(const char *full, void (*fmt)(char *out, size_t len, void *ctx),
+			     void *ctx)
+{
+	size_t n = strlen(full);
+
+	for (size_t len = 0; len <= n + 2; len++) {
+		char buf[TCP_ADDR_STRLEN + 16];
+		memset(buf, 'Z', sizeof(buf));
+		if (len == 0) {
+			fmt(buf, 0, ctx);
+			for (size_t i = 0; i < sizeof(buf); i++)
+				assert_int_equal(buf[i], 'Z');
+			continue;
+		}
+		fmt(buf, len, ctx);
+		size_t got = strnlen(buf, len);
+		assert_true(got < len); /* NUL inside the buffer */
+		assert_int_equal(got, len - 1 < n ? len - 1 : n);
+		assert_memory_equal(buf, full, got);
+		for (size_t i = len; i < sizeof(buf); i++)
+			assert_int_equal(buf[i], 'Z');
+	}
+}
+
+struct fmt_ctx {
+	uint16_t family;
+	uint8_t addr[16];
+	uint16_t port;
+};
+
+static void fmt_addr(char *out, size_t len, void *ctx)
+{
+	struct fmt_ctx *c = ctx;
+	tcp_addr_format(c->family, c->addr, c->port, out, len);
+}
+
+static void fmt_ip(char *out, size_t len, void *ctx)
+{
+	struct fmt_ctx *c = ctx;
+	tcp_ip_format(c->family, c->addr, out, len);
+}
+
+static void test_truncation(void **state)
+{
+	struct fmt_ctx c = { .family = AF_INET6, .port = 65535 };
+
+	memset(c.addr, 0xff, sizeof(c.addr));
+	check_truncation("[ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff]:65535", fmt_addr, &c);
+	check_truncation("ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff", fmt_ip, &c);
+
+	c.family = AF_INET;
+	addr_of(AF_INET, "192.168.100.200", c.addr);
+	c.port = 443;
+	check_truncation("192.168.100.200:443", fmt_addr, &c);
+	check_truncation("192.168.100.200", fmt_ip, &c);
+
+	c.family = AF_INET6;
+	addr_of(AF_INET6, "::ffff:10.0.0.1", c.addr);
+	c.port = 8080;
+	check_truncation("10.0.0.1:8080", fmt_addr, &c);
+	check_truncation("10.0.0.1", fmt_ip, &c);
+
+	/* a one-byte buffer gets just the NUL */
+	char one[2] = { 'A', 'B' };
+	tcp_addr_format(AF_INET6, c.addr, 1, one, 1);
+	assert_int_equal(one[0], '\0');
+	assert_int_equal(one[1], 'B');
+}
+
+static void test_unknown_family(void **state)
+{
+	/* anything that is not AF_INET6 prints as IPv4: never garbage, never a crash */
+	uint8_t a[16] = { 1, 2, 3, 4 };
+	char out[TCP_ADDR_STRLEN];
+
+	tcp_addr_format(0, a, 7, out, sizeof(out));
+	assert_string_equal(out, "1.2.3.4:7");
+	tcp_ip_format(AF_UNIX, a, out, sizeof(out));
+	assert_string_equal(out, "1.2.3.4");
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_ipv4),
+		cmocka_unit_test(test_ipv6),
+		cmocka_unit_test(test_ipv6_full_length),
+		cmocka_unit_test(test_v4_mapped),
+		cmocka_unit_test(test_ports),
+		cmocka_unit_test(test_truncation),
+		cmocka_unit_test(test_unknown_family),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
