@@ -43,6 +43,19 @@
 		}                                                               \
 		return rec;                                                     \
 	}                                                                       \
+	/* Copies a record of variable size (built elsewhere) into the ring. */ \
+	static __always_inline void name##_output(void *data, __u64 size)      \
+	{                                                                       \
+		__u64 pending = bpf_ringbuf_query(&rb_##name, BPF_RB_AVAIL_DATA); \
+		if (bpf_ringbuf_output(&rb_##name, data, size,                 \
+				       ns_wakeup_flags(cfg_##name.policy, pending, \
+						       cfg_##name.watermark))) { \
+			__u32 zero = 0;                                         \
+			__u64 *n = bpf_map_lookup_elem(&lost_##name, &zero);    \
+			if (n)                                                  \
+				(*n)++;                                         \
+		}                                                               \
+	}                                                                       \
 	static __always_inline void name##_submit(void *rec)                    \
 	{                                                                       \
 		__u64 pending = bpf_ringbuf_query(&rb_##name, BPF_RB_AVAIL_DATA); \

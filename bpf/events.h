@@ -17,6 +17,7 @@
 enum ns_stream {
 	NS_STREAM_PROC = 0,
 	NS_STREAM_TCP = 1,
+	NS_STREAM_L7 = 2,
 	NS_STREAM_COUNT,
 };
 
@@ -116,5 +117,43 @@ struct ns_tcp_event {
 	__u64 bytes_sent;  /* close: tcp_sock bytes_acked (with SYN and FIN, see flags) */
 	__u64 bytes_received;
 };
+
+/* Payload prefixes of socket reads and writes (stream l7). */
+#define NS_L7_CAPTURE 4096 /* most bytes captured of one syscall (power of two) */
+
+enum ns_l7_op {
+	NS_L7_WRITE = 1,
+	NS_L7_READ = 2,
+};
+
+/* Where a captured buffer came from. */
+#define NS_L7_F_INBOUND 1u /* the connection was accepted (this side is the server) */
+#define NS_L7_F_TLS 2u	   /* plaintext from a TLS library (later issues) */
+
+/* What the BPF side remembers of a tracked socket, per (tgid, fd). */
+struct ns_l7_sock {
+	__u64 sock;
+	__u64 start_ns;
+	__u16 flags; /* NS_L7_F_* */
+	__u16 family;
+	__u16 sport; /* local, host order */
+	__u16 dport; /* remote */
+	__u8 saddr[16];
+	__u8 daddr[16];
+};
+
+struct ns_l7_event {
+	__u32 op;  /* enum ns_l7_op */
+	__u32 pid;
+	__u64 ts_ns; /* write: when it started; read: when it returned */
+	__s32 fd;
+	__u32 total;	/* bytes the syscall moved */
+	__u32 captured; /* bytes of data[] that follow (<= NS_L7_CAPTURE) */
+	__u32 pad;
+	struct ns_l7_sock conn;
+	__u8 data[NS_L7_CAPTURE];
+};
+
+#define NS_L7_HEADER_SIZE (sizeof(struct ns_l7_event) - NS_L7_CAPTURE)
 
 #endif

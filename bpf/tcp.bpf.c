@@ -5,6 +5,7 @@
  * softirq context are attributed through tcp_socks, filled in process context.
  */
 #include "common.bpf.h"
+#include "sockets.bpf.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
@@ -22,7 +23,7 @@ NS_STREAM_DEFINE(tcp)
 #define SEND_SHUTDOWN 2
 
 /* Reasons tcp tracking state could not be kept (exported per reason). */
-enum { TCP_DROP_SOCKS_FULL = 0, TCP_DROP_PENDING_FULL = 1, TCP_DROP_COUNT };
+enum { TCP_DROP_SOCKS_FULL = 0, TCP_DROP_PENDING_FULL = 1, TCP_DROP_L7_FULL = 2, TCP_DROP_COUNT };
 
 struct sock_info {
 	__u32 pid;
@@ -99,19 +100,39 @@ static __always_inline bool sk_is_tcp(struct sock *sk)
 }
 
 /* Local and remote address of sk into e (local = s*, remote = d*). */
-static __always_inline void fill_from_sock(struct ns_tcp_event *e, struct sock *sk)
+#define fill_from_sock(e, sk)                                                       \
+	do {                                                                        \
+		(e)->family = BPF_CORE_READ(sk, __sk_common.skc_family);             \
+		(e)->sport = BPF_CORE_READ(sk, __sk_common.skc_num);                 \
+		(e)->dport = bpf_ntohs(BPF_CORE_READ(sk, __sk_common.skc_dport));    \
+		if ((e)->family == AF_INET) {                                        \
+			bpf_core_read((e)->saddr, 4, &sk->__sk_common.skc_rcv_saddr); \
+			bpf_core_read((e)->daddr, 4, &sk->__sk_common.skc_daddr);     \
+		} else {                                                             \
+			bpf_core_read((e)->saddr, 16, &sk->__sk_common.skc_v6_rcv_saddr); \
+			bpf_core_read((e)->daddr, 16, &sk->__sk_common.skc_v6_daddr); \
+		}                                                                    \
+	} while (0)
+
+/* Lets the l7 programs capture this socket's reads and writes. */
+static __always_inline void track_for_l7(__u32 pid, __s32 fd, const struct ns_l7_sock *ls)
 {
-	e->family = BPF_CORE_READ(sk, __sk_common.skc_family);
-	e->sport = BPF_CORE_READ(sk, __sk_common.skc_num);
-	e->dport = bpf_ntohs(BPF_CORE_READ(sk, __sk_common.skc_dport));
-	if (e->family == AF_INET) {
-		bpf_core_read(e->saddr, 4, &sk->__sk_common.skc_rcv_saddr);
-		bpf_core_read(e->daddr, 4, &sk->__sk_common.skc_daddr);
-	} else {
-		bpf_core_read(e->saddr, 16, &sk->__sk_common.skc_v6_rcv_saddr);
-		bpf_core_read(e->daddr, 16, &sk->__sk_common.skc_v6_daddr);
-	}
+	__u64 key = l7_key(pid, fd);
+	if (fd < 0)
+		return;
+	if (bpf_map_update_elem(&l7_socks, &key, ls, BPF_ANY))
+		tcp_drop(TCP_DROP_L7_FULL);
 }
+
+static __always_inline void untrack_for_l7(const struct sock_info *info, __u64 sk)
+{
+	__u64 key = l7_key(info->pid, info->fd);
+	struct ns_l7_sock *ls = bpf_map_lookup_elem(&l7_socks, &key);
+	/* The fd may already name another socket: only drop our own entry. */
+	if (ls && ls->sock == sk)
+		bpf_map_delete_elem(&l7_socks, &key);
+}
+
 
 static __always_inline struct ns_tcp_event *tcp_event(__u32 type, __u64 sock)
 {
@@ -229,9 +250,23 @@ int ns_tcp_state(struct trace_event_raw_inet_sock_set_state *ctx)
 	tcp_submit(e);
 out:
 	if (type == NS_TCP_CONNECT) {
-		if (info)
+		if (info) {
+			struct ns_l7_sock ls = {
+				.sock = sk, .start_ns = info->start_ns, .family = ctx->family,
+				.sport = ctx->sport, .dport = ctx->dport,
+			};
+			if (ctx->family == AF_INET) {
+				bpf_probe_read_kernel(ls.saddr, 4, ctx->saddr);
+				bpf_probe_read_kernel(ls.daddr, 4, ctx->daddr);
+			} else {
+				bpf_probe_read_kernel(ls.saddr, 16, ctx->saddr_v6);
+				bpf_probe_read_kernel(ls.daddr, 16, ctx->daddr_v6);
+			}
 			info->est_ns = now;
+			track_for_l7(info->pid, info->fd, &ls);
+		}
 	} else if (info) {
+		untrack_for_l7(info, sk);
 		bpf_map_delete_elem(&tcp_socks, &sk);
 	}
 	return 0;
@@ -309,6 +344,12 @@ static __always_inline int on_accept(long ret)
 			tcp_drop(TCP_DROP_SOCKS_FULL);
 		info = bpf_map_lookup_elem(&tcp_socks, &key);
 	}
+	struct ns_l7_sock ls = {
+		.sock = key, .start_ns = info ? info->start_ns : 0, .flags = NS_L7_F_INBOUND,
+	};
+	fill_from_sock(&ls, sk);
+	track_for_l7(pid, ret, &ls);
+
 	struct ns_tcp_event *e = tcp_event(NS_TCP_ACCEPT, key);
 	if (!e)
 		return 0;
@@ -316,7 +357,11 @@ static __always_inline int on_accept(long ret)
 	e->pid = pid;
 	e->fd = ret;
 	e->flags |= NS_TCP_F_INBOUND;
-	fill_from_sock(e, sk);
+	e->family = ls.family;
+	e->sport = ls.sport;
+	e->dport = ls.dport;
+	__builtin_memcpy(e->saddr, ls.saddr, 16);
+	__builtin_memcpy(e->daddr, ls.daddr, 16);
 	tcp_submit(e);
 	return 0;
 }

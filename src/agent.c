@@ -18,6 +18,7 @@
 #include "loop/stream.h"
 #include "metrics/registry.h"
 #include "proc/tracker.h"
+#include "l7/tracker.h"
 #include "tcp/tracker.h"
 #include "trace/trace.h"
 
@@ -29,6 +30,7 @@ struct agent {
 	struct stream *streams[NS_STREAM_COUNT];
 	struct proc_tracker *procs;
 	struct tcp_tracker *tcp;
+	struct l7_tracker *l7;
 	struct trace trace;
 	struct http_routes routes;
 	struct http_server *http;
@@ -139,6 +141,10 @@ static int agent_open_streams(struct agent *a)
 			p.fn = tcp_tracker_on_record;
 			p.ctx = a->tcp;
 			break;
+		case NS_STREAM_L7:
+			p.fn = l7_tracker_on_record;
+			p.ctx = a->l7;
+			break;
 		}
 		int err = stream_open(a->loop, &p, &a->streams[i]);
 		if (err) {
@@ -148,6 +154,25 @@ static int agent_open_streams(struct agent *a)
 		}
 	}
 	return 0;
+}
+
+/* A process exited: read what it did that still waits in batched streams. */
+static void agent_proc_exited(void *ctx)
+{
+	struct agent *a = ctx;
+	if (a->streams[NS_STREAM_TCP])
+		stream_drain(a->streams[NS_STREAM_TCP]);
+	if (a->streams[NS_STREAM_L7])
+		stream_drain(a->streams[NS_STREAM_L7]);
+}
+
+/* A connection closed: first read the payloads still queued for it. */
+static void agent_conn_closed(void *ctx, uint64_t sock, uint64_t start_ns)
+{
+	struct agent *a = ctx;
+	if (a->streams[NS_STREAM_L7])
+		stream_drain(a->streams[NS_STREAM_L7]);
+	l7_tracker_conn_closed(a->l7, sock, start_ns);
 }
 
 static int agent_start(struct agent *a)
@@ -169,6 +194,8 @@ static int agent_start(struct agent *a)
 		.loop = a->loop,
 		.max_processes = c->max_processes,
 		.max_series = c->max_series,
+		.on_exit = agent_proc_exited,
+		.on_exit_ctx = a,
 	};
 	if (proc_tracker_new(&po, &a->procs))
 		return NS_EXIT_RUNTIME;
@@ -185,8 +212,17 @@ static int agent_start(struct agent *a)
 		.max_connections = c->max_connections,
 		.max_destinations = c->max_destinations,
 		.max_series = c->max_series,
+		.on_close = agent_conn_closed,
+		.on_close_ctx = a,
 	};
-	if (tcp_tracker_new(&to, &a->tcp))
+	struct l7_tracker_opts lo = {
+		.registry = a->registry,
+		.procs = proc_tracker_table(a->procs),
+		.trace = (c->stream_mask & (1u << NS_STREAM_L7)) ? &a->trace : NULL,
+		.max_connections = c->max_l7_connections,
+		.max_series = c->max_series,
+	};
+	if (tcp_tracker_new(&to, &a->tcp) || l7_tracker_new(&lo, &a->l7))
 		return NS_EXIT_RUNTIME;
 	if (agent_open_streams(a))
 		return NS_EXIT_RUNTIME;
@@ -216,6 +252,7 @@ static void agent_stop(struct agent *a)
 	for (int i = 0; i < NS_STREAM_COUNT; i++)
 		stream_close(a->streams[i]);
 	probes_stop(p);
+	l7_tracker_free(a->l7);
 	tcp_tracker_free(a->tcp);
 	proc_tracker_free(a->procs);
 	metric_registry_free(a->registry);

@@ -15,10 +15,11 @@ static const char usage[] =
 	"  --listen HOST:PORT    HTTP address for /metrics and the web page\n"
 	"                        (default " NS_DEFAULT_LISTEN "; trace: none unless given)\n"
 	"  --events LIST         trace: streams to print, comma-separated (default: all).\n"
-	"                        streams: proc, tcp\n"
+	"                        streams: proc, tcp, l7\n"
 	"  --ringbuf-size SIZE   BPF ring buffer size for every stream, or STREAM=SIZE for\n"
 	"                        one (repeatable); k/m suffixes; rounded up to a power of\n"
-	"                        two, at least one page (default 256k)\n"
+	"                        two, at least one page (defaults: proc 256k, tcp 1m,\n"
+	"                        l7 8m)\n"
 	"  --max-series N        series per metric before new ones are dropped (and\n"
 	"                        counted); default 10000\n"
 	"  --max-processes N     process table size (default 131072)\n"
@@ -155,6 +156,7 @@ enum cli_result cli_parse(int argc, char **argv, struct ns_config *c, struct str
 		.max_processes = 131072,
 		.max_connections = 262144,
 		.max_destinations = 1000,
+		.max_l7_connections = 16384,
 	};
 	int first = 1;
 	if (argc > 1 && !strcmp(argv[1], "trace")) {

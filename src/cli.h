@@ -20,6 +20,7 @@ struct ns_config {
 	size_t max_processes;
 	size_t max_connections;
 	unsigned max_destinations;
+	size_t max_l7_connections;
 	unsigned debug_poll_ms;
 	bool verbose;
 };

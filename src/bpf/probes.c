@@ -39,6 +39,8 @@ static struct bpf_map *ring_of(struct nodescope_bpf *k, enum ns_stream s)
 		return k->maps.rb_proc;
 	case NS_STREAM_TCP:
 		return k->maps.rb_tcp;
+	case NS_STREAM_L7:
+		return k->maps.rb_l7;
 	default:
 		return NULL;
 	}
@@ -51,6 +53,8 @@ static struct bpf_map *lost_of(struct nodescope_bpf *k, enum ns_stream s)
 		return k->maps.lost_proc;
 	case NS_STREAM_TCP:
 		return k->maps.lost_tcp;
+	case NS_STREAM_L7:
+		return k->maps.lost_l7;
 	default:
 		return NULL;
 	}
@@ -63,6 +67,8 @@ static volatile struct ns_stream_config *config_of(struct nodescope_bpf *k, enum
 		return (volatile struct ns_stream_config *)&k->rodata->cfg_proc;
 	case NS_STREAM_TCP:
 		return (volatile struct ns_stream_config *)&k->rodata->cfg_tcp;
+	case NS_STREAM_L7:
+		return (volatile struct ns_stream_config *)&k->rodata->cfg_l7;
 	default:
 		return NULL;
 	}
@@ -113,9 +119,10 @@ int probes_start(const struct probes_opts *o, struct probes **out)
 	for (int s = 0; s < NS_STREAM_COUNT; s++) {
 		volatile struct ns_stream_config *cfg = config_of(p->skel, s);
 		struct bpf_map *ring = ring_of(p->skel, s);
-		if (o->ring_size[s] && bpf_map__set_max_entries(ring, o->ring_size[s])) {
-			fprintf(stderr, "nodescope: bad ring buffer size %u for stream %s\n",
-				o->ring_size[s], stream_defs[s].name);
+		uint32_t size = o->ring_size[s] ? o->ring_size[s] : stream_defs[s].ring_size;
+		if (size && bpf_map__set_max_entries(ring, size)) {
+			fprintf(stderr, "nodescope: bad ring buffer size %u for stream %s\n", size,
+				stream_defs[s].name);
 			rc = NS_EXIT_USAGE;
 			goto fail;
 		}

@@ -11,11 +11,17 @@
 
 const struct stream_def stream_defs[NS_STREAM_COUNT] = {
 	/* An exec must be acted on before the new program's first TLS write. */
-	[NS_STREAM_PROC] = { "proc", NS_STREAM_PROC, { .kind = NS_WAKEUP_IMMEDIATE } },
+	[NS_STREAM_PROC] = { "proc", NS_STREAM_PROC, { .kind = NS_WAKEUP_IMMEDIATE }, 256 << 10 },
 	/* High rate: at most 10 ms late, or sooner once 64 KiB are pending. */
 	[NS_STREAM_TCP] = { "tcp", NS_STREAM_TCP,
 			    { .kind = NS_WAKEUP_BATCHED, .max_delay_ns = 10000000,
-			      .watermark = 64 * 1024 } },
+			      .watermark = 64 * 1024 },
+			    1 << 20 },
+	/* Payload prefixes: the highest rate of all, so the biggest ring. */
+	[NS_STREAM_L7] = { "l7", NS_STREAM_L7,
+			   { .kind = NS_WAKEUP_BATCHED, .max_delay_ns = 10000000,
+			     .watermark = 1 << 20 },
+			   8 << 20 },
 };
 
 const struct stream_def *stream_def_find(const char *name)

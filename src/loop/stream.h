@@ -23,6 +23,7 @@ struct stream_def {
 	const char *name;
 	enum ns_stream id;
 	struct stream_policy policy;
+	uint32_t ring_size; /* default ring buffer bytes */
 };
 extern const struct stream_def stream_defs[NS_STREAM_COUNT];
 /* Looks a stream up by name; NULL if unknown. */

@@ -2,6 +2,7 @@
 
 #include <math.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -16,14 +17,29 @@
 /* 2^53: beyond this not every integer is representable, so print %.17g. */
 #define EXACT_INT_LIMIT 9007199254740992.0
 
+/* Longest le text: "-1.2345678901234567e-308" plus NUL, with room to spare. */
+#define LE_TEXT_MAX 32
+
 struct metric_series {
-	double value;
+	double value; /* histograms: the sum of observations */
 	uint64_t hash;
 	struct metric_series *hnext; /* hash chain */
 	struct metric_series *prev; /* creation order */
 	struct metric_series *next;
+	/*
+	 * Histograms only (NULL otherwise): n_bounds + 1 per-bucket counts, not
+	 * cumulative, the last one for +Inf; in the same allocation.
+	 */
+	unsigned long long *counts;
 	/* n_labels pointers into the same allocation, followed by the strings. */
 	char *values[];
+};
+
+/* A histogram family's buckets, fixed at registration. */
+struct metric_hist {
+	unsigned n_bounds;
+	double bounds[METRIC_MAX_BUCKETS];
+	char le[METRIC_MAX_BUCKETS][LE_TEXT_MAX]; /* bounds as exposed */
 };
 
 struct metric {
@@ -36,6 +52,7 @@ struct metric {
 	unsigned n_labels;
 	char *label_names[METRIC_MAX_LABELS];
 	bool internal; /* the drop family: printed only once it has series */
+	struct metric_hist *hist; /* METRIC_HISTOGRAM only */
 
 	struct metric_series **buckets;
 	size_t n_buckets; /* 0 or a power of two */
@@ -121,6 +138,7 @@ static void family_free(struct metric *m)
 		free(m->label_names[i]);
 	free(m->name);
 	free(m->help);
+	free(m->hist);
 	free(m);
 }
 
@@ -214,25 +232,34 @@ void metric_registry_free(struct metric_registry *r)
 	free(r);
 }
 
+/* Checks shared by every family type. */
+static bool valid_family(const struct metric_registry *r, const char *name, unsigned n_labels,
+			 const char *const *label_names)
+{
+	if (!r || !valid_metric_name(name) || n_labels > METRIC_MAX_LABELS)
+		return false;
+	if (n_labels && !label_names)
+		return false;
+	for (unsigned i = 0; i < n_labels; i++) {
+		if (!valid_label_name(label_names[i]))
+			return false;
+		for (unsigned j = 0; j < i; j++)
+			if (!strcmp(label_names[i], label_names[j]))
+				return false;
+	}
+	return true;
+}
+
 struct metric *metric_register(struct metric_registry *r, const char *name, const char *help,
 			       enum metric_type type, unsigned max_series, unsigned n_labels,
 			       const char *const *label_names)
 {
 	struct metric *m;
 
-	if (!r || !valid_metric_name(name) || n_labels > METRIC_MAX_LABELS)
-		return NULL;
 	if (type != METRIC_COUNTER && type != METRIC_GAUGE)
 		return NULL;
-	if (n_labels && !label_names)
+	if (!valid_family(r, name, n_labels, label_names))
 		return NULL;
-	for (unsigned i = 0; i < n_labels; i++) {
-		if (!valid_label_name(label_names[i]))
-			return NULL;
-		for (unsigned j = 0; j < i; j++)
-			if (!strcmp(label_names[i], label_names[j]))
-				return NULL;
-	}
 
 	m = family_find(r, name);
 	if (m)
@@ -241,6 +268,157 @@ struct metric *metric_register(struct metric_registry *r, const char *name, cons
 	m = family_new(r, name, help, type, max_series, n_labels, label_names);
 	if (m)
 		family_append(r, m);
+	return m;
+}
+
+/*
+ * Bucket bounds as Prometheus prints them (Go's strconv.FormatFloat(v, 'g',
+ * -1, 64)): the fewest significant digits that parse back to v, nearest to v
+ * among those; exponent form when the decimal exponent is < -4 or >= 6
+ * ("0.005", "2.5", "10", "123456", "1e+06", "0.0001", "1e-05").
+ */
+static void format_bound(double v, char out[LE_TEXT_MAX])
+{
+	char tmp[40];
+	char digits[24];
+	int nd = 0; /* significant digits in digits[] */
+	int exp10 = 0; /* decimal exponent of digits[0] */
+
+	if (v == 0) { /* and -0, which Prometheus prints as "0" too */
+		strcpy(out, "0");
+		return;
+	}
+	if (!isfinite(v)) { /* not reachable: bounds are checked */
+		strcpy(out, isnan(v) ? "NaN" : v > 0 ? "+Inf" : "-Inf");
+		return;
+	}
+	double a = fabs(v);
+
+	for (int p = 1; p <= 17 && !nd; p++) {
+		/* The nearest p-digit decimal: the answer if it round-trips. */
+		snprintf(tmp, sizeof(tmp), "%.*e", p - 1, a);
+		const char *e = strchr(tmp, 'e');
+		unsigned long long mant = 0;
+
+		if (!e)
+			break;
+		for (const char *c = tmp; c < e; c++)
+			if (is_digit(*c))
+				mant = mant * 10 + (unsigned long long)(*c - '0');
+		int x = atoi(e + 1);
+		double near = strtod(tmp, NULL);
+
+		if (near != a) {
+			/*
+			 * Next to a power of two the rounding interval is lopsided:
+			 * the neighbour on v's other side may still round-trip.
+			 */
+			mant = near < a ? mant + 1 : mant - 1;
+			snprintf(tmp, sizeof(tmp), "%llue%d", mant, x - (p - 1));
+			if (!mant || strtod(tmp, NULL) != a)
+				continue;
+		}
+		int n = snprintf(digits, sizeof(digits), "%llu", mant);
+
+		/* x - (p - 1) is the exponent of the last digit (mant may have gained
+		 * or lost one). No trailing 0: one digit fewer would have round-tripped. */
+		exp10 = x - (p - 1) + (n - 1);
+		nd = n;
+	}
+	if (!nd) { /* unreachable: 17 digits always round-trip */
+		snprintf(out, LE_TEXT_MAX, "%.17g", v);
+		return;
+	}
+
+	char *o = out;
+
+	if (v < 0)
+		*o++ = '-';
+	if (exp10 < -4 || exp10 >= 6) {
+		*o++ = digits[0];
+		if (nd > 1) {
+			*o++ = '.';
+			memcpy(o, digits + 1, (size_t)nd - 1);
+			o += nd - 1;
+		}
+		snprintf(o, (size_t)(out + LE_TEXT_MAX - o), "e%c%02d", exp10 < 0 ? '-' : '+',
+			 exp10 < 0 ? -exp10 : exp10);
+		return;
+	}
+	int dp = exp10 + 1; /* digits before the point */
+
+	if (dp <= 0) {
+		*o++ = '0';
+		*o++ = '.';
+		for (int i = 0; i < -dp; i++)
+			*o++ = '0';
+		memcpy(o, digits, (size_t)nd);
+		o += nd;
+	} else if (dp >= nd) {
+		memcpy(o, digits, (size_t)nd);
+		o += nd;
+		for (int i = nd; i < dp; i++)
+			*o++ = '0';
+	} else {
+		memcpy(o, digits, (size_t)dp);
+		o += dp;
+		*o++ = '.';
+		memcpy(o, digits + dp, (size_t)(nd - dp));
+		o += nd - dp;
+	}
+	*o = '\0';
+}
+
+static bool bounds_match(const struct metric_hist *h, const double *bounds, unsigned n_bounds)
+{
+	if (h->n_bounds != n_bounds)
+		return false;
+	for (unsigned i = 0; i < n_bounds; i++)
+		if (h->bounds[i] != bounds[i])
+			return false;
+	return true;
+}
+
+struct metric *metric_register_histogram(struct metric_registry *r, const char *name,
+					 const char *help, unsigned max_series, unsigned n_labels,
+					 const char *const *label_names, const double *bounds,
+					 unsigned n_bounds)
+{
+	struct metric *m;
+
+	if (!valid_family(r, name, n_labels, label_names))
+		return NULL;
+	/* le is the bucket label the exposition adds. */
+	for (unsigned i = 0; i < n_labels; i++)
+		if (!strcmp(label_names[i], "le"))
+			return NULL;
+	if (n_bounds > METRIC_MAX_BUCKETS || (n_bounds && !bounds))
+		return NULL;
+	for (unsigned i = 0; i < n_bounds; i++)
+		if (!isfinite(bounds[i]) || (i && !(bounds[i] > bounds[i - 1])))
+			return NULL;
+
+	m = family_find(r, name);
+	if (m)
+		return family_matches(m, METRIC_HISTOGRAM, n_labels, label_names) &&
+				       bounds_match(m->hist, bounds, n_bounds) ?
+			       m :
+			       NULL;
+
+	m = family_new(r, name, help, METRIC_HISTOGRAM, max_series, n_labels, label_names);
+	if (!m)
+		return NULL;
+	m->hist = calloc(1, sizeof(*m->hist));
+	if (!m->hist) {
+		family_free(m);
+		return NULL;
+	}
+	m->hist->n_bounds = n_bounds;
+	for (unsigned i = 0; i < n_bounds; i++) {
+		m->hist->bounds[i] = bounds[i];
+		format_bound(bounds[i], m->hist->le[i]);
+	}
+	family_append(r, m);
 	return m;
 }
 
@@ -331,8 +509,16 @@ static int buckets_grow(struct metric *m)
 static struct metric_series *series_alloc(const struct metric *m, uint64_t hash,
 					  const char *const *values)
 {
+	const size_t align = _Alignof(unsigned long long);
 	size_t len[METRIC_MAX_LABELS];
 	size_t size = sizeof(struct metric_series) + m->n_labels * sizeof(char *);
+	size_t counts_at = 0;
+
+	if (m->hist) {
+		counts_at = (size + align - 1) / align * align;
+		size = counts_at + (m->hist->n_bounds + 1) * sizeof(unsigned long long);
+	}
+	size_t strings_at = size;
 
 	for (unsigned i = 0; i < m->n_labels; i++) {
 		len[i] = strlen(values[i]) + 1;
@@ -343,7 +529,9 @@ static struct metric_series *series_alloc(const struct metric *m, uint64_t hash,
 	if (!s)
 		return NULL;
 	s->hash = hash;
-	char *p = (char *)&s->values[m->n_labels];
+	if (m->hist)
+		s->counts = (unsigned long long *)((char *)s + counts_at);
+	char *p = (char *)s + strings_at;
 
 	for (unsigned i = 0; i < m->n_labels; i++) {
 		memcpy(p, values[i], len[i]);
@@ -417,15 +605,16 @@ static void sync_drops(struct metric_registry *r)
 	}
 }
 
+/* Histogram series change only through metric_observe(). */
 void metric_series_add(struct metric_series *s, double v)
 {
-	if (s)
+	if (s && !s->counts)
 		s->value += v;
 }
 
 void metric_series_set(struct metric_series *s, double v)
 {
-	if (s)
+	if (s && !s->counts)
 		s->value = v;
 }
 
@@ -434,14 +623,56 @@ double metric_series_value(const struct metric_series *s)
 	return s ? s->value : 0;
 }
 
+/* On a histogram family: no-ops that neither create a series nor count a drop. */
 void metric_add(struct metric *m, const char *const *label_values, double v)
 {
+	if (m && m->hist)
+		return;
 	metric_series_add(metric_series_get(m, label_values), v);
 }
 
 void metric_set(struct metric *m, const char *const *label_values, double v)
 {
+	if (m && m->hist)
+		return;
 	metric_series_set(metric_series_get(m, label_values), v);
+}
+
+void metric_observe(struct metric *m, const char *const *label_values, double v)
+{
+	if (!m || !m->hist)
+		return;
+	struct metric_series *s = metric_series_get(m, label_values);
+
+	if (!s)
+		return;
+	/* First bound >= v; NaN and v above every bound land in +Inf only. */
+	unsigned i = 0;
+
+	while (i < m->hist->n_bounds && !(v <= m->hist->bounds[i]))
+		i++;
+	s->counts[i]++;
+	s->value += v;
+}
+
+static unsigned long long series_observations(const struct metric *m,
+					      const struct metric_series *s)
+{
+	unsigned long long n = 0;
+
+	for (unsigned i = 0; i <= m->hist->n_bounds; i++)
+		n += s->counts[i];
+	return n;
+}
+
+unsigned long long metric_histogram_count(struct metric *m, const char *const *label_values)
+{
+	if (!m || !m->hist || !values_ok(m, label_values))
+		return 0;
+	const struct metric_series *s =
+		series_find(m, hash_values(m->n_labels, label_values), label_values, NULL);
+
+	return s ? series_observations(m, s) : 0;
 }
 
 void metric_remove(struct metric *m, const char *const *label_values)
@@ -537,23 +768,69 @@ static void put_value(struct strbuf *out, double v)
 		strbuf_printf(out, "%.17g", v);
 }
 
+/* "{a="x",b="y"}", with le="..." last when le is not NULL; nothing if empty. */
+static void put_labels(struct strbuf *out, const struct metric *m, const struct metric_series *s,
+		       const char *le)
+{
+	if (!m->n_labels && !le)
+		return;
+	strbuf_putc(out, '{');
+	for (unsigned i = 0; i < m->n_labels; i++) {
+		strbuf_printf(out, "%s%s=\"", i ? "," : "", m->label_names[i]);
+		put_escaped(out, s->values[i], true);
+		strbuf_putc(out, '"');
+	}
+	if (le)
+		strbuf_printf(out, "%sle=\"%s\"", m->n_labels ? "," : "", le);
+	strbuf_putc(out, '}');
+}
+
+static void write_histogram_series(struct strbuf *out, const struct metric *m,
+				   const struct metric_series *s)
+{
+	const struct metric_hist *h = m->hist;
+	unsigned long long cum = 0;
+
+	for (unsigned i = 0; i <= h->n_bounds; i++) {
+		cum += s->counts[i];
+		strbuf_printf(out, "%s_bucket", m->name);
+		put_labels(out, m, s, i < h->n_bounds ? h->le[i] : "+Inf");
+		strbuf_printf(out, " %llu\n", cum);
+	}
+	strbuf_printf(out, "%s_sum", m->name);
+	put_labels(out, m, s, NULL);
+	strbuf_putc(out, ' ');
+	put_value(out, s->value);
+	strbuf_printf(out, "\n%s_count", m->name);
+	put_labels(out, m, s, NULL);
+	strbuf_printf(out, " %llu\n", cum);
+}
+
+static const char *type_name(enum metric_type type)
+{
+	switch (type) {
+	case METRIC_COUNTER:
+		return "counter";
+	case METRIC_HISTOGRAM:
+		return "histogram";
+	case METRIC_GAUGE:
+		break;
+	}
+	return "gauge";
+}
+
 static void write_family(struct strbuf *out, const struct metric *m)
 {
 	strbuf_printf(out, "# HELP %s ", m->name);
 	put_escaped(out, m->help, false);
-	strbuf_printf(out, "\n# TYPE %s %s\n", m->name,
-		      m->type == METRIC_COUNTER ? "counter" : "gauge");
+	strbuf_printf(out, "\n# TYPE %s %s\n", m->name, type_name(m->type));
 	for (const struct metric_series *s = m->head; s; s = s->next) {
-		strbuf_puts(out, m->name);
-		if (m->n_labels) {
-			strbuf_putc(out, '{');
-			for (unsigned i = 0; i < m->n_labels; i++) {
-				strbuf_printf(out, "%s%s=\"", i ? "," : "", m->label_names[i]);
-				put_escaped(out, s->values[i], true);
-				strbuf_putc(out, '"');
-			}
-			strbuf_putc(out, '}');
+		if (m->hist) {
+			write_histogram_series(out, m, s);
+			continue;
 		}
+		strbuf_puts(out, m->name);
+		put_labels(out, m, s, NULL);
 		strbuf_putc(out, ' ');
 		put_value(out, s->value);
 		strbuf_putc(out, '\n');

@@ -18,7 +18,10 @@
 enum metric_type {
 	METRIC_COUNTER,
 	METRIC_GAUGE,
+	METRIC_HISTOGRAM,
 };
+
+#define METRIC_MAX_BUCKETS 16
 
 struct metric_registry;
 struct metric;
@@ -61,6 +64,21 @@ double metric_value(struct metric *m, const char *const *label_values);
 size_t metric_series_count(const struct metric *m);
 /* Drops counted for this family (series refused by the cap). */
 unsigned long long metric_dropped(const struct metric *m);
+
+/*
+ * Registers a histogram family: bounds are the bucket upper bounds, strictly
+ * increasing, n_bounds <= METRIC_MAX_BUCKETS (+Inf is implied). Exposed as
+ * <name>_bucket{...,le="..."} (cumulative), <name>_sum and <name>_count.
+ * metric_register() with METRIC_HISTOGRAM returns NULL: use this.
+ */
+struct metric *metric_register_histogram(struct metric_registry *r, const char *name,
+					 const char *help, unsigned max_series, unsigned n_labels,
+					 const char *const *label_names, const double *bounds,
+					 unsigned n_bounds);
+/* Records one observation (creates the series; capped like any other). */
+void metric_observe(struct metric *m, const char *const *label_values, double v);
+/* Observations recorded in one series (0 if none); for tests. */
+unsigned long long metric_histogram_count(struct metric *m, const char *const *label_values);
 
 void metric_registry_add_collector(struct metric_registry *r, metric_collector_fn fn, void *ctx);
 

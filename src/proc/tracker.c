@@ -227,6 +227,8 @@ int proc_tracker_on_record(void *ctx, const void *data, size_t len)
 		}
 		break;
 	case NS_PROC_EXIT:
+		if (t->o.on_exit)
+			t->o.on_exit(t->o.on_exit_ctx);
 		e = proc_table_get(t->table, ev.pid);
 		if (e) {
 			const char *labels[] = { proc_entry_container(e), exit_status(&ev) };

@@ -23,6 +23,12 @@ struct proc_tracker_opts {
 	struct loop *loop;   /* for the inspection worker */
 	size_t max_processes;
 	unsigned max_series;
+	/*
+	 * Called before an exited process leaves the table, so events it caused
+	 * that wait in batched streams are attributed while it is still known.
+	 */
+	void (*on_exit)(void *ctx);
+	void *on_exit_ctx;
 };
 
 int proc_tracker_new(const struct proc_tracker_opts *o, struct proc_tracker **out);

@@ -34,11 +34,12 @@ static int parse_hex_addr(const char *s, uint16_t family, uint8_t out[16], uint1
 	}
 	if (*s != ':')
 		return -EINVAL;
-	char *end;
-	unsigned long p = strtoul(s + 1, &end, 16);
-	if (end == s + 1 || p > 65535)
+	/* The port is %04X: only hex digits to the end of the field (strtoul alone
+	 * would take "1F9G" as 0x1F9, and a sign or a "0x" too). */
+	size_t n = strspn(s + 1, "0123456789abcdefABCDEF");
+	if (n == 0 || n > 4 || s[1 + n] != '\0')
 		return -EINVAL;
-	*port = (uint16_t)p;
+	*port = (uint16_t)strtoul(s + 1, NULL, 16);
 	return 0;
 }
 

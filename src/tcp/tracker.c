@@ -284,6 +284,8 @@ int tcp_tracker_on_record(void *ctx, const void *data, size_t len)
 		break;
 	case NS_TCP_CLOSE:
 	case NS_TCP_LISTEN_CLOSE:
+		if (e->type == NS_TCP_CLOSE && t->o.on_close)
+			t->o.on_close(t->o.on_close_ctx, e->sock, e->start_ns);
 		c = find_conn(t, e);
 		if (e->type == NS_TCP_CLOSE)
 			tcp_event_payload_bytes(&ev, c ? c->kind == TCP_CONN_OUTBOUND

@@ -6,6 +6,7 @@
 #define NODESCOPE_TCP_TRACKER_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 struct metric_registry;
 struct proc_table;
@@ -21,6 +22,9 @@ struct tcp_tracker_opts {
 	size_t max_connections;
 	unsigned max_destinations; /* per container */
 	unsigned max_series;
+	/* Called before a connection's state goes, so data still queued for it is read. */
+	void (*on_close)(void *ctx, uint64_t sock, uint64_t start_ns);
+	void *on_close_ctx;
 };
 
 int tcp_tracker_new(const struct tcp_tracker_opts *o, struct tcp_tracker **out);

@@ -147,3 +147,30 @@ void trace_tcp(struct trace *t, const struct ns_tcp_event *e, uint32_t pid, cons
 	trace_format_tcp(&t->line, e, pid, container, t->mono_to_real_ns);
 	trace_write(t);
 }
+
+void trace_format_l7(struct strbuf *sb, const struct trace_l7 *r, int64_t mono_to_real_ns)
+{
+	json_begin(sb, "l7");
+	json_key_u64(sb, "ts", (uint64_t)((int64_t)r->ts_ns + mono_to_real_ns));
+	json_key_str(sb, "proto", r->proto);
+	json_key_u64(sb, "pid", r->pid);
+	json_key_str(sb, "dir", r->inbound ? "in" : "out");
+	json_key_str(sb, "method", r->method);
+	json_key_str(sb, "path", r->path);
+	json_key_i64(sb, "status", r->status);
+	json_key_u64(sb, "duration_ns", r->duration_ns);
+	json_key_bool(sb, "tls", r->tls);
+	json_key_str(sb, "src", r->src);
+	json_key_str(sb, "dst", r->dst);
+	if (r->container)
+		json_key_str(sb, "container", r->container);
+	json_end(sb);
+}
+
+void trace_l7(struct trace *t, const struct trace_l7 *r)
+{
+	if (!trace_on(t))
+		return;
+	trace_format_l7(&t->line, r, t->mono_to_real_ns);
+	trace_write(t);
+}

@@ -30,6 +30,25 @@ void trace_ready(struct trace *t);
 /* container: the process' container as known now (may be NULL). */
 void trace_proc(struct trace *t, const struct proc_event *e, const char *container);
 
+/* One application-protocol request with its response, as trace prints it. */
+struct trace_l7 {
+	const char *proto; /* "http" */
+	uint32_t pid;
+	bool inbound; /* this process served the request */
+	bool tls;
+	const char *method;
+	const char *path;
+	int status;
+	uint64_t ts_ns; /* when the request started, CLOCK_MONOTONIC */
+	uint64_t duration_ns;
+	const char *src; /* the client, "ip:port" */
+	const char *dst; /* the server */
+	const char *container;
+};
+
+void trace_l7(struct trace *t, const struct trace_l7 *r);
+void trace_format_l7(struct strbuf *sb, const struct trace_l7 *r, int64_t mono_to_real_ns);
+
 /* Inbound connections print the peer as src and the local address as dst. */
 void trace_tcp(struct trace *t, const struct ns_tcp_event *e, uint32_t pid, const char *container);
 

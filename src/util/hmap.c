@@ -14,13 +14,17 @@ static size_t slot(const struct hmap *m, uint64_t key)
 int hmap_init(struct hmap *m, size_t expected)
 {
 	size_t n = 16;
-	while (n < expected)
+	while (n < expected) {
+		if (n > SIZE_MAX / 2)
+			return -ENOMEM; /* n *= 2 would wrap to 0 and loop forever */
 		n *= 2;
+	}
 	m->buckets = calloc(n, sizeof(*m->buckets));
 	if (!m->buckets)
 		return -ENOMEM;
 	m->mask = n - 1;
 	m->count = 0;
+	m->pop_from = 0;
 	return 0;
 }
 
@@ -54,6 +58,8 @@ void hmap_insert(struct hmap *m, struct hmap_node *n, uint64_t key)
 	n->next = m->buckets[s];
 	m->buckets[s] = n;
 	m->count++;
+	if (s < m->pop_from)
+		m->pop_from = s;
 }
 
 void hmap_unlink(struct hmap *m, struct hmap_node *n)
@@ -71,11 +77,13 @@ struct hmap_node *hmap_pop(struct hmap *m)
 {
 	if (!m->count)
 		return NULL;
-	for (size_t i = 0; i <= m->mask; i++) {
+	/* Resuming the scan keeps popping everything O(buckets + count), not O(buckets * count). */
+	for (size_t i = m->pop_from; i <= m->mask; i++) {
 		struct hmap_node *n = m->buckets[i];
 		if (n) {
 			m->buckets[i] = n->next;
 			m->count--;
+			m->pop_from = i;
 			return n;
 		}
 	}

@@ -19,6 +19,7 @@ struct hmap {
 	struct hmap_node **buckets;
 	size_t mask;
 	size_t count;
+	size_t pop_from; /* buckets below this are empty (hmap_pop resumes here) */
 };
 
 /* expected: the most entries it will hold (buckets = next power of two). */

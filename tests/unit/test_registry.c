@@ -767,6 +767,491 @@ static void test_independent_registries(void **state)
 	metric_registry_free(r2);
 }
 
+/* ---- histograms ---- */
+
+static const double coroot_bounds[] = { 0.005, 0.01, 0.025, 0.05, 0.1, 0.25,
+					0.5,   1,    2.5,   5,    10 };
+#define N_COROOT (sizeof(coroot_bounds) / sizeof(coroot_bounds[0]))
+
+static void test_histogram_exposition_labels(void **state)
+{
+	struct metric_registry *r = *state;
+	const char *const labels[] = { "service", "path" };
+	const double bounds[] = { 0.1, 1, 10 };
+	struct metric *h = metric_register_histogram(r, "rpc_seconds", "RPC latency.", 0, 2, labels,
+						     bounds, 3);
+	struct metric *g = metric_register(r, "after", "a", METRIC_GAUGE, 0, 0, NULL);
+
+	assert_non_null(h);
+	metric_set(g, NULL, 1);
+	metric_observe(h, (const char *const[]){ "api", "/a" }, 0.0625);
+	metric_observe(h, (const char *const[]){ "api", "/a" }, 0.5);
+	metric_observe(h, (const char *const[]){ "db", "q\"1\"" }, 2);
+	metric_observe(h, (const char *const[]){ "api", "/a" }, 0.5);
+	metric_observe(h, (const char *const[]){ "api", "/a" }, 20);
+	assert_int_equal(metric_series_count(h), 2);
+
+	assert_output(r, "# HELP rpc_seconds RPC latency.\n"
+			 "# TYPE rpc_seconds histogram\n"
+			 "rpc_seconds_bucket{service=\"api\",path=\"/a\",le=\"0.1\"} 1\n"
+			 "rpc_seconds_bucket{service=\"api\",path=\"/a\",le=\"1\"} 3\n"
+			 "rpc_seconds_bucket{service=\"api\",path=\"/a\",le=\"10\"} 3\n"
+			 "rpc_seconds_bucket{service=\"api\",path=\"/a\",le=\"+Inf\"} 4\n"
+			 "rpc_seconds_sum{service=\"api\",path=\"/a\"} 21.0625\n"
+			 "rpc_seconds_count{service=\"api\",path=\"/a\"} 4\n"
+			 "rpc_seconds_bucket{service=\"db\",path=\"q\\\"1\\\"\",le=\"0.1\"} 0\n"
+			 "rpc_seconds_bucket{service=\"db\",path=\"q\\\"1\\\"\",le=\"1\"} 0\n"
+			 "rpc_seconds_bucket{service=\"db\",path=\"q\\\"1\\\"\",le=\"10\"} 1\n"
+			 "rpc_seconds_bucket{service=\"db\",path=\"q\\\"1\\\"\",le=\"+Inf\"} 1\n"
+			 "rpc_seconds_sum{service=\"db\",path=\"q\\\"1\\\"\"} 2\n"
+			 "rpc_seconds_count{service=\"db\",path=\"q\\\"1\\\"\"} 1\n"
+			 "# HELP after a\n"
+			 "# TYPE after gauge\n"
+			 "after 1\n");
+}
+
+static void test_histogram_exposition_unlabelled(void **state)
+{
+	struct metric_registry *r = *state;
+	const double bounds[] = { 0.25, 0.5 };
+	/* Coroot-style name: suffixes go after whatever name is given. */
+	struct metric *h = metric_register_histogram(
+		r, "container_http_requests_duration_seconds_total", "Durations.", 0, 0, NULL,
+		bounds, 2);
+
+	assert_non_null(h);
+	/* No series yet: HELP and TYPE only. */
+	assert_output(r, "# HELP container_http_requests_duration_seconds_total Durations.\n"
+			 "# TYPE container_http_requests_duration_seconds_total histogram\n");
+
+	metric_observe(h, NULL, 0.375);
+	metric_observe(h, NULL, 0.125);
+	assert_output(r, "# HELP container_http_requests_duration_seconds_total Durations.\n"
+			 "# TYPE container_http_requests_duration_seconds_total histogram\n"
+			 "container_http_requests_duration_seconds_total_bucket{le=\"0.25\"} 1\n"
+			 "container_http_requests_duration_seconds_total_bucket{le=\"0.5\"} 2\n"
+			 "container_http_requests_duration_seconds_total_bucket{le=\"+Inf\"} 2\n"
+			 "container_http_requests_duration_seconds_total_sum 0.5\n"
+			 "container_http_requests_duration_seconds_total_count 2\n");
+}
+
+static void test_histogram_empty_series_and_no_bounds(void **state)
+{
+	struct metric_registry *r = *state;
+	const double bounds[] = { 1 };
+	struct metric *h = metric_register_histogram(r, "h", "h", 0, 1,
+						     (const char *const[]){ "k" }, bounds, 1);
+	/* n_bounds 0: only the implied +Inf bucket. */
+	struct metric *inf = metric_register_histogram(r, "inf", "i", 0, 0, NULL, NULL, 0);
+
+	assert_non_null(h);
+	assert_non_null(inf);
+	/* A series obtained with metric_series_get is an empty histogram. */
+	assert_non_null(metric_series_get(h, (const char *const[]){ "v" }));
+	metric_observe(inf, NULL, 3);
+	metric_observe(inf, NULL, -1);
+	assert_output(r, "# HELP h h\n# TYPE h histogram\n"
+			 "h_bucket{k=\"v\",le=\"1\"} 0\n"
+			 "h_bucket{k=\"v\",le=\"+Inf\"} 0\n"
+			 "h_sum{k=\"v\"} 0\n"
+			 "h_count{k=\"v\"} 0\n"
+			 "# HELP inf i\n# TYPE inf histogram\n"
+			 "inf_bucket{le=\"+Inf\"} 2\n"
+			 "inf_sum 2\n"
+			 "inf_count 2\n");
+}
+
+static void test_histogram_boundaries(void **state)
+{
+	struct metric_registry *r = *state;
+	const double bounds[] = { -1, 0, 0.1, 2.5 };
+	struct metric *h = metric_register_histogram(r, "b", "b", 0, 1,
+						     (const char *const[]){ "case" }, bounds, 4);
+
+	assert_non_null(h);
+	/* Equal to a bound: that bucket. Just above: the next one. */
+	metric_observe(h, (const char *const[]){ "eq" }, -1);
+	metric_observe(h, (const char *const[]){ "eq" }, 0);
+	metric_observe(h, (const char *const[]){ "eq" }, -0.0);
+	metric_observe(h, (const char *const[]){ "eq" }, 0.1);
+	metric_observe(h, (const char *const[]){ "eq" }, 2.5);
+	metric_observe(h, (const char *const[]){ "above" }, nextafter(-1, 0));
+	metric_observe(h, (const char *const[]){ "above" }, nextafter(0.1, 1));
+	metric_observe(h, (const char *const[]){ "above" }, nextafter(2.5, 3));
+	metric_observe(h, (const char *const[]){ "above" }, 1e300);
+	metric_observe(h, (const char *const[]){ "inf" }, INFINITY);
+	metric_observe(h, (const char *const[]){ "ninf" }, -INFINITY);
+	metric_observe(h, (const char *const[]){ "ninf" }, -2);
+	metric_observe(h, (const char *const[]){ "nan" }, NAN);
+
+	assert_output(r, "# HELP b b\n# TYPE b histogram\n"
+			 "b_bucket{case=\"eq\",le=\"-1\"} 1\n"
+			 "b_bucket{case=\"eq\",le=\"0\"} 3\n"
+			 "b_bucket{case=\"eq\",le=\"0.1\"} 4\n"
+			 "b_bucket{case=\"eq\",le=\"2.5\"} 5\n"
+			 "b_bucket{case=\"eq\",le=\"+Inf\"} 5\n"
+			 "b_sum{case=\"eq\"} 1.6000000000000001\n"
+			 "b_count{case=\"eq\"} 5\n"
+			 "b_bucket{case=\"above\",le=\"-1\"} 0\n"
+			 "b_bucket{case=\"above\",le=\"0\"} 1\n"
+			 "b_bucket{case=\"above\",le=\"0.1\"} 1\n"
+			 "b_bucket{case=\"above\",le=\"2.5\"} 2\n"
+			 "b_bucket{case=\"above\",le=\"+Inf\"} 4\n"
+			 "b_sum{case=\"above\"} 1.0000000000000001e+300\n"
+			 "b_count{case=\"above\"} 4\n"
+			 "b_bucket{case=\"inf\",le=\"-1\"} 0\n"
+			 "b_bucket{case=\"inf\",le=\"0\"} 0\n"
+			 "b_bucket{case=\"inf\",le=\"0.1\"} 0\n"
+			 "b_bucket{case=\"inf\",le=\"2.5\"} 0\n"
+			 "b_bucket{case=\"inf\",le=\"+Inf\"} 1\n"
+			 "b_sum{case=\"inf\"} +Inf\n"
+			 "b_count{case=\"inf\"} 1\n"
+			 "b_bucket{case=\"ninf\",le=\"-1\"} 2\n"
+			 "b_bucket{case=\"ninf\",le=\"0\"} 2\n"
+			 "b_bucket{case=\"ninf\",le=\"0.1\"} 2\n"
+			 "b_bucket{case=\"ninf\",le=\"2.5\"} 2\n"
+			 "b_bucket{case=\"ninf\",le=\"+Inf\"} 2\n"
+			 "b_sum{case=\"ninf\"} -Inf\n"
+			 "b_count{case=\"ninf\"} 2\n"
+			 /* NaN is above no bound: counted in +Inf only (as client_golang). */
+			 "b_bucket{case=\"nan\",le=\"-1\"} 0\n"
+			 "b_bucket{case=\"nan\",le=\"0\"} 0\n"
+			 "b_bucket{case=\"nan\",le=\"0.1\"} 0\n"
+			 "b_bucket{case=\"nan\",le=\"2.5\"} 0\n"
+			 "b_bucket{case=\"nan\",le=\"+Inf\"} 1\n"
+			 "b_sum{case=\"nan\"} NaN\n"
+			 "b_count{case=\"nan\"} 1\n");
+}
+
+static void test_histogram_sum_and_count(void **state)
+{
+	struct metric_registry *r = *state;
+	const char *const labels[] = { "k" };
+	struct metric *h = metric_register_histogram(r, "sc", "s", 0, 1, labels, coroot_bounds,
+						     N_COROOT);
+	const char *const a[] = { "a" };
+	const char *const b[] = { "b" };
+
+	assert_non_null(h);
+	assert_int_equal(metric_histogram_count(h, a), 0);
+	for (int i = 1; i <= 1000; i++)
+		metric_observe(h, a, i / 64.0); /* exact in binary */
+	metric_observe(h, b, 7);
+	assert_int_equal(metric_histogram_count(h, a), 1000);
+	assert_int_equal(metric_histogram_count(h, b), 1);
+	assert_int_equal(metric_histogram_count(h, (const char *const[]){ "absent" }), 0);
+	assert_int_equal(metric_series_count(h), 2); /* the lookup created nothing */
+	/* metric_value of a histogram series is its sum. */
+	assert_true(metric_value(h, a) == 1000.0 * 1001 / 2 / 64);
+	assert_true(metric_value(h, b) == 7);
+
+	struct strbuf sb;
+
+	write_all(r, &sb);
+	/* i/64 <= 10 for i <= 640; <= 0.005 for none; <= 0.025 for i = 1. */
+	assert_non_null(strstr(strbuf_str(&sb), "sc_bucket{k=\"a\",le=\"0.005\"} 0\n"
+						"sc_bucket{k=\"a\",le=\"0.01\"} 0\n"
+						"sc_bucket{k=\"a\",le=\"0.025\"} 1\n"
+						"sc_bucket{k=\"a\",le=\"0.05\"} 3\n"
+						"sc_bucket{k=\"a\",le=\"0.1\"} 6\n"
+						"sc_bucket{k=\"a\",le=\"0.25\"} 16\n"
+						"sc_bucket{k=\"a\",le=\"0.5\"} 32\n"
+						"sc_bucket{k=\"a\",le=\"1\"} 64\n"
+						"sc_bucket{k=\"a\",le=\"2.5\"} 160\n"
+						"sc_bucket{k=\"a\",le=\"5\"} 320\n"
+						"sc_bucket{k=\"a\",le=\"10\"} 640\n"
+						"sc_bucket{k=\"a\",le=\"+Inf\"} 1000\n"
+						"sc_sum{k=\"a\"} 7820.3125\n"
+						"sc_count{k=\"a\"} 1000\n"));
+	strbuf_free(&sb);
+
+	/* NULL-safe, wrong arity and non-histograms: 0. */
+	struct metric *c = metric_register(r, "ctr", "c", METRIC_COUNTER, 0, 1, labels);
+
+	metric_add(c, a, 5);
+	assert_int_equal(metric_histogram_count(c, a), 0);
+	assert_int_equal(metric_histogram_count(NULL, a), 0);
+	assert_int_equal(metric_histogram_count(h, NULL), 0);
+	assert_int_equal(metric_histogram_count(h, (const char *const[]){ NULL }), 0);
+	metric_observe(NULL, a, 1);
+	metric_observe(h, NULL, 1);
+	assert_int_equal(metric_series_count(h), 2);
+}
+
+static void test_histogram_type_isolation(void **state)
+{
+	struct metric_registry *r = *state;
+	const char *const labels[] = { "k" };
+	const double bounds[] = { 1 };
+	struct metric *h = metric_register_histogram(r, "iso", "i", 1, 1, labels, bounds, 1);
+	struct metric *c = metric_register(r, "iso_c", "c", METRIC_COUNTER, 0, 1, labels);
+	struct metric *g = metric_register(r, "iso_g", "g", METRIC_GAUGE, 1, 1, labels);
+
+	/* add/set on a histogram: no series, no drop, no change. */
+	metric_add(h, (const char *const[]){ "x" }, 1);
+	metric_set(h, (const char *const[]){ "x" }, 1);
+	assert_int_equal(metric_series_count(h), 0);
+	metric_observe(h, (const char *const[]){ "x" }, 0.5);
+	metric_add(h, (const char *const[]){ "x" }, 100);
+	metric_set(h, (const char *const[]){ "x" }, 100);
+	metric_add(h, (const char *const[]){ "y" }, 1); /* would be over the cap */
+	assert_int_equal(metric_dropped(h), 0);
+	assert_true(metric_value(h, (const char *const[]){ "x" }) == 0.5);
+
+	/* The series handle of a histogram ignores add/set too. */
+	struct metric_series *s = metric_series_get(h, (const char *const[]){ "x" });
+
+	assert_non_null(s);
+	metric_series_add(s, 1);
+	metric_series_set(s, 9);
+	assert_true(metric_series_value(s) == 0.5);
+	assert_int_equal(metric_histogram_count(h, (const char *const[]){ "x" }), 1);
+
+	/* observe on a counter or gauge: no series, no drop. */
+	metric_observe(c, (const char *const[]){ "x" }, 1);
+	metric_add(g, (const char *const[]){ "x" }, 2);
+	metric_observe(g, (const char *const[]){ "x" }, 1);
+	metric_observe(g, (const char *const[]){ "y" }, 1);
+	assert_int_equal(metric_series_count(c), 0);
+	assert_int_equal(metric_dropped(g), 0);
+	assert_true(metric_value(g, (const char *const[]){ "x" }) == 2);
+
+	/* le stays a valid label name outside histograms. */
+	assert_non_null(metric_register(r, "le_gauge", "l", METRIC_GAUGE, 0, 1,
+					(const char *const[]){ "le" }));
+
+	assert_output(r, "# HELP iso i\n# TYPE iso histogram\n"
+			 "iso_bucket{k=\"x\",le=\"1\"} 1\n"
+			 "iso_bucket{k=\"x\",le=\"+Inf\"} 1\n"
+			 "iso_sum{k=\"x\"} 0.5\n"
+			 "iso_count{k=\"x\"} 1\n"
+			 "# HELP iso_c c\n# TYPE iso_c counter\n"
+			 "# HELP iso_g g\n# TYPE iso_g gauge\n"
+			 "iso_g{k=\"x\"} 2\n"
+			 "# HELP le_gauge l\n# TYPE le_gauge gauge\n");
+}
+
+static void test_histogram_cap_and_drops(void **state)
+{
+	struct metric_registry *r = *state;
+	const char *const labels[] = { "pid" };
+	const double bounds[] = { 1 };
+	struct metric *h = metric_register_histogram(r, "lat", "l", 2, 1, labels, bounds, 1);
+
+	assert_non_null(h);
+	metric_observe(h, (const char *const[]){ "1" }, 0.5);
+	metric_observe(h, (const char *const[]){ "2" }, 2);
+	metric_observe(h, (const char *const[]){ "3" }, 0.5);
+	metric_observe(h, (const char *const[]){ "4" }, 0.5);
+	assert_null(metric_series_get(h, (const char *const[]){ "5" }));
+	/* Existing series still take observations at the cap. */
+	metric_observe(h, (const char *const[]){ "1" }, 0.25);
+	assert_int_equal(metric_series_count(h), 2);
+	assert_int_equal(metric_dropped(h), 3);
+	assert_int_equal(metric_histogram_count(h, (const char *const[]){ "1" }), 2);
+	assert_int_equal(metric_histogram_count(h, (const char *const[]){ "3" }), 0);
+
+	assert_output(r, "# HELP " DROPS " Series not created because the metric reached its "
+			 "series cap.\n"
+			 "# TYPE " DROPS " counter\n" DROPS "{metric=\"lat\"} 3\n"
+			 "# HELP lat l\n# TYPE lat histogram\n"
+			 "lat_bucket{pid=\"1\",le=\"1\"} 2\n"
+			 "lat_bucket{pid=\"1\",le=\"+Inf\"} 2\n"
+			 "lat_sum{pid=\"1\"} 0.75\n"
+			 "lat_count{pid=\"1\"} 2\n"
+			 "lat_bucket{pid=\"2\",le=\"1\"} 0\n"
+			 "lat_bucket{pid=\"2\",le=\"+Inf\"} 1\n"
+			 "lat_sum{pid=\"2\"} 2\n"
+			 "lat_count{pid=\"2\"} 1\n");
+
+	/* Removing a histogram series frees its slot; re-created ones start empty. */
+	metric_remove(h, (const char *const[]){ "1" });
+	assert_int_equal(metric_series_count(h), 1);
+	assert_int_equal(metric_histogram_count(h, (const char *const[]){ "1" }), 0);
+	metric_observe(h, (const char *const[]){ "3" }, 3);
+	metric_observe(h, (const char *const[]){ "1" }, 0.5);
+	assert_int_equal(metric_dropped(h), 4);
+	metric_remove(h, (const char *const[]){ "2" });
+	metric_observe(h, (const char *const[]){ "1" }, 0.5);
+	assert_int_equal(metric_series_count(h), 2);
+	assert_int_equal(metric_dropped(h), 4);
+	assert_output(r, "# HELP " DROPS " Series not created because the metric reached its "
+			 "series cap.\n"
+			 "# TYPE " DROPS " counter\n" DROPS "{metric=\"lat\"} 4\n"
+			 "# HELP lat l\n# TYPE lat histogram\n"
+			 "lat_bucket{pid=\"3\",le=\"1\"} 0\n"
+			 "lat_bucket{pid=\"3\",le=\"+Inf\"} 1\n"
+			 "lat_sum{pid=\"3\"} 3\n"
+			 "lat_count{pid=\"3\"} 1\n"
+			 "lat_bucket{pid=\"1\",le=\"1\"} 1\n"
+			 "lat_bucket{pid=\"1\",le=\"+Inf\"} 1\n"
+			 "lat_sum{pid=\"1\"} 0.5\n"
+			 "lat_count{pid=\"1\"} 1\n");
+}
+
+static void test_histogram_many_series(void **state)
+{
+	struct metric_registry *r = *state;
+	const char *const labels[] = { "id" };
+	struct metric *h = metric_register_histogram(r, "hm", "h", 0, 1, labels, coroot_bounds,
+						     N_COROOT);
+	char id[16];
+
+	for (int i = 0; i < MANY; i++) {
+		snprintf(id, sizeof(id), "%d", i);
+		for (int j = 0; j <= i % 3; j++)
+			metric_observe(h, (const char *const[]){ id }, i / 1000.0);
+	}
+	assert_int_equal(metric_series_count(h), MANY);
+	for (int i = 0; i < MANY; i += 2) {
+		snprintf(id, sizeof(id), "%d", i);
+		metric_remove(h, (const char *const[]){ id });
+	}
+	for (int i = 0; i < MANY; i++) {
+		snprintf(id, sizeof(id), "%d", i);
+		assert_int_equal(metric_histogram_count(h, (const char *const[]){ id }),
+				 i % 2 ? i % 3 + 1 : 0);
+	}
+}
+
+static void test_histogram_invalid(void **state)
+{
+	struct metric_registry *r = *state;
+	const char *const labels[] = { "a", "b" };
+	const double ok[] = { 1, 2 };
+	double many[METRIC_MAX_BUCKETS + 1];
+
+	for (unsigned i = 0; i <= METRIC_MAX_BUCKETS; i++)
+		many[i] = i;
+
+	/* le as a label name, anywhere. */
+	assert_null(metric_register_histogram(r, "h1", "h", 0, 1, (const char *const[]){ "le" },
+					      ok, 2));
+	assert_null(metric_register_histogram(r, "h2", "h", 0, 2,
+					      (const char *const[]){ "a", "le" }, ok, 2));
+	/* Bounds not strictly increasing, or not finite. */
+	assert_null(metric_register_histogram(r, "h3", "h", 0, 0, NULL, (const double[]){ 2, 1 },
+					      2));
+	assert_null(metric_register_histogram(r, "h4", "h", 0, 0, NULL,
+					      (const double[]){ 1, 1 }, 2));
+	assert_null(metric_register_histogram(r, "h5", "h", 0, 0, NULL,
+					      (const double[]){ -0.0, 0.0 }, 2));
+	assert_null(metric_register_histogram(r, "h6", "h", 0, 0, NULL,
+					      (const double[]){ 1, NAN }, 2));
+	assert_null(metric_register_histogram(r, "h7", "h", 0, 0, NULL,
+					      (const double[]){ NAN }, 1));
+	assert_null(metric_register_histogram(r, "h8", "h", 0, 0, NULL,
+					      (const double[]){ 1, INFINITY }, 2));
+	assert_null(metric_register_histogram(r, "h9", "h", 0, 0, NULL,
+					      (const double[]){ -INFINITY, 1 }, 2));
+	/* Too many bounds, NULL bounds. */
+	assert_null(metric_register_histogram(r, "h10", "h", 0, 0, NULL, many,
+					      METRIC_MAX_BUCKETS + 1));
+	assert_null(metric_register_histogram(r, "h11", "h", 0, 0, NULL, NULL, 1));
+	/* The usual name and label checks. */
+	assert_null(metric_register_histogram(r, "1bad", "h", 0, 0, NULL, ok, 2));
+	assert_null(metric_register_histogram(r, NULL, "h", 0, 0, NULL, ok, 2));
+	assert_null(metric_register_histogram(NULL, "h12", "h", 0, 0, NULL, ok, 2));
+	assert_null(metric_register_histogram(r, "h13", "h", 0, 2,
+					      (const char *const[]){ "x", "x" }, ok, 2));
+	assert_null(metric_register_histogram(r, "h14", "h", 0, 1,
+					      (const char *const[]){ "__x" }, ok, 2));
+	assert_null(metric_register_histogram(r, "h15", "h", 0, 1, NULL, ok, 2));
+	assert_null(metric_register_histogram(r, "h16", "h", 0, METRIC_MAX_LABELS + 1,
+					      (const char *const[]){ "a", "b", "c", "d", "e", "f",
+								     "g", "h", "i" },
+					      ok, 2));
+	/* metric_register() does not make histograms. */
+	assert_null(metric_register(r, "h17", "h", METRIC_HISTOGRAM, 0, 0, NULL));
+
+	/* The limit itself is fine. */
+	assert_non_null(metric_register_histogram(r, "sixteen", "h", 0, 0, NULL, many,
+						  METRIC_MAX_BUCKETS));
+
+	/* Re-registration: same everything returns the family, else NULL. */
+	struct metric *h = metric_register_histogram(r, "fam", "h", 0, 2, labels, ok, 2);
+
+	assert_non_null(h);
+	assert_ptr_equal(metric_register_histogram(r, "fam", "other", 5, 2, labels,
+						   (const double[]){ 1, 2 }, 2),
+			 h);
+	assert_null(metric_register_histogram(r, "fam", "h", 0, 2, labels,
+					      (const double[]){ 1, 3 }, 2));
+	assert_null(metric_register_histogram(r, "fam", "h", 0, 2, labels, ok, 1));
+	assert_null(metric_register_histogram(r, "fam", "h", 0, 1, labels, ok, 2));
+	assert_null(metric_register_histogram(r, "fam", "h", 0, 2,
+					      (const char *const[]){ "b", "a" }, ok, 2));
+	assert_null(metric_register(r, "fam", "h", METRIC_COUNTER, 0, 2, labels));
+	assert_null(metric_register(r, "fam", "h", METRIC_GAUGE, 0, 2, labels));
+	assert_non_null(metric_register(r, "gauge", "g", METRIC_GAUGE, 0, 0, NULL));
+	assert_null(metric_register_histogram(r, "gauge", "g", 0, 0, NULL, ok, 2));
+
+	/* Rejected registrations left nothing behind. */
+	struct strbuf sb;
+
+	write_all(r, &sb);
+	assert_string_equal(strbuf_str(&sb), "# HELP sixteen h\n# TYPE sixteen histogram\n"
+					     "# HELP fam h\n# TYPE fam histogram\n"
+					     "# HELP gauge g\n# TYPE gauge gauge\n");
+	strbuf_free(&sb);
+}
+
+/* The le values a one-observation unlabelled histogram with these bounds prints. */
+static void assert_le_text(struct metric_registry *r, const double *bounds, unsigned n,
+			   const char *const *texts)
+{
+	struct metric *h = metric_register_histogram(r, "le_fmt", "h", 0, 0, NULL, bounds, n);
+	struct strbuf expected = STRBUF_INIT;
+
+	assert_non_null(h);
+	metric_observe(h, NULL, 0);
+	strbuf_puts(&expected, "# HELP le_fmt h\n# TYPE le_fmt histogram\n");
+	for (unsigned i = 0; i < n; i++)
+		strbuf_printf(&expected, "le_fmt_bucket{le=\"%s\"} %d\n", texts[i],
+			      bounds[i] >= 0 ? 1 : 0);
+	strbuf_puts(&expected, "le_fmt_bucket{le=\"+Inf\"} 1\nle_fmt_sum 0\nle_fmt_count 1\n");
+	assert_false(expected.oom);
+	assert_output(r, strbuf_str(&expected));
+	strbuf_free(&expected);
+}
+
+static void test_histogram_le_coroot_defaults(void **state)
+{
+	static const char *const texts[] = { "0.005", "0.01", "0.025", "0.05", "0.1", "0.25",
+					     "0.5",   "1",    "2.5",   "5",    "10" };
+
+	assert_le_text(*state, coroot_bounds, N_COROOT, texts);
+}
+
+static void test_histogram_le_formatting(void **state)
+{
+	/* As Go's strconv.FormatFloat(v, 'g', -1, 64): shortest round trip, exponent
+	 * form below 1e-4 and from 1e6 on. */
+	static const double bounds[] = { -1e6,	  -2.5, -0.0,  1e-5,   0.0001, 0.3,
+					 1.0 / 3, 100,	123456, 999999, 1e6,	1234567 };
+	static const char *const texts[] = { "-1e+06", "-2.5",	 "0",	   "1e-05",
+					     "0.0001", "0.3",	 "0.3333333333333333",
+					     "100",    "123456", "999999", "1e+06",
+					     "1.234567e+06" };
+
+	assert_le_text(*state, bounds, sizeof(bounds) / sizeof(bounds[0]), texts);
+}
+
+static void test_histogram_le_extremes(void **state)
+{
+	/* 2^-24: the nearest 16-digit decimal does not round-trip, its neighbour does. */
+	static const double bounds[] = { 5e-324, 2.2250738585072014e-308, 5.9604644775390625e-08,
+					 0.1 + 0.2, 1e21, 1.7976931348623157e308 };
+	static const char *const texts[] = { "5e-324",
+					     "2.2250738585072014e-308",
+					     "5.960464477539063e-08",
+					     "0.30000000000000004",
+					     "1e+21",
+					     "1.7976931348623157e+308" };
+
+	assert_le_text(*state, bounds, sizeof(bounds) / sizeof(bounds[0]), texts);
+}
+
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
 
 int main(void)
@@ -800,6 +1285,18 @@ int main(void)
 		T(test_write_appends),
 		T(test_null_safe),
 		T(test_independent_registries),
+		T(test_histogram_exposition_labels),
+		T(test_histogram_exposition_unlabelled),
+		T(test_histogram_empty_series_and_no_bounds),
+		T(test_histogram_boundaries),
+		T(test_histogram_sum_and_count),
+		T(test_histogram_type_isolation),
+		T(test_histogram_cap_and_drops),
+		T(test_histogram_many_series),
+		T(test_histogram_invalid),
+		T(test_histogram_le_coroot_defaults),
+		T(test_histogram_le_formatting),
+		T(test_histogram_le_extremes),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

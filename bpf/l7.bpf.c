@@ -1,0 +1,162 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Stream l7: bounded prefixes of the data tracked TCP sockets read and
+ * write, from the syscall tracepoints. Any other fd costs one hash lookup.
+ * Records are sized to what was captured.
+ */
+#include "common.bpf.h"
+#include "sockets.bpf.h"
+
+char LICENSE[] SEC("license") = "GPL";
+
+NS_STREAM_DEFINE(l7)
+
+enum l7_buf_kind {
+	L7_BUF_PLAIN = 0, /* read, write, recvfrom, sendto: (fd, buf) */
+	L7_BUF_IOV = 1,	  /* readv, writev: (fd, iov) */
+	L7_BUF_MSG = 2,	  /* recvmsg, sendmsg: (fd, msghdr) */
+	L7_BUF_MMSG = 3,  /* sendmmsg: (fd, mmsghdr[]) — the first message */
+};
+
+struct l7_call {
+	__u64 ts_ns;
+	__u64 ptr;
+	__s32 fd;
+	__u32 op;
+	__u32 kind;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u64); /* pid_tgid of the thread in the syscall */
+	__type(value, struct l7_call);
+} l7_calls SEC(".maps");
+
+/* The record is built here: too big for the BPF stack. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct ns_l7_event);
+} l7_scratch SEC(".maps");
+
+static __always_inline int l7_enter(__s32 fd, __u64 ptr, __u32 op, __u32 kind)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	__u64 key = l7_key(id >> 32, fd);
+
+	if (!bpf_map_lookup_elem(&l7_socks, &key))
+		return 0; /* not a tracked socket: the common, cheap case */
+	struct l7_call c = { .ts_ns = bpf_ktime_get_ns(), .ptr = ptr, .fd = fd, .op = op,
+			     .kind = kind };
+	bpf_map_update_elem(&l7_calls, &id, &c, BPF_ANY);
+	return 0;
+}
+
+/* Finds the user buffer and its length for a call that moved ret bytes. */
+static __always_inline int l7_buffer(const struct l7_call *c, __u64 *base, __u64 *len)
+{
+	struct iovec iov = {};
+	struct user_msghdr msg = {};
+
+	switch (c->kind) {
+	case L7_BUF_PLAIN:
+		*base = c->ptr;
+		*len = ~0ull;
+		return 0;
+	case L7_BUF_IOV:
+		if (bpf_probe_read_user(&iov, sizeof(iov), (void *)c->ptr))
+			return -1;
+		break;
+	case L7_BUF_MSG:
+	case L7_BUF_MMSG: /* msg_hdr is the first member of struct mmsghdr */
+		if (bpf_probe_read_user(&msg, sizeof(msg), (void *)c->ptr) ||
+		    bpf_probe_read_user(&iov, sizeof(iov), msg.msg_iov))
+			return -1;
+		break;
+	default:
+		return -1;
+	}
+	*base = (__u64)iov.iov_base;
+	*len = iov.iov_len;
+	return 0;
+}
+
+static __always_inline int l7_exit(long ret)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	struct l7_call *c = bpf_map_lookup_elem(&l7_calls, &id);
+	__u32 zero = 0;
+
+	if (!c)
+		return 0;
+	struct l7_call call = *c;
+	bpf_map_delete_elem(&l7_calls, &id);
+	if (ret <= 0)
+		return 0;
+	if (call.kind == L7_BUF_MMSG) {
+		/* sendmmsg returns messages sent; the first one's byte count is msg_len. */
+		unsigned int n = 0;
+		if (bpf_probe_read_user(&n, sizeof(n),
+					(void *)(call.ptr + offsetof(struct mmsghdr, msg_len))) || !n)
+			return 0;
+		ret = n;
+	}
+	__u64 key = l7_key(id >> 32, call.fd);
+	struct ns_l7_sock *sock = bpf_map_lookup_elem(&l7_socks, &key);
+	struct ns_l7_event *e = bpf_map_lookup_elem(&l7_scratch, &zero);
+	__u64 base, len;
+	if (!sock || !e || l7_buffer(&call, &base, &len))
+		return 0;
+
+	e->op = call.op;
+	e->pid = id >> 32;
+	e->ts_ns = call.op == NS_L7_WRITE ? call.ts_ns : bpf_ktime_get_ns();
+	e->fd = call.fd;
+	e->total = ret;
+	e->conn = *sock;
+
+	__u64 n = (__u64)ret < len ? (__u64)ret : len;
+	if (n > NS_L7_CAPTURE)
+		n = NS_L7_CAPTURE;
+	n &= (NS_L7_CAPTURE << 1) - 1; /* a bound the verifier can see */
+	if (n > NS_L7_CAPTURE)
+		n = NS_L7_CAPTURE;
+	if (bpf_probe_read_user(e->data, n, (void *)base))
+		n = 0;
+	e->captured = n;
+	l7_output(e, NS_L7_HEADER_SIZE + n);
+	return 0;
+}
+
+#define L7_SYSCALL(name, op, kind)                                                    \
+	SEC("tracepoint/syscalls/sys_enter_" #name)                                   \
+	int ns_l7_enter_##name(struct trace_event_raw_sys_enter *ctx)                 \
+	{                                                                             \
+		return l7_enter((__s32)ctx->args[0], ctx->args[1], op, kind);        \
+	}                                                                             \
+	SEC("tracepoint/syscalls/sys_exit_" #name)                                    \
+	int ns_l7_exit_##name(struct trace_event_raw_sys_exit *ctx)                   \
+	{                                                                             \
+		return l7_exit(ctx->ret);                                             \
+	}
+
+L7_SYSCALL(write, NS_L7_WRITE, L7_BUF_PLAIN)
+L7_SYSCALL(sendto, NS_L7_WRITE, L7_BUF_PLAIN)
+L7_SYSCALL(writev, NS_L7_WRITE, L7_BUF_IOV)
+L7_SYSCALL(sendmsg, NS_L7_WRITE, L7_BUF_MSG)
+L7_SYSCALL(sendmmsg, NS_L7_WRITE, L7_BUF_MMSG)
+L7_SYSCALL(read, NS_L7_READ, L7_BUF_PLAIN)
+L7_SYSCALL(recvfrom, NS_L7_READ, L7_BUF_PLAIN)
+L7_SYSCALL(readv, NS_L7_READ, L7_BUF_IOV)
+L7_SYSCALL(recvmsg, NS_L7_READ, L7_BUF_MSG)
+
+/* A closed fd number may be reused for anything: forget it at once. */
+SEC("tracepoint/syscalls/sys_enter_close")
+int ns_l7_close(struct trace_event_raw_sys_enter *ctx)
+{
+	__u64 key = l7_key(bpf_get_current_pid_tgid() >> 32, (__s32)ctx->args[0]);
+	bpf_map_delete_elem(&l7_socks, &key);
+	return 0;
+}

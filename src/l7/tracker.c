@@ -1,0 +1,317 @@
+#include "tracker.h"
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "events.h"
+#include "http.h"
+#include "metrics/registry.h"
+#include "proc/table.h"
+#include "tcp/addr.h"
+#include "trace/trace.h"
+#include "util/hmap.h"
+
+#define L7_PENDING 16	  /* requests awaiting a response per connection (pipelining) */
+#define L7_DETECT_CHUNKS 4 /* chunks looked at before a connection is called unknown */
+
+enum l7_proto { L7_UNKNOWN, L7_HTTP, L7_OTHER };
+
+struct l7_request {
+	char method[HTTP_METHOD_LEN];
+	char path[HTTP_PATH_LEN];
+	uint64_t ts_ns;
+};
+
+struct l7_conn {
+	struct hmap_node node;
+	uint64_t sock;
+	uint64_t start_ns;
+	enum l7_proto proto;
+	unsigned chunks_seen;
+	bool inbound;
+	struct l7_request pending[L7_PENDING];
+	unsigned p_head, p_tail;
+	struct http_stream *req, *resp; /* allocated once HTTP is detected */
+};
+
+struct l7_tracker {
+	struct l7_tracker_opts o;
+	struct hmap conns;
+	uint64_t n_refused, n_unpaired, n_overflow, n_unknown, n_truncated;
+	struct metric *requests, *duration, *in_requests, *in_duration;
+	struct metric *m_errors, *m_conns, *m_refused, *m_unpaired, *m_overflow, *m_unknown,
+		*m_truncated;
+};
+
+/* Coroot's buckets, in seconds. */
+static const double duration_bounds[] = { 0.005, 0.01, 0.025, 0.05, 0.1, 0.25,
+					  0.5,	 1,    2.5,   5,    10 };
+static const char *const out_labels[] = { "container_id", "destination", "actual_destination",
+					  "status" };
+static const char *const in_labels[] = { "container_id", "listen_addr", "status" };
+static const char *const proto_label[] = { "proto" };
+static const char *const http_proto = "http";
+
+/* The context of one record while its chunk is fed to a parser. */
+struct l7_chunk {
+	struct l7_tracker *t;
+	struct l7_conn *c;
+	const struct ns_l7_event *e;
+};
+
+static void l7_collect(void *ctx)
+{
+	struct l7_tracker *t = ctx;
+
+	metric_set(t->m_conns, NULL, (double)t->conns.count);
+	metric_set(t->m_refused, NULL, (double)t->n_refused);
+	metric_set(t->m_unpaired, NULL, (double)t->n_unpaired);
+	metric_set(t->m_overflow, NULL, (double)t->n_overflow);
+	metric_set(t->m_unknown, NULL, (double)t->n_unknown);
+	metric_set(t->m_truncated, NULL, (double)t->n_truncated);
+}
+
+int l7_tracker_new(const struct l7_tracker_opts *o, struct l7_tracker **out)
+{
+	struct l7_tracker *t = calloc(1, sizeof(*t));
+	if (!t)
+		return -ENOMEM;
+	t->o = *o;
+	if (hmap_init(&t->conns, o->max_connections)) {
+		free(t);
+		return -ENOMEM;
+	}
+	struct metric_registry *r = o->registry;
+	unsigned nb = sizeof(duration_bounds) / sizeof(duration_bounds[0]);
+	t->requests = metric_register(r, "container_http_requests_total",
+				      "Outbound HTTP requests, by response status.", METRIC_COUNTER,
+				      o->max_series, 4, out_labels);
+	t->duration = metric_register_histogram(
+		r, "container_http_requests_duration_seconds_total",
+		"Outbound HTTP request latency: first byte of the request written to first byte "
+		"of the response read.",
+		o->max_series, 3, out_labels, duration_bounds, nb);
+	t->in_requests = metric_register(r, "container_http_inbound_requests_total",
+					 "HTTP requests the container served, by response status.",
+					 METRIC_COUNTER, o->max_series, 3, in_labels);
+	t->in_duration = metric_register_histogram(
+		r, "container_http_inbound_requests_duration_seconds_total",
+		"Served HTTP request latency: first byte of the request read to first byte of "
+		"the response written.",
+		o->max_series, 2, in_labels, duration_bounds, nb);
+	t->m_errors = metric_register(r, "nodescope_l7_parse_errors_total",
+				      "Malformed, truncated or unfollowable protocol data (each "
+				      "a resynchronisation).",
+				      METRIC_COUNTER, 0, 1, proto_label);
+	t->m_conns = metric_register(r, "nodescope_l7_connections",
+				     "Connections with L7 parsing state.", METRIC_GAUGE, 0, 0, NULL);
+	t->m_refused = metric_register(r, "nodescope_l7_connections_refused_total",
+				       "Connections not parsed: the L7 table was full.",
+				       METRIC_COUNTER, 0, 0, NULL);
+	t->m_unpaired = metric_register(r, "nodescope_l7_unpaired_responses_total",
+					"Responses with no request waiting for them.",
+					METRIC_COUNTER, 0, 0, NULL);
+	t->m_overflow = metric_register(r, "nodescope_l7_pending_overflow_total",
+					"Requests dropped: too many waiting for a response on one "
+					"connection.",
+					METRIC_COUNTER, 0, 0, NULL);
+	t->m_unknown = metric_register(r, "nodescope_l7_unknown_protocol_connections_total",
+				       "Connections whose protocol was not recognised.",
+				       METRIC_COUNTER, 0, 0, NULL);
+	t->m_truncated = metric_register(r, "nodescope_l7_truncated_total",
+					 "Reads and writes captured only in part (longer than the "
+					 "capture size).",
+					 METRIC_COUNTER, 0, 0, NULL);
+	if (!t->requests || !t->duration || !t->in_requests || !t->in_duration || !t->m_errors ||
+	    !t->m_conns || !t->m_refused || !t->m_unpaired || !t->m_overflow || !t->m_unknown ||
+	    !t->m_truncated) {
+		l7_tracker_free(t);
+		return -EINVAL;
+	}
+	metric_add(t->m_errors, &http_proto, 0);
+	metric_registry_add_collector(r, l7_collect, t);
+	*out = t;
+	return 0;
+}
+
+static void conn_free(struct l7_conn *c)
+{
+	free(c->req);
+	free(c->resp);
+	free(c);
+}
+
+void l7_tracker_free(struct l7_tracker *t)
+{
+	struct hmap_node *n;
+	if (!t)
+		return;
+	while ((n = hmap_pop(&t->conns)))
+		conn_free(hmap_entry(n, struct l7_conn, node));
+	hmap_destroy(&t->conns);
+	free(t);
+}
+
+static struct l7_conn *conn_find(struct l7_tracker *t, uint64_t sock, uint64_t start_ns)
+{
+	for (struct hmap_node *n = hmap_get(&t->conns, sock); n; n = hmap_next_same(n)) {
+		struct l7_conn *c = hmap_entry(n, struct l7_conn, node);
+		if (c->start_ns == start_ns)
+			return c;
+	}
+	return NULL;
+}
+
+void l7_tracker_conn_closed(struct l7_tracker *t, uint64_t sock, uint64_t start_ns)
+{
+	struct l7_conn *c = conn_find(t, sock, start_ns);
+	if (!c)
+		return;
+	hmap_unlink(&t->conns, &c->node);
+	conn_free(c);
+}
+
+static const char *container_of(struct l7_tracker *t, uint32_t pid)
+{
+	struct proc_entry *p = proc_table_get(t->o.procs, pid);
+	return p ? proc_entry_container(p) : "/";
+}
+
+static void record_pair(struct l7_chunk *k, const struct l7_request *rq, int status)
+{
+	struct l7_tracker *t = k->t;
+	const struct ns_l7_sock *s = &k->e->conn;
+	char local[TCP_ADDR_STRLEN], remote[TCP_ADDR_STRLEN], code[12];
+	uint64_t dur = k->e->ts_ns > rq->ts_ns ? k->e->ts_ns - rq->ts_ns : 0;
+	const char *container = container_of(t, k->e->pid);
+
+	tcp_addr_format(s->family, s->saddr, s->sport, local, sizeof(local));
+	tcp_addr_format(s->family, s->daddr, s->dport, remote, sizeof(remote));
+	snprintf(code, sizeof(code), "%d", status);
+	if (k->c->inbound) {
+		const char *labels[] = { container, local, code };
+		metric_add(t->in_requests, labels, 1);
+		metric_observe(t->in_duration, labels, dur / 1e9);
+	} else {
+		const char *labels[] = { container, remote, remote, code };
+		metric_add(t->requests, labels, 1);
+		metric_observe(t->duration, labels, dur / 1e9);
+	}
+	struct trace_l7 r = {
+		.proto = "http",
+		.pid = k->e->pid,
+		.inbound = k->c->inbound,
+		.tls = k->e->conn.flags & NS_L7_F_TLS,
+		.method = rq->method,
+		.path = rq->path,
+		.status = status,
+		.ts_ns = rq->ts_ns,
+		.duration_ns = dur,
+		.src = k->c->inbound ? remote : local,
+		.dst = k->c->inbound ? local : remote,
+		.container = container,
+	};
+	trace_l7(t->o.trace, &r);
+}
+
+static int on_http_msg(void *ctx, const struct http_msg *m)
+{
+	struct l7_chunk *k = ctx;
+	struct l7_conn *c = k->c;
+
+	if (m->is_request) {
+		if (c->p_tail - c->p_head == L7_PENDING) {
+			k->t->n_overflow++;
+			c->p_head++;
+		}
+		struct l7_request *rq = &c->pending[c->p_tail++ % L7_PENDING];
+		memcpy(rq->method, m->req.method, sizeof(rq->method));
+		memcpy(rq->path, m->req.path, sizeof(rq->path));
+		rq->ts_ns = k->e->ts_ns;
+		return 0;
+	}
+	if (c->p_head == c->p_tail) {
+		k->t->n_unpaired++;
+		return 0;
+	}
+	const struct l7_request *rq = &c->pending[c->p_head % L7_PENDING];
+	bool head = !strcmp(rq->method, "HEAD");
+	/* An interim 1xx answer (100 Continue) leaves the request waiting. */
+	if (m->resp.status >= 100 && m->resp.status < 200 && m->resp.status != 101)
+		return 0;
+	c->p_head++;
+	record_pair(k, rq, m->resp.status);
+	return head ? 1 : 0;
+}
+
+static bool detect(struct l7_conn *c, const struct ns_l7_event *e, bool is_request_dir)
+{
+	const char *d = (const char *)e->data;
+	if (is_request_dir)
+		return http_looks_like_request(d, e->captured);
+	return http_looks_like_response(d, e->captured);
+}
+
+int l7_tracker_on_record(void *ctx, const void *data, size_t len)
+{
+	struct l7_tracker *t = ctx;
+	const struct ns_l7_event *e = data;
+
+	if (len < NS_L7_HEADER_SIZE || e->captured > NS_L7_CAPTURE || e->captured > e->total ||
+	    len < NS_L7_HEADER_SIZE + e->captured || (e->op != NS_L7_READ && e->op != NS_L7_WRITE))
+		return -EINVAL;
+	if (e->captured < e->total)
+		t->n_truncated++;
+
+	struct l7_conn *c = conn_find(t, e->conn.sock, e->conn.start_ns);
+	if (!c) {
+		if (t->conns.count >= t->o.max_connections) {
+			t->n_refused++;
+			return 0;
+		}
+		c = calloc(1, sizeof(*c));
+		if (!c) {
+			t->n_refused++;
+			return 0;
+		}
+		c->sock = e->conn.sock;
+		c->start_ns = e->conn.start_ns;
+		c->inbound = e->conn.flags & NS_L7_F_INBOUND;
+		hmap_insert(&t->conns, &c->node, c->sock);
+	}
+	bool request_dir = c->inbound ? e->op == NS_L7_READ : e->op == NS_L7_WRITE;
+
+	if (c->proto == L7_UNKNOWN) {
+		if (detect(c, e, request_dir)) {
+			c->req = malloc(sizeof(*c->req));
+			c->resp = malloc(sizeof(*c->resp));
+			if (!c->req || !c->resp) {
+				t->n_refused++;
+				c->proto = L7_OTHER;
+				return 0;
+			}
+			http_stream_init(c->req, true);
+			http_stream_init(c->resp, false);
+			c->proto = L7_HTTP;
+		} else if (++c->chunks_seen >= L7_DETECT_CHUNKS) {
+			c->proto = L7_OTHER;
+			t->n_unknown++;
+			return 0;
+		} else {
+			return 0;
+		}
+	}
+	if (c->proto != L7_HTTP)
+		return 0;
+
+	struct l7_chunk k = { t, c, e };
+	struct http_stream *s = request_dir ? c->req : c->resp;
+	uint64_t errors = s->errors;
+	http_stream_feed(s, (const char *)e->data, e->captured, e->total, on_http_msg, &k);
+	if (s->errors != errors)
+		metric_add(t->m_errors, &http_proto, (double)(s->errors - errors));
+	return 0;
+}

@@ -1,0 +1,31 @@
+/*
+ * The L7 pipeline: l7 stream records -> per-connection protocol state ->
+ * request/response pairs -> metrics (Coroot node agent names) and trace.
+ */
+#ifndef NODESCOPE_L7_TRACKER_H
+#define NODESCOPE_L7_TRACKER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct metric_registry;
+struct proc_table;
+struct trace;
+struct l7_tracker;
+
+struct l7_tracker_opts {
+	struct metric_registry *registry;
+	struct proc_table *procs;
+	struct trace *trace; /* may be NULL */
+	size_t max_connections;
+	unsigned max_series;
+};
+
+int l7_tracker_new(const struct l7_tracker_opts *o, struct l7_tracker **out);
+void l7_tracker_free(struct l7_tracker *t);
+/* stream_record_fn for the l7 stream. */
+int l7_tracker_on_record(void *ctx, const void *data, size_t len);
+/* The connection ended: its state goes (call after draining the l7 stream). */
+void l7_tracker_conn_closed(struct l7_tracker *t, uint64_t sock, uint64_t start_ns);
+
+#endif

@@ -1,0 +1,290 @@
+"""TCP stream across network namespaces: connect timeouts, retransmits under loss,
+unreachable destinations and refused connects, each checked in the trace and in /metrics.
+
+Every test builds its own client and server namespaces linked by a veth pair
+(10.213.N.0/24, see netns.py), runs its client and server there with
+`ip netns exec`, and keeps them alive until the agent's view has been checked.
+Ports are random so two runs never share a destination label.
+"""
+import os
+import random
+import socket
+
+from netns import netpair  # noqa: F401  (fixture)
+
+CONNECT_ERROR = "connect_error"
+
+# Connects to HOST:PORT (a blocking connect), sends SIZE bytes, half-closes, reads
+# the reply to EOF and prints what it saw as one JSON line; then waits for EOF on
+# stdin before exiting. Staying alive matters: the agent names the container of a
+# connect_error from its process table when it handles the (batched) record, and a
+# process that has exited by then is reported in container "/".
+CLIENT = r"""
+import json, os, socket, struct, sys, time
+host, port, size = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+s = socket.socket()
+out = {"pid": os.getpid(), "fd": s.fileno()}
+t = time.monotonic()
+try:
+    s.connect((host, port))
+except OSError as e:
+    out.update(errno=e.errno, elapsed=time.monotonic() - t)
+else:
+    out.update(errno=0, src="%s:%d" % s.getsockname())
+    s.settimeout(60)  # never hang for good if the other side is gone
+    s.sendall(b"x" * size)
+    s.shutdown(socket.SHUT_WR)
+    reply = b""
+    while True:
+        chunk = s.recv(65536)
+        if not chunk:
+            break
+        reply += chunk
+    # struct tcp_info: tcpi_total_retrans is the u32 at offset 100.
+    info = s.getsockopt(socket.IPPROTO_TCP, socket.TCP_INFO, 104)
+    out.update(reply=reply.decode(), total_retrans=struct.unpack_from("I", info, 100)[0])
+    s.close()
+print(json.dumps(out), flush=True)
+sys.stdin.read()
+"""
+
+# Accepts one connection, reads it to EOF, answers "received N" and closes; gives up
+# after 60 s so that nothing outlives a killed test run for long.
+SERVER = r"""
+import json, os, socket, sys
+host, port = sys.argv[1], int(sys.argv[2])
+l = socket.socket()
+l.bind((host, port))
+l.listen(1)
+l.settimeout(60)
+print(json.dumps({"pid": os.getpid()}), flush=True)
+c, peer = l.accept()
+c.settimeout(60)
+n = 0
+while True:
+    chunk = c.recv(65536)
+    if not chunk:
+        break
+    n += len(chunk)
+c.sendall(b"received %d" % n)
+c.close()
+l.close()
+print(json.dumps({"received": n, "peer": "%s:%d" % peer}), flush=True)
+sys.stdin.read()
+"""
+
+
+def tcp_agent(agent_factory):
+    # A large ring: the agent sees every TCP event of the machine, and other tests
+    # may be hammering loopback meanwhile.
+    return agent_factory("--events", "tcp", "--ringbuf-size", "tcp=8m")
+
+
+def lost_events(agent):
+    lost = agent.metrics()["nodescope_events_lost_total"]
+    return lost[frozenset({("stream", "tcp")})]
+
+
+def own_container(agent):
+    """This test process' container as the agent names it: from its own listen event."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        s.listen(1)
+        addr = "127.0.0.1:%d" % s.getsockname()[1]
+        ev = agent.wait_for(
+            lambda evs: next((e for e in evs if e["type"] == "listen" and e["pid"] == os.getpid()
+                              and e["addr"] == addr), None),
+            what=f"the listen event of this test process on {addr}")
+    assert ev["container"].startswith("/"), ev
+    return ev["container"]
+
+
+def series(agent, name, destination):
+    """{container_id: value} of one metric for one destination, whatever the container."""
+    out = {}
+    for labels, value in agent.metrics().get(name, {}).items():
+        labels = dict(labels)
+        if labels.get("destination") == destination:
+            out[labels["container_id"]] = out.get(labels["container_id"], 0) + value
+    return out
+
+
+def events_of(agent, type_, **match):
+    return [e for e in agent.snapshot()
+            if e["type"] == type_ and all(e.get(k) == v for k, v in match.items())]
+
+
+def wait_event(agent, type_, what, timeout=20, **match):
+    return agent.wait_for(lambda evs: [e for e in evs if e["type"] == type_ and all(
+        e.get(k) == v for k, v in match.items())], timeout=timeout, what=what)
+
+
+def port():
+    return random.randrange(20000, 60000)
+
+
+def check_failed_connect(agent, container, client, dst, error, errno_):
+    """One connect_error of this client to dst, with this error, and in the metric once."""
+    evs = wait_event(agent, CONNECT_ERROR, f"connect_error of pid {client['pid']} to {dst}",
+                     pid=client["pid"])
+    assert len(evs) == 1, evs
+    ev = evs[0]
+    assert ev["dst"] == dst, ev
+    assert ev["error"] == error, ev
+    assert ev["errno"] == errno_, ev
+    assert ev["fd"] == client["fd"], ev
+    assert ev["container"] == container, ev
+    assert not events_of(agent, "connect", pid=client["pid"])
+    assert series(agent, "container_net_tcp_failed_connects_total", dst) == {container: 1}
+    assert series(agent, "container_net_tcp_successful_connects_total", dst) == {}
+    return ev
+
+
+def test_connect_timeout_when_syns_are_dropped(agent_factory, netpair):
+    agent = tcp_agent(agent_factory)
+    container = own_container(agent)
+    net = netpair("to", 1)
+    p = port()
+    dst = f"{net.server_ip}:{p}"
+    net.nft(net.server, f"""
+table inet nodescope_test {{
+    chain input {{
+        type filter hook input priority 0; policy accept;
+        tcp dport {p} drop
+    }}
+}}
+""")
+    # One SYN retransmission instead of six: the connect gives up after ~3 s.
+    net.sysctl(net.client, "net.ipv4.tcp_syn_retries", 1)
+
+    proc = net.spawn(net.client, CLIENT, net.server_ip, p, 0)
+    client = proc.json(timeout=20)
+    assert client["errno"] == 110, client  # ETIMEDOUT, as the kernel told the client
+    assert client["pid"] == proc.pid
+    assert client["elapsed"] < 10, client
+
+    ev = check_failed_connect(agent, container, client, dst, "timeout", 110)
+    # duration_ns runs from the first SYN to the give-up: what the client waited.
+    assert abs(ev["duration_ns"] / 1e9 - client["elapsed"]) < 0.25, (ev, client)
+
+    # The SYN retransmissions are seen too, attributed to the client.
+    syn_rtx = events_of(agent, "retransmit", pid=client["pid"])
+    assert syn_rtx, "no retransmit event for the dropped SYNs"
+    for e in syn_rtx:
+        assert e["dst"] == dst and e["dir"] == "out" and e["fd"] == client["fd"], e
+        assert e["src"].startswith(net.client_ip + ":") and e["container"] == container, e
+    assert proc.finish() == 0
+
+
+def test_retransmits_under_packet_loss(agent_factory, netpair):
+    agent = tcp_agent(agent_factory)
+    container = own_container(agent)
+    net = netpair("rx", 2)
+    p = port()
+    dst = f"{net.server_ip}:{p}"
+    size = 2_000_000
+    # 10% of what reaches the server port is dropped, except SYNs: a lost SYN is
+    # retransmitted before the connection exists (see the timeout test), which
+    # would make the retransmit count depend on chance in a second way.
+    # (30% loss makes the transfer take 5-30 s through RTO back-off; 10% takes 0.5-3 s.)
+    net.nft(net.server, f"""
+table inet nodescope_test {{
+    chain input {{
+        type filter hook input priority 0; policy accept;
+        tcp dport {p} tcp flags & syn == 0 numgen random mod 10 < 1 drop
+    }}
+}}
+""")
+    # One MSS per skb on the client: then each retransmit event is one segment and
+    # the kernel's own count (tcpi_total_retrans) is comparable.
+    net.exec(net.client, net.ip, "link", "set", net.client_if, "gso_max_segs", "1")
+
+    server = net.spawn(net.server, SERVER, net.server_ip, p)
+    spid = server.json(timeout=20)["pid"]
+    proc = net.spawn(net.client, CLIENT, net.server_ip, p, size)
+    client = proc.json(timeout=40)
+    served = server.json(timeout=10)
+    assert client["errno"] == 0, client
+    assert client["reply"] == f"received {size}", client
+    assert served == {"received": size, "peer": client["src"]}
+    cpid, src = client["pid"], client["src"]
+
+    conn = {"src": src, "dst": dst}
+    close = wait_event(agent, "close", "close of the client's connection", pid=cpid, **conn)
+    server_close = wait_event(agent, "close", "close of the server's connection", pid=spid,
+                              **conn)
+
+    [connect] = events_of(agent, "connect", pid=cpid)
+    assert connect == {**connect, **conn, "fd": client["fd"], "dir": "out",
+                       "container": container}
+    [accept] = events_of(agent, "accept", pid=spid)
+    assert accept == {**accept, **conn, "dir": "in", "container": container}
+
+    # Exact payload bytes despite the loss, on both ends.
+    assert len(close) == 1 and len(server_close) == 1, (close, server_close)
+    close, server_close = close[0], server_close[0]
+    reply = len(client["reply"])
+    assert close == {**close, "dir": "out", "fd": client["fd"], "bytes_sent": size,
+                     "bytes_received": reply, "container": container}
+    assert server_close == {**server_close, "dir": "in", "bytes_sent": reply,
+                            "bytes_received": size}
+
+    rtx = events_of(agent, "retransmit", **conn)
+    out = [e for e in rtx if e["dir"] == "out"]
+    assert out, "no outbound retransmit seen under 10% loss of 2 MB"
+    for e in rtx:
+        if e["dir"] == "out":
+            assert e["pid"] == cpid and e["fd"] == client["fd"], e
+        else:  # the server re-sending its reply or FIN when the client's ACK was dropped
+            assert e["dir"] == "in" and e["pid"] == spid, e
+        assert e["container"] == container, e
+    assert not [e for e in events_of(agent, "retransmit", pid=cpid) if e not in out]
+
+    # The metric counts exactly the connection's outbound retransmit events (none lost).
+    assert lost_events(agent) == 0
+    assert series(agent, "container_net_tcp_retransmits_total", dst) == {container: len(out)}
+    # Every segment the kernel retransmitted is an event. More events than
+    # tcpi_total_retrans happen: the agent also counts attempts the kernel gave up
+    # on (tracepoint err=-EBUSY, the original still in the host queue).
+    assert len(out) >= client["total_retrans"] > 0, (len(out), client)
+
+    assert series(agent, "container_net_tcp_bytes_sent_total", dst) == {container: size}
+    assert series(agent, "container_net_tcp_bytes_received_total", dst) == {container: reply}
+    assert series(agent, "container_net_tcp_successful_connects_total", dst) == {container: 1}
+    assert series(agent, "container_net_tcp_active_connections", dst) == {container: 0}
+    assert series(agent, "container_net_tcp_failed_connects_total", dst) == {}
+    assert proc.finish() == 0 and server.finish() == 0
+
+
+def test_connect_to_unreachable_and_unrouted_destinations(agent_factory, netpair):
+    agent = tcp_agent(agent_factory)
+    container = own_container(agent)
+    net = netpair("ur", 3)
+    # An explicit unreachable route gives EHOSTUNREACH; no route at all (the client
+    # namespace has no default route) gives ENETUNREACH. Both fail inside connect(),
+    # before any SYN.
+    net.exec(net.client, net.ip, "route", "add", "unreachable", "10.213.99.0/24")
+    cases = [("10.213.99.7", "host unreachable", 113), ("10.213.98.7", "network unreachable", 101)]
+    for ip, error, errno_ in cases:
+        p = port()
+        proc = net.spawn(net.client, CLIENT, ip, p, 0)
+        client = proc.json(timeout=20)
+        assert client["errno"] == errno_, client
+        check_failed_connect(agent, container, client, f"{ip}:{p}", error, errno_)
+        assert not events_of(agent, "retransmit", pid=client["pid"])
+        assert proc.finish() == 0
+
+
+def test_refused_connect_across_namespaces(agent_factory, netpair):
+    agent = tcp_agent(agent_factory)
+    container = own_container(agent)
+    net = netpair("rf", 4)
+    p = port()  # nothing listens there in the server namespace: it answers RST
+    dst = f"{net.server_ip}:{p}"
+    proc = net.spawn(net.client, CLIENT, net.server_ip, p, 0)
+    client = proc.json(timeout=20)
+    assert client["errno"] == 111, client  # ECONNREFUSED
+    ev = check_failed_connect(agent, container, client, dst, "refused", 111)
+    # A real round trip over the veth: more than nothing, at most what the client waited.
+    assert 0 < ev["duration_ns"] <= client["elapsed"] * 1e9 + 1e6, (ev, client)
+    assert proc.finish() == 0
