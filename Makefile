@@ -74,6 +74,35 @@ check: deps
 bench: $(BUILD)/nodescope
 	bench/idle
 
+# libFuzzer targets: tests/fuzz/fuzz_NAME.c -> $(BUILD)/fuzz/fuzz_NAME, each run for
+# FUZZ_SECONDS with its corpus in $(BUILD)/fuzz/corpus/fuzz_NAME (plus
+# tests/fuzz/corpus/fuzz_NAME and tests/fuzz/fuzz_NAME.dict when they exist).
+FUZZ_SECONDS ?= 60
+FUZZ_ARGS    ?= -max_len=16384
+FUZZ_CFLAGS  := -g -O1 -fsanitize=fuzzer,address,undefined -std=gnu11 -Isrc -Ibpf -I$(BUILD)
+FUZZ_SRCS    := $(wildcard tests/fuzz/fuzz_*.c)
+FUZZ_BINS    := $(patsubst tests/fuzz/%.c,$(BUILD)/fuzz/%,$(FUZZ_SRCS))
+
+# The src files each target is built with.
+$(BUILD)/fuzz/fuzz_http: src/l7/http.c src/l7/http.h
+
+$(BUILD)/fuzz/%: tests/fuzz/%.c
+	@mkdir -p $(@D)
+	$(CLANG) $(FUZZ_CFLAGS) -o $@ $< $(filter %.c,$(filter-out $<,$^))
+
+.PHONY: fuzz fuzz-smoke
+fuzz fuzz-smoke: $(FUZZ_BINS)
+	@set -e; for f in $(FUZZ_BINS); do \
+		n=$$(basename $$f); corpus=$(BUILD)/fuzz/corpus/$$n; mkdir -p $$corpus; \
+		seeds=; test -d tests/fuzz/corpus/$$n && seeds=tests/fuzz/corpus/$$n; \
+		dict=; test -f tests/fuzz/$$n.dict && dict=-dict=tests/fuzz/$$n.dict; \
+		echo "== $$n for $(FUZZ_SECONDS)s"; \
+		UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+		$$f -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 $(FUZZ_ARGS) $$dict \
+			-artifact_prefix=$(BUILD)/fuzz/$$n- $$corpus $$seeds; \
+	done
+fuzz-smoke: FUZZ_SECONDS = 10
+
 clean:
 	rm -rf $(BUILD)
 

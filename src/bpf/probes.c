@@ -126,11 +126,8 @@ int probes_start(const struct probes_opts *o, struct probes **out)
 			rc = NS_EXIT_USAGE;
 			goto fail;
 		}
-		/* A watermark past half the ring would let it fill before a wakeup. */
-		uint64_t wm = stream_defs[s].policy.watermark;
-		uint64_t half = bpf_map__max_entries(ring) / 2;
 		cfg->policy = stream_defs[s].policy.kind;
-		cfg->watermark = wm < half ? wm : half;
+		cfg->watermark = stream_watermark(&stream_defs[s], bpf_map__max_entries(ring));
 	}
 	int err = nodescope_bpf__load(p->skel);
 	if (err) {

@@ -24,6 +24,12 @@ const struct stream_def stream_defs[NS_STREAM_COUNT] = {
 			   8 << 20 },
 };
 
+uint64_t stream_watermark(const struct stream_def *d, uint64_t ring_size)
+{
+	uint64_t half = ring_size / 2;
+	return d->policy.watermark < half ? d->policy.watermark : half;
+}
+
 const struct stream_def *stream_def_find(const char *name)
 {
 	for (int i = 0; i < NS_STREAM_COUNT; i++)
@@ -43,6 +49,7 @@ struct stream {
 	const volatile unsigned long *consumer_pos;
 	const volatile unsigned long *producer_pos;
 	struct loop_timer *flush;
+	struct stream_policy policy; /* the definition's, watermark fitted to the ring */
 	uint64_t events;
 	uint64_t malformed;
 	uint64_t wakeups;
@@ -64,7 +71,9 @@ static uint64_t stream_pending(const struct stream *s)
 
 void stream_drain(struct stream *s)
 {
-	loop_timer_disarm(s->flush);
+	/* In polling mode the timer is the poll period: it keeps running. */
+	if (!s->p.debug_poll_ns)
+		loop_timer_disarm(s->flush);
 	ring_buffer__consume(s->rb);
 }
 
@@ -81,13 +90,13 @@ static void stream_on_ring(void *ctx, uint32_t events)
 	struct stream *s = ctx;
 
 	s->wakeups++;
-	switch (stream_policy_on_wakeup(&s->p.def->policy, loop_timer_armed(s->flush),
+	switch (stream_policy_on_wakeup(&s->policy, loop_timer_armed(s->flush),
 					stream_pending(s))) {
 	case STREAM_DRAIN:
 		stream_drain(s);
 		break;
 	case STREAM_ARM_TIMER:
-		loop_timer_arm(s->flush, s->p.def->policy.max_delay_ns);
+		loop_timer_arm(s->flush, s->policy.max_delay_ns);
 		break;
 	case STREAM_WAIT:
 		break;
@@ -106,18 +115,24 @@ int stream_open(struct loop *l, const struct stream_params *p, struct stream **o
 	s->page = sysconf(_SC_PAGESIZE);
 	s->ring_fd = bpf_map__fd(p->ring);
 	s->lost_fd = bpf_map__fd(p->lost);
+	s->policy = p->def->policy;
+	s->policy.watermark = stream_watermark(p->def, bpf_map__max_entries(p->ring));
 	s->rb = ring_buffer__new(s->ring_fd, stream_on_record, s, NULL);
 	if (!s->rb) {
 		err = -errno;
 		goto fail;
 	}
 	void *cons = mmap(NULL, s->page, PROT_READ, MAP_SHARED, s->ring_fd, 0);
-	void *prod = mmap(NULL, s->page, PROT_READ, MAP_SHARED, s->ring_fd, s->page);
-	if (cons == MAP_FAILED || prod == MAP_FAILED) {
+	if (cons == MAP_FAILED) {
 		err = -errno;
 		goto fail;
 	}
 	s->consumer_pos = cons;
+	void *prod = mmap(NULL, s->page, PROT_READ, MAP_SHARED, s->ring_fd, s->page);
+	if (prod == MAP_FAILED) {
+		err = -errno;
+		goto fail;
+	}
 	s->producer_pos = prod;
 	err = loop_timer_new(l, stream_on_timer, s, &s->flush);
 	if (err)

@@ -26,6 +26,11 @@ struct stream_def {
 	uint32_t ring_size; /* default ring buffer bytes */
 };
 extern const struct stream_def stream_defs[NS_STREAM_COUNT];
+/*
+ * The watermark both sides use for a ring of ring_size bytes: the policy's,
+ * but at most half the ring, so a small ring cannot fill before a wakeup.
+ */
+uint64_t stream_watermark(const struct stream_def *d, uint64_t ring_size);
 /* Looks a stream up by name; NULL if unknown. */
 const struct stream_def *stream_def_find(const char *name);
 

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "loop/policy.h"
+#include "loop/stream.h"
 #include "wakeup.h"
 
 static const struct stream_policy immediate = { .kind = NS_WAKEUP_IMMEDIATE };
@@ -246,6 +247,25 @@ static void test_wakeup_matches_user_side(void **state)
 	}
 }
 
+/* Both sides must force/expect a wakeup before a small ring can fill. */
+static void test_watermark_fits_the_ring(void **state)
+{
+	const struct stream_def *tcp = stream_def_find("tcp");
+	const struct stream_def *proc = stream_def_find("proc");
+
+	assert_non_null(tcp);
+	assert_non_null(proc);
+	assert_int_equal(stream_watermark(tcp, 1 << 20), tcp->policy.watermark);
+	assert_int_equal(stream_watermark(tcp, 16384), 8192);
+	assert_int_equal(stream_watermark(tcp, 4096), 2048);
+	/* ...and the user side drains at that fitted watermark. */
+	struct stream_policy p = tcp->policy;
+	p.watermark = stream_watermark(tcp, 16384);
+	assert_int_equal(stream_policy_on_wakeup(&p, true, 8192), STREAM_DRAIN);
+	assert_int_equal(stream_policy_on_wakeup(&p, true, 8191), STREAM_WAIT);
+	assert_int_equal(stream_watermark(proc, 4096), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -262,6 +282,7 @@ int main(void)
 		cmocka_unit_test(test_wakeup_watermark_zero),
 		cmocka_unit_test(test_wakeup_unknown_policy),
 		cmocka_unit_test(test_wakeup_matches_user_side),
+		cmocka_unit_test(test_watermark_fits_the_ring),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,485 @@
+"""HTTP/1.x tracing (l7) against a real nginx on loopback: exact counts, attribution, durations, bodies, pipelining.
+
+One nginx (Debian's package, run as root in the foreground with a config written into a temporary
+directory) and one tracing agent serve the whole module. Every count is a delta over what the test
+itself sent, so the tests do not depend on their order.
+"""
+import http.client
+import http.server
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import tempfile
+import threading
+import time
+
+import pytest
+
+from conftest import Agent, free_port
+
+NGINX = shutil.which("nginx") or "/usr/sbin/nginx"
+CURL = shutil.which("curl") or "/usr/bin/curl"
+BIG = 300 * 1024          # /big: a static file served with sendfile, far past the 4 KiB capture
+POST_BODY = 100 * 1024    # request bodies, also far past the capture
+CHUNKED = 12 * 16384      # /chunked: a chunked response of this many body bytes
+SLOW_S = 0.3              # /slow: the backend sleeps this long before answering
+BUCKETS = ["0.005", "0.01", "0.025", "0.05", "0.1", "0.25", "0.5", "1", "2.5", "5", "10", "+Inf"]
+OUT_TOTAL = "container_http_requests_total"
+OUT_HIST = "container_http_requests_duration_seconds_total"
+IN_TOTAL = "container_http_inbound_requests_total"
+IN_HIST = "container_http_inbound_requests_duration_seconds_total"
+
+NGINX_CONF = """
+user www-data;
+worker_processes 2;
+pid {d}/nginx.pid;
+lock_file {d}/nginx.lock;
+error_log {d}/error.log warn;
+events {{ worker_connections 1024; }}
+http {{
+    access_log off;
+    sendfile on;
+    keepalive_requests 2000;
+    keepalive_timeout 60s;
+    default_type application/octet-stream;
+    client_body_temp_path {d}/tmp/body;
+    proxy_temp_path {d}/tmp/proxy;
+    fastcgi_temp_path {d}/tmp/fastcgi;
+    uwsgi_temp_path {d}/tmp/uwsgi;
+    scgi_temp_path {d}/tmp/scgi;
+    server {{
+        listen 127.0.0.1:{port};
+        root {d}/www;
+        location = /ok {{ return 200 "ok\\n"; }}
+        location = /boom {{ return 500; }}
+        location = /slow {{ proxy_pass http://127.0.0.1:{backend}; }}
+        location = /chunked {{ proxy_pass http://127.0.0.1:{backend}; proxy_buffering off; }}
+        location = /nginx_status {{ stub_status; }}
+    }}
+}}
+"""
+
+
+# ---------------------------------------------------------------- fixtures
+
+class Backend(http.server.ThreadingHTTPServer):
+    """What nginx proxies /slow and /chunked to: a Python server in this process."""
+    daemon_threads = True
+
+
+class BackendHandler(http.server.BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.0"  # nginx's proxy default; each request its own connection
+
+    def log_message(self, *a):
+        pass
+
+    def do_GET(self):
+        if self.path == "/slow":
+            time.sleep(SLOW_S)
+            body = b"slow\n"
+            self.send_response(200)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+        elif self.path == "/chunked":
+            # No length: the body ends with the connection, and nginx re-frames it as chunked.
+            self.send_response(200)
+            self.end_headers()
+            for _ in range(CHUNKED // 16384):
+                self.wfile.write(b"c" * 16384)
+                self.wfile.flush()
+        else:
+            self.send_error(404)
+
+
+class Nginx:
+    def __init__(self, backend_port):
+        self.dir = tempfile.mkdtemp(prefix="nodescope-e2e-nginx.")
+        os.chmod(self.dir, 0o755)  # the workers run as www-data
+        os.makedirs(os.path.join(self.dir, "www"))
+        os.makedirs(os.path.join(self.dir, "tmp"))
+        with open(os.path.join(self.dir, "www", "big"), "wb") as f:
+            f.write(bytes(range(256)) * (BIG // 256))
+        self.port = free_port()
+        self.addr = f"127.0.0.1:{self.port}"
+        self.conf = os.path.join(self.dir, "nginx.conf")
+        with open(self.conf, "w") as f:
+            f.write(NGINX_CONF.format(d=self.dir, port=self.port, backend=backend_port))
+        self.log = open(os.path.join(self.dir, "stderr"), "wb")
+        self.proc = subprocess.Popen([NGINX, "-p", self.dir, "-e", os.path.join(self.dir, "error.log"),
+                                      "-c", self.conf, "-g", "daemon off;"],
+                                     stdin=subprocess.DEVNULL, stdout=self.log, stderr=self.log)
+        deadline = time.monotonic() + 15
+        while True:
+            if self.proc.poll() is not None or time.monotonic() > deadline:
+                self.stop()
+                pytest.fail(f"nginx did not start: {self.proc.args}\n{self.logs()}")
+            try:
+                with socket.create_connection(("127.0.0.1", self.port), timeout=1):
+                    pass
+                if len(self.workers()) == 2:
+                    break
+            except OSError:
+                pass
+            time.sleep(0.05)
+
+    def workers(self):
+        """Pids of the master's children (the workers)."""
+        out = []
+        for d in os.listdir("/proc"):
+            if d.isdigit() and ppid_of(int(d)) == self.proc.pid:
+                out.append(int(d))
+        return out
+
+    def logs(self):
+        text = ""
+        for name in ("stderr", "error.log"):
+            try:
+                with open(os.path.join(self.dir, name), errors="replace") as f:
+                    text += f"--- {name}:\n" + f.read()
+            except OSError:
+                pass
+        return text
+
+    def stub_requests(self):
+        """nginx's own count of requests (stub_status), including this one."""
+        c = http.client.HTTPConnection("127.0.0.1", self.port, timeout=10)
+        c.request("GET", "/nginx_status")
+        text = c.getresponse().read().decode()
+        c.close()
+        # "server accepts handled requests\n 1 1 3 \n"
+        return int(re.search(r"accepts handled requests\s+(\d+)\s+(\d+)\s+(\d+)", text).group(3))
+
+    def stop(self):
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(5)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        self.log.close()
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+
+def ppid_of(pid):
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            stat = f.read()
+    except OSError:
+        return None
+    return int(stat[stat.rindex(")") + 2:].split()[1])
+
+
+@pytest.fixture(scope="module")
+def l7_tracer():
+    a = Agent("--events", "l7")
+    yield a
+    a.stop()
+
+
+@pytest.fixture(scope="module")
+def backend():
+    srv = Backend(("127.0.0.1", 0), BackendHandler)
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    yield srv
+    srv.shutdown()
+    srv.server_close()
+
+
+@pytest.fixture(scope="module")
+def nginx(l7_tracer, backend):
+    # Started after the agent: only connections opened after it started are seen.
+    if not os.access(NGINX, os.X_OK):
+        pytest.fail("nginx is missing: apt-get install nginx (scripts/install-deps.sh)")
+    n = Nginx(backend.server_address[1])
+    yield n
+    n.stop()
+
+
+# ---------------------------------------------------------------- helpers
+
+def l7(events, **want):
+    return [e for e in events if e.get("type") == "l7" and all(e.get(k) == v for k, v in want.items())]
+
+
+def msum(metrics, name, **labels):
+    want = set(labels.items())
+    return sum(v for k, v in metrics.get(name, {}).items() if want <= set(k))
+
+
+def settle(agent, pred, what, timeout=20):
+    """Waits for pred(events), then a little longer so any extra (wrong) event would show too."""
+    agent.wait_for(pred, timeout=timeout, what=what)
+    time.sleep(0.3)
+    return agent.snapshot()
+
+
+def wait_metrics(agent, fn, want, timeout=10):
+    """Polls /metrics until fn(metrics) == want; returns the last value (the caller asserts)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        v = fn(agent.metrics())
+        if v == want or time.monotonic() > deadline:
+            return v
+        time.sleep(0.05)
+
+
+def src_of(sock):
+    host, port = sock.getsockname()[:2]
+    return f"{host}:{port}"
+
+
+def get(conn, path, method="GET", **kw):
+    conn.request(method, path, **kw)
+    r = conn.getresponse()
+    body = r.read()
+    return r.status, body
+
+
+def read_responses(sock, n):
+    """Reads n HTTP/1.1 responses with Content-Length bodies from a raw socket: [(status, body)]."""
+    buf = b""
+    out = []
+    while len(out) < n:
+        while b"\r\n\r\n" not in buf:
+            d = sock.recv(65536)
+            assert d, f"connection closed after {len(out)} responses"
+            buf += d
+        head, buf = buf.split(b"\r\n\r\n", 1)
+        status = int(head.split(b" ", 2)[1])
+        length = int(re.search(rb"(?im)^content-length:\s*(\d+)", head).group(1))
+        while len(buf) < length:
+            d = sock.recv(65536)
+            assert d, "connection closed inside a body"
+            buf += d
+        out.append((status, buf[:length]))
+        buf = buf[length:]
+    return out
+
+
+# ---------------------------------------------------------------- tests
+
+def test_curl_requests_client_and_server_side(l7_tracer, nginx):
+    dst = nginx.addr
+    m0 = l7_tracer.metrics()
+    cases = [("/ok", "/ok", 200), ("/missing", "/missing", 404), ("/boom", "/boom", 500),
+             ("/ok?x=1", "/ok", 200)]
+    runs = []  # (pid, path, status, src)
+    for url_path, path, status in cases:
+        p = subprocess.Popen([CURL, "-sS", "--noproxy", "*", "-o", "/dev/null", "-w", "%{http_code} %{local_port}",
+                              f"http://{dst}{url_path}"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        out, err = p.communicate(timeout=20)
+        assert p.returncode == 0, err
+        code, lport = out.split()
+        assert int(code) == status
+        runs.append((p.pid, path, status, f"127.0.0.1:{lport}"))
+    pids = {r[0] for r in runs}
+    evs = settle(l7_tracer, lambda evs: all(l7(evs, pid=pid, dir="out") for pid in pids)
+                 and all(l7(evs, dir="in", src=src) for _, _, _, src in runs), "curl's l7 events")
+    workers = set(nginx.workers())
+    for pid, path, status, src in runs:
+        outs = l7(evs, pid=pid)
+        assert len(outs) == 1, outs
+        o = outs[0]
+        assert (o["proto"], o["dir"], o["method"], o["path"], o["status"], o["src"], o["dst"], o["tls"]) == \
+            ("http", "out", "GET", path, status, src, dst, False), o
+        assert o["duration_ns"] > 0
+        ins = l7(evs, dir="in", src=src)
+        assert len(ins) == 1, ins
+        i = ins[0]
+        assert (i["method"], i["path"], i["status"], i["dst"]) == ("GET", path, status, dst), i
+        assert i["pid"] in workers and ppid_of(i["pid"]) == nginx.proc.pid, (i, workers)
+        assert 0 < i["duration_ns"] <= o["duration_ns"]
+
+    def by_status(name, **labels):
+        return lambda m: {s: msum(m, name, status=s, **labels) - msum(m0, name, status=s, **labels)
+                          for s in ("200", "404", "500")}
+    want = {"200": 2, "404": 1, "500": 1}
+    assert wait_metrics(l7_tracer, by_status(OUT_TOTAL, destination=dst), want) == want
+    assert wait_metrics(l7_tracer, by_status(IN_TOTAL, listen_addr=dst), want) == want
+    m1 = l7_tracer.metrics()
+    assert msum(m1, OUT_TOTAL, destination=dst, actual_destination=dst) - \
+        msum(m0, OUT_TOTAL, destination=dst, actual_destination=dst) == 4
+    assert msum(m1, OUT_HIST + "_count", destination=dst) - msum(m0, OUT_HIST + "_count", destination=dst) == 4
+
+
+def test_1000_keepalive_requests_on_one_connection(l7_tracer, nginx):
+    dst = nginx.addr
+    m0 = l7_tracer.metrics()
+    conn = http.client.HTTPConnection("127.0.0.1", nginx.port, timeout=10)
+    conn.connect()
+    src = src_of(conn.sock)
+    n = 1000
+    for _ in range(n):
+        assert get(conn, "/ok") == (200, b"ok\n")
+    # Still the same connection: http.client reconnects silently if nginx closed it.
+    assert src_of(conn.sock) == src
+    conn.close()
+    mine = lambda evs: [e for e in l7(evs, dst=dst, pid=os.getpid(), dir="out")
+                        if int(e["src"].rsplit(":", 1)[1]) == int(src.rsplit(":", 1)[1])]
+    evs = settle(l7_tracer, lambda evs: len(mine(evs)) >= n, f"{n} out events")
+    outs = mine(evs)
+    assert len(outs) == n
+    assert {e["src"] for e in outs} == {src}
+    assert all((e["method"], e["path"], e["status"]) == ("GET", "/ok", 200) for e in outs)
+    ins = l7(evs, dir="in", src=src)
+    assert len(ins) == n
+    assert len({e["pid"] for e in ins}) == 1 and ins[0]["pid"] in nginx.workers()
+    got = wait_metrics(l7_tracer, lambda m: msum(m, OUT_TOTAL, destination=dst) - msum(m0, OUT_TOTAL, destination=dst), n)
+    assert got == n
+    m1 = l7_tracer.metrics()
+    assert msum(m1, OUT_TOTAL, destination=dst, status="200") - msum(m0, OUT_TOTAL, destination=dst, status="200") == n
+    assert msum(m1, OUT_HIST + "_count", destination=dst) - msum(m0, OUT_HIST + "_count", destination=dst) == n
+    assert msum(m1, IN_TOTAL, listen_addr=dst) - msum(m0, IN_TOTAL, listen_addr=dst) == n
+    assert msum(m1, "nodescope_l7_parse_errors_total", proto="http") == \
+        msum(m0, "nodescope_l7_parse_errors_total", proto="http")
+    assert msum(m1, "nodescope_events_lost_total", stream="l7") == 0
+
+
+def test_bodies_past_the_capture_are_skipped_on_keepalive(l7_tracer, nginx):
+    """Request and response bodies far larger than what is captured, then more requests on the same connection."""
+    dst = nginx.addr
+    m0 = l7_tracer.metrics()
+    conn = http.client.HTTPConnection("127.0.0.1", nginx.port, timeout=10)
+    conn.connect()
+    src = src_of(conn.sock)
+    chunks = [bytes([65 + i % 26]) * 8192 for i in range(POST_BODY // 8192)]
+    expect = []  # (method, path, status)
+
+    def step(method, path, status, body=None, **kw):
+        st, data = get(conn, path, method, body=body, **kw)
+        assert st == status, (method, path, st)
+        expect.append((method, path.split("?")[0], status))
+        return data
+
+    step("GET", "/ok", 200)
+    step("POST", "/ok", 200, b"p" * POST_BODY)                      # Content-Length request body
+    step("POST", "/ok?chunked", 200, iter(chunks), encode_chunked=True)  # chunked request body
+    assert step("GET", "/big", 200) == bytes(range(256)) * (BIG // 256)  # Content-Length response, sendfile
+    step("GET", "/ok", 200)
+    assert step("GET", "/chunked", 200) == b"c" * CHUNKED            # chunked response (nginx re-frames)
+    for _ in range(5):
+        step("GET", "/ok", 200)
+    step("GET", "/missing", 404)
+    step("POST", "/ok", 200, b"q" * POST_BODY)
+    step("GET", "/ok", 200)
+    assert src_of(conn.sock) == src  # never reconnected
+    conn.close()
+    n = len(expect)
+    evs = settle(l7_tracer, lambda evs: len(l7(evs, dir="out", src=src)) >= n, f"{n} out events")
+    outs = l7(evs, dir="out", src=src)
+    assert [(e["method"], e["path"], e["status"]) for e in outs] == expect
+    assert all(e["pid"] == os.getpid() and e["dst"] == dst for e in outs)
+
+    def delta(m):
+        return {s: msum(m, OUT_TOTAL, destination=dst, status=s) - msum(m0, OUT_TOTAL, destination=dst, status=s)
+                for s in ("200", "404")}
+    want = {"200": n - 1, "404": 1}
+    assert wait_metrics(l7_tracer, delta, want) == want
+
+
+def test_slow_request_duration_and_histogram_buckets(l7_tracer, nginx, backend):
+    dst = nginx.addr
+    upstream = f"127.0.0.1:{backend.server_address[1]}"
+    m0 = l7_tracer.metrics()
+    conn = http.client.HTTPConnection("127.0.0.1", nginx.port, timeout=10)
+    conn.connect()
+    src = src_of(conn.sock)
+    t0 = time.monotonic()
+    assert get(conn, "/slow") == (200, b"slow\n")
+    elapsed_ns = (time.monotonic() - t0) * 1e9
+    conn.close()
+    evs = settle(l7_tracer, lambda evs: l7(evs, dir="out", src=src) and l7(evs, dir="in", src=src)
+                 and l7(evs, dir="out", dst=upstream, path="/slow"), "the slow request's events")
+    outs = l7(evs, dir="out", src=src)
+    assert len(outs) == 1
+    o = outs[0]
+    assert (o["path"], o["status"], o["pid"]) == ("/slow", 200, os.getpid())
+    assert SLOW_S * 1e9 <= o["duration_ns"] <= elapsed_ns
+    i = l7(evs, dir="in", src=src)[0]
+    assert SLOW_S * 1e9 <= i["duration_ns"] <= o["duration_ns"]
+    # nginx is a client too: its request to the backend, from the worker that served ours.
+    ups = l7(evs, dir="out", dst=upstream, path="/slow")
+    assert len(ups) == 1 and ups[0]["pid"] == i["pid"] and ups[0]["status"] == 200
+    assert SLOW_S * 1e9 <= ups[0]["duration_ns"] <= i["duration_ns"]
+
+    def bucket(m, le):
+        return msum(m, OUT_HIST + "_bucket", destination=dst, le=le) - \
+            msum(m0, OUT_HIST + "_bucket", destination=dst, le=le)
+    assert wait_metrics(l7_tracer, lambda m: bucket(m, "+Inf"), 1) == 1
+    m1 = l7_tracer.metrics()
+    got = {le: bucket(m1, le) for le in BUCKETS}
+    assert got == {le: (0 if float(le) < SLOW_S else 1) for le in BUCKETS}
+    assert got["0.25"] == 0 and got["0.5"] == 1
+    assert msum(m1, OUT_HIST + "_count", destination=dst) - msum(m0, OUT_HIST + "_count", destination=dst) == 1
+    s = msum(m1, OUT_HIST + "_sum", destination=dst) - msum(m0, OUT_HIST + "_sum", destination=dst)
+    assert SLOW_S <= s <= elapsed_ns / 1e9 + 1e-6
+    # The server side's histogram puts it in the same buckets.
+    ib = {le: msum(m1, IN_HIST + "_bucket", listen_addr=dst, le=le) - msum(m0, IN_HIST + "_bucket", listen_addr=dst, le=le)
+          for le in ("0.25", "0.5")}
+    assert ib == {"0.25": 0, "0.5": 1}
+
+
+def test_inbound_counts_what_nginx_served(l7_tracer, nginx):
+    """container_http_inbound_requests_total against nginx's own count (stub_status)."""
+    listen = nginx.addr
+    m0 = l7_tracer.metrics()
+    stub0 = nginx.stub_requests()
+    sent = {"200": 0, "404": 0, "500": 0}
+    for path, status, n in (("/ok", "200", 20), ("/boom", "500", 5)):   # each on its own connection
+        for _ in range(n):
+            c = http.client.HTTPConnection("127.0.0.1", nginx.port, timeout=10)
+            assert get(c, path)[0] == int(status)
+            c.close()
+            sent[status] += 1
+    c = http.client.HTTPConnection("127.0.0.1", nginx.port, timeout=10)
+    c.connect()
+    src = src_of(c.sock)
+    for path, status, n, body in (("/ok", "200", 30, None), ("/missing", "404", 5, None), ("/big", "200", 1, None),
+                                  ("/ok", "200", 1, b"b" * POST_BODY), ("/ok", "200", 10, None)):
+        for _ in range(n):
+            assert get(c, path, "POST" if body else "GET", body=body)[0] == int(status)
+            sent[status] += 1
+    assert src_of(c.sock) == src
+    c.close()
+    stub1 = nginx.stub_requests()
+    served = sum(sent.values())
+    assert stub1 - stub0 - 1 == served  # nginx agrees on what it served between the two status reads
+    want = dict(sent)
+    want["200"] += 2  # the two stub_status requests
+    delta = lambda m: {s: msum(m, IN_TOTAL, listen_addr=listen, status=s) - msum(m0, IN_TOTAL, listen_addr=listen, status=s)
+                       for s in want}
+    got = wait_metrics(l7_tracer, delta, want)
+    # The keep-alive connection's server-side events, in order.
+    ins = l7(l7_tracer.snapshot(), dir="in", src=src)
+    assert [(e["method"], e["path"]) for e in ins] == \
+        [("GET", "/ok")] * 30 + [("GET", "/missing")] * 5 + [("GET", "/big"), ("POST", "/ok")] + [("GET", "/ok")] * 10
+    assert {e["pid"] for e in ins} <= set(nginx.workers())
+    assert got == want
+    m1 = l7_tracer.metrics()
+    assert msum(m1, IN_HIST + "_count", listen_addr=listen) - msum(m0, IN_HIST + "_count", listen_addr=listen) \
+        == served + 2
+
+
+def test_pipelined_requests_in_one_write(l7_tracer, nginx):
+    dst = nginx.addr
+    paths = [("/ok", 200), ("/missing", 404), ("/boom", 500)]  # 500 last: nginx closes after it
+    s = socket.create_connection(("127.0.0.1", nginx.port), timeout=10)
+    src = src_of(s)
+    s.sendall(b"".join(f"GET {p}?n={i} HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n".encode()
+                       for i, (p, _) in enumerate(paths)))   # one write, three requests
+    got = read_responses(s, 3)
+    s.close()
+    assert [st for st, _ in got] == [st for _, st in paths]
+    evs = settle(l7_tracer, lambda evs: len(l7(evs, dir="out", src=src)) >= 3
+                 and len(l7(evs, dir="in", src=src)) >= 3, "3 pipelined requests")
+    for d in ("out", "in"):
+        es = l7(evs, dir=d, src=src)
+        assert [(e["method"], e["path"], e["status"]) for e in es] == [("GET", p, st) for p, st in paths], (d, es)
+        assert [e["ts"] for e in es] == sorted(e["ts"] for e in es)
+        assert all(e["dst"] == dst and e["duration_ns"] > 0 for e in es)
+    assert {e["pid"] for e in l7(evs, dir="out", src=src)} == {os.getpid()}
