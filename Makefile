@@ -65,7 +65,7 @@ test-unit: $(UNIT_BINS)
 test-e2e: $(BUILD)/nodescope
 	$(PYTHON) -m pytest -v tests/e2e
 
-test: test-unit test-e2e
+test: test-unit test-e2e fuzz-smoke
 
 check: deps
 	$(MAKE) all

@@ -2,7 +2,8 @@
 # Installs the Debian packages nodescope needs to build, run and test; quick when all are there.
 set -e
 PKGS="clang llvm bpftool libbpf-dev libelf-dev zlib1g-dev libmicrohttpd-dev pkg-config make gcc
-      libcmocka-dev python3 python3-pytest prometheus iproute2 procps util-linux nftables"
+      libcmocka-dev python3 python3-pytest prometheus iproute2 procps util-linux nftables
+      libclang-rt-14-dev curl wrk libbpf-tools"
 missing=""
 for p in $PKGS; do
 	dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"

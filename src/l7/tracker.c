@@ -238,13 +238,14 @@ static int on_http_msg(void *ctx, const struct http_msg *m)
 		return 0;
 	}
 	const struct l7_request *rq = &c->pending[c->p_head % L7_PENDING];
-	bool head = !strcmp(rq->method, "HEAD");
+	/* Tell the response parser what the request implies for its body. */
+	int verdict = !strcmp(rq->method, "HEAD") ? 1 : !strcmp(rq->method, "CONNECT") ? 2 : 0;
 	/* An interim 1xx answer (100 Continue) leaves the request waiting. */
 	if (m->resp.status >= 100 && m->resp.status < 200 && m->resp.status != 101)
 		return 0;
 	c->p_head++;
 	record_pair(k, rq, m->resp.status);
-	return head ? 1 : 0;
+	return verdict;
 }
 
 static bool detect(struct l7_conn *c, const struct ns_l7_event *e, bool is_request_dir)

@@ -1,9 +1,11 @@
 """Network namespaces for the end-to-end tests: veth-linked pairs that each test
 creates for itself and that are torn down even when the test fails.
 
-Names are nstcp-<pid of the pytest process>-<tag>-{c,s}; the interfaces live only
-inside those namespaces, so nothing is added to the root namespace. Namespaces
-left over by a crashed run (their pid is gone) are deleted before new ones are made.
+Names are nstcp-<pid of the pytest process>-<tag><n>-{c,s}; the veth ends are
+created inside those namespaces, so nothing is added to the root namespace.
+Namespaces left over by a crashed run (their pid is gone) are deleted before new
+ones are made; the programs run in them end when the test's pipes close (a
+server still waiting for its client gives up after 60 s).
 """
 import itertools
 import json
@@ -136,8 +138,9 @@ class NetPair:
             run(self.ip, "-n", ns, "link", "set", "lo", "up")
         run(self.ip, "-n", self.client, "link", "add", self.client_if, "type", "veth",
             "peer", "name", self.server_if, "netns", self.server)
-        run(self.ip, "-n", self.client, "addr", "add", f"{self.client_ip}/24", "dev", self.client_if)
-        run(self.ip, "-n", self.server, "addr", "add", f"{self.server_ip}/24", "dev", self.server_if)
+        for ns, addr, dev in ((self.client, self.client_ip, self.client_if),
+                              (self.server, self.server_ip, self.server_if)):
+            run(self.ip, "-n", ns, "addr", "add", f"{addr}/24", "dev", dev)
         run(self.ip, "-n", self.client, "link", "set", self.client_if, "up")
         run(self.ip, "-n", self.server, "link", "set", self.server_if, "up")
         return self

@@ -10,21 +10,24 @@ import pytest
 from conftest import AGENT, Agent
 
 
-def our_bpf_programs():
+def nodescope_programs():
+    """Ids of loaded BPF programs that are nodescope's (of any running agent)."""
     out = subprocess.run(["bpftool", "-j", "prog", "show"], capture_output=True, check=True)
-    return [p for p in json.loads(out.stdout) if p.get("name", "").startswith("ns_proc_")]
+    return {p["id"] for p in json.loads(out.stdout) if p.get("name", "").startswith("ns_")}
 
 
 def test_sigterm_stops_cleanly_and_detaches():
+    before = nodescope_programs()
     a = Agent("--events", "proc")
-    assert len(our_bpf_programs()) >= 4
+    mine = nodescope_programs() - before
+    assert len(mine) >= 4
     t0 = time.monotonic()
     a.proc.send_signal(signal.SIGTERM)
     rc = a.proc.wait(10)
     took = time.monotonic() - t0
     assert rc == 0, a.stderr()
     print(f"shutdown took {took:.3f} s")
-    assert our_bpf_programs() == []
+    assert not (nodescope_programs() & mine), "programs left loaded after exit"
 
 
 def test_sigint_exits_zero():

@@ -2,19 +2,26 @@
 unreachable destinations and refused connects, each checked in the trace and in /metrics.
 
 Every test builds its own client and server namespaces linked by a veth pair
-(10.213.N.0/24, see netns.py), runs its client and server there with
-`ip netns exec`, and keeps them alive until the agent's view has been checked.
-Ports are random so two runs never share a destination label.
+(10.213.N.0/24, see netns.py) and runs its client and server there with
+`ip netns exec`. Ports are random so two runs never share a destination label.
+
+A scenario is run again (at most ATTEMPTS times in all) only when it failed and
+the kernel reports that it skipped some of the agent's BPF programs meanwhile
+(recursion_misses: a tracepoint program is not run while another one is running
+on that CPU, e.g. when a softirq interrupts a syscall tracepoint program), since
+then a missing event is not the agent's user-space fault. Any other failure fails.
 """
 import os
 import random
+import re
 import socket
 
 from netns import PYTHON, netpair  # noqa: F401  (fixture)
 
-CONNECT_ERROR = "connect_error"
+ATTEMPTS = 3
+EVENT_TIMEOUT = 10  # s; the agent flushes the tcp stream within 10 ms
 
-# The programs below start with a "go" on stdin and end with EOF on stdin: see start().
+# The programs below start on a "go" line on stdin and end on EOF of stdin: see start().
 #
 # Connects to HOST:PORT (a blocking connect), sends SIZE bytes, half-closes, reads
 # the reply to EOF and prints what it saw as one JSON line.
@@ -88,17 +95,60 @@ def start(agent, net, ns, code, *args):
     the (batched) tcp record, so the process must be in the table by then: the
     program waits for "go" until the agent has printed its exec, and stays alive
     (until finish()) after its last event. Without this, a busy agent can handle
-    the tcp record before the fork and exec of a new process, and the agent has
-    already forgotten a process that exited within ~10 ms of its event: both give
-    container "/" (a bug of the agent; these tests are not about it).
+    the tcp record before the fork and exec of a new process, and it has already
+    forgotten a process that exited within ~10 ms of its event: both give container
+    "/" (a bug of the agent, not what these tests are about).
+    p.since indexes agent.events from that exec on: pids are reused quickly here.
     """
     p = net.spawn(ns, code, *args)
-    agent.wait_for(lambda evs: any(e["type"] == "exec" and e["pid"] == p.pid and
-                                   e["exe"] == PYTHON for e in evs),
-                   what=f"exec of {PYTHON} in {ns} as pid {p.pid}")
+
+    def exec_seen(evs):
+        for i in range(len(evs) - 1, -1, -1):
+            e = evs[i]
+            if e["type"] == "exec" and e["pid"] == p.pid and e["exe"] == PYTHON:
+                return i + 1
+        return None
+
+    p.since = agent.wait_for(exec_seen, timeout=EVENT_TIMEOUT,
+                             what=f"exec of {PYTHON} in {ns} as pid {p.pid}")
     p.proc.stdin.write("go\n")
     p.proc.stdin.flush()
     return p
+
+
+def bpf_recursion_misses(agent):
+    """Runs of the agent's BPF programs the kernel skipped (from its fds' fdinfo)."""
+    total, d = 0, f"/proc/{agent.proc.pid}/fdinfo"
+    for fd in os.listdir(d):
+        try:
+            with open(os.path.join(d, fd)) as f:
+                m = re.search(r"^recursion_misses:\s*(\d+)", f.read(), re.M)
+        except OSError:
+            continue
+        if m:
+            total += int(m.group(1))
+    return total
+
+
+def attempts(agent, scenario):
+    """Runs scenario(clean) up to ATTEMPTS times, again only after kernel-side skips.
+
+    clean() tells the scenario whether no BPF program of the agent was skipped so far
+    in this attempt (for checks that need every single event).
+    """
+    for attempt in range(1, ATTEMPTS + 1):
+        before = bpf_recursion_misses(agent)
+        try:
+            return scenario(lambda: bpf_recursion_misses(agent) == before)
+        except AssertionError as e:
+            skipped = bpf_recursion_misses(agent) - before
+            if not skipped:
+                raise
+            note = (f"attempt {attempt}/{ATTEMPTS}: the kernel skipped the agent's BPF "
+                    f"programs {skipped} times (recursion_misses) during this failure: {e}")
+            print(note)
+            if attempt == ATTEMPTS:
+                raise AssertionError(note) from e
 
 
 def lost_events(agent):
@@ -130,24 +180,41 @@ def series(agent, name, destination):
     return out
 
 
-def events_of(agent, type_, **match):
-    return [e for e in agent.snapshot()
-            if e["type"] == type_ and all(e.get(k) == v for k, v in match.items())]
+def matching(evs, type_, match):
+    return [e for e in evs if e["type"] == type_ and all(e.get(k) == v for k, v in match.items())]
 
 
-def wait_event(agent, type_, what, timeout=20, **match):
-    return agent.wait_for(lambda evs: [e for e in evs if e["type"] == type_ and all(
-        e.get(k) == v for k, v in match.items())], timeout=timeout, what=what)
+def events_of(agent, type_, since=0, **match):
+    return matching(agent.snapshot()[since:], type_, match)
+
+
+def wait_event(agent, type_, what, since=0, **match):
+    return agent.wait_for(lambda evs: matching(evs[since:], type_, match),
+                          timeout=EVENT_TIMEOUT, what=what)
 
 
 def port():
     return random.randrange(20000, 60000)
 
 
-def check_failed_connect(agent, container, client, dst, error, errno_):
+def drop_rule(net, rule):
+    """An nftables input rule in the server namespace (one table per call)."""
+    net.nft(net.server, f"""
+table inet nodescope_test_{port()} {{
+    chain input {{
+        type filter hook input priority 0; policy accept;
+        {rule}
+    }}
+}}
+""")
+
+
+def check_failed_connect(agent, container, proc, client, dst, error, errno_):
     """One connect_error of this client to dst, with this error, and in the metric once."""
-    evs = wait_event(agent, CONNECT_ERROR, f"connect_error of pid {client['pid']} to {dst}",
-                     pid=client["pid"])
+    pid = client["pid"]
+    assert pid == proc.pid, (client, proc.pid)  # ip netns exec execs, it does not fork
+    evs = wait_event(agent, "connect_error", f"connect_error of pid {pid} to {dst}",
+                     since=proc.since, pid=pid)
     assert len(evs) == 1, evs
     ev = evs[0]
     assert ev["dst"] == dst, ev
@@ -155,7 +222,7 @@ def check_failed_connect(agent, container, client, dst, error, errno_):
     assert ev["errno"] == errno_, ev
     assert ev["fd"] == client["fd"], ev
     assert ev["container"] == container, ev
-    assert not events_of(agent, "connect", pid=client["pid"])
+    assert not events_of(agent, "connect", since=proc.since, pid=pid)
     assert series(agent, "container_net_tcp_failed_connects_total", dst) == {container: 1}
     assert series(agent, "container_net_tcp_successful_connects_total", dst) == {}
     return ev
@@ -165,116 +232,117 @@ def test_connect_timeout_when_syns_are_dropped(agent_factory, netpair):
     agent = tcp_agent(agent_factory)
     container = own_container(agent)
     net = netpair("to", 1)
-    p = port()
-    dst = f"{net.server_ip}:{p}"
-    net.nft(net.server, f"""
-table inet nodescope_test {{
-    chain input {{
-        type filter hook input priority 0; policy accept;
-        tcp dport {p} drop
-    }}
-}}
-""")
-    # One SYN retransmission instead of six: the connect gives up after ~3 s.
+    # One SYN retransmission instead of six: a connect gives up after ~3 s.
     net.sysctl(net.client, "net.ipv4.tcp_syn_retries", 1)
 
-    proc = start(agent, net, net.client, CLIENT, net.server_ip, p, 0)
-    client = proc.json(timeout=20)
-    assert client["errno"] == 110, client  # ETIMEDOUT, as the kernel told the client
-    assert client["pid"] == proc.pid
-    assert client["elapsed"] < 10, client
+    def scenario(clean):
+        p = port()
+        dst = f"{net.server_ip}:{p}"
+        drop_rule(net, f"tcp dport {p} drop")
+        proc = start(agent, net, net.client, CLIENT, net.server_ip, p, 0)
+        client = proc.json(timeout=30)
+        assert client["errno"] == 110, client  # ETIMEDOUT, as the kernel told the client
+        assert client["elapsed"] < 10, client
 
-    ev = check_failed_connect(agent, container, client, dst, "timeout", 110)
-    # duration_ns runs from the first SYN to the give-up: what the client waited.
-    assert abs(ev["duration_ns"] / 1e9 - client["elapsed"]) < 0.25, (ev, client)
+        ev = check_failed_connect(agent, container, proc, client, dst, "timeout", 110)
+        # From the first SYN to the give-up: within what the client waited, and at
+        # least the 1 s + 2 s (or 1 s + 1 s + 1 s) of SYN timeouts.
+        assert 2.5e9 < ev["duration_ns"] <= client["elapsed"] * 1e9 + 1e7, (ev, client)
 
-    # The SYN retransmissions are seen too, attributed to the client.
-    syn_rtx = events_of(agent, "retransmit", pid=client["pid"])
-    assert syn_rtx, "no retransmit event for the dropped SYNs"
-    for e in syn_rtx:
-        assert e["dst"] == dst and e["dir"] == "out" and e["fd"] == client["fd"], e
-        assert e["src"].startswith(net.client_ip + ":") and e["container"] == container, e
-    assert proc.finish() == 0
+        # The SYN retransmissions are traced too, attributed to the client.
+        syn_rtx = events_of(agent, "retransmit", since=proc.since, pid=client["pid"])
+        assert syn_rtx, "no retransmit event for the dropped SYNs"
+        for e in syn_rtx:
+            assert e["dst"] == dst and e["dir"] == "out" and e["fd"] == client["fd"], e
+            assert e["src"].startswith(net.client_ip + ":") and e["container"] == container, e
+        assert proc.finish() == 0
+
+    attempts(agent, scenario)
 
 
 def test_retransmits_under_packet_loss(agent_factory, netpair):
     agent = tcp_agent(agent_factory)
     container = own_container(agent)
     net = netpair("rx", 2)
-    p = port()
-    dst = f"{net.server_ip}:{p}"
     size = 2_000_000
-    # 10% of what reaches the server port is dropped, except SYNs: a lost SYN is
-    # retransmitted before the connection exists (see the timeout test), which
-    # would make the retransmit count depend on chance in a second way.
-    # (30% loss makes the transfer take 5-30 s through RTO back-off; 10% takes 0.5-3 s.)
-    net.nft(net.server, f"""
-table inet nodescope_test {{
-    chain input {{
-        type filter hook input priority 0; policy accept;
-        tcp dport {p} tcp flags & syn == 0 numgen random mod 10 < 1 drop
-    }}
-}}
-""")
     # One MSS per skb on the client: then each retransmit event is one segment and
     # the kernel's own count (tcpi_total_retrans) is comparable.
     net.exec(net.client, net.ip, "link", "set", net.client_if, "gso_max_segs", "1")
 
-    server = start(agent, net, net.server, SERVER, net.server_ip, p)
-    spid = server.json(timeout=20)["pid"]
-    proc = start(agent, net, net.client, CLIENT, net.server_ip, p, size)
-    client = proc.json(timeout=40)
-    served = server.json(timeout=10)
-    assert client["errno"] == 0, client
-    assert client["reply"] == f"received {size}", client
-    assert served == {"received": size, "peer": client["src"]}
-    cpid, src = client["pid"], client["src"]
+    def scenario(clean):
+        p = port()
+        dst = f"{net.server_ip}:{p}"
+        # 10% of what reaches the server port is dropped, except SYNs: a SYN
+        # retransmitted before the connection exists is traced but not counted in the
+        # metric (see the timeout test), which would make the equality below depend
+        # on chance. 30% loss makes 2 MB take 5-30 s through RTO back-off; 10%, 0.5-3 s.
+        drop_rule(net, f"tcp dport {p} tcp flags & syn == 0 numgen random mod 10 < 1 drop")
+        server = start(agent, net, net.server, SERVER, net.server_ip, p)
+        spid = server.json(timeout=20)["pid"]
+        proc = start(agent, net, net.client, CLIENT, net.server_ip, p, size)
+        client = proc.json(timeout=60)
+        served = server.json(timeout=20)
+        assert client["errno"] == 0, client
+        assert client["reply"] == f"received {size}", client
+        assert served == {"received": size, "peer": client["src"]}
+        cpid, src = client["pid"], client["src"]
+        assert (cpid, spid) == (proc.pid, server.pid)
+        since = min(proc.since, server.since)
 
-    conn = {"src": src, "dst": dst}
-    close = wait_event(agent, "close", "close of the client's connection", pid=cpid, **conn)
-    server_close = wait_event(agent, "close", "close of the server's connection", pid=spid,
-                              **conn)
+        conn = {"src": src, "dst": dst}
+        close = wait_event(agent, "close", "close of the client's connection", since=since,
+                           pid=cpid, **conn)
+        server_close = wait_event(agent, "close", "close of the server's connection",
+                                  since=since, pid=spid, **conn)
 
-    [connect] = events_of(agent, "connect", pid=cpid)
-    assert connect == {**connect, **conn, "fd": client["fd"], "dir": "out",
-                       "container": container}
-    [accept] = events_of(agent, "accept", pid=spid)
-    assert accept == {**accept, **conn, "dir": "in", "container": container}
+        [connect] = events_of(agent, "connect", since=since, pid=cpid)
+        assert connect == {**connect, **conn, "fd": client["fd"], "dir": "out",
+                           "container": container}
+        [accept] = events_of(agent, "accept", since=since, pid=spid)
+        assert accept == {**accept, **conn, "dir": "in", "container": container}
 
-    # Exact payload bytes despite the loss, on both ends.
-    assert len(close) == 1 and len(server_close) == 1, (close, server_close)
-    close, server_close = close[0], server_close[0]
-    reply = len(client["reply"])
-    assert close == {**close, "dir": "out", "fd": client["fd"], "bytes_sent": size,
-                     "bytes_received": reply, "container": container}
-    assert server_close == {**server_close, "dir": "in", "bytes_sent": reply,
-                            "bytes_received": size}
+        # Exact payload bytes despite the loss, on both ends.
+        assert len(close) == 1 and len(server_close) == 1, (close, server_close)
+        close, server_close = close[0], server_close[0]
+        reply = len(client["reply"])
+        assert close == {**close, "dir": "out", "fd": client["fd"], "bytes_sent": size,
+                         "bytes_received": reply, "container": container}
+        assert server_close == {**server_close, "dir": "in", "bytes_sent": reply,
+                                "bytes_received": size, "container": container}
 
-    rtx = events_of(agent, "retransmit", **conn)
-    out = [e for e in rtx if e["dir"] == "out"]
-    assert out, "no outbound retransmit seen under 10% loss of 2 MB"
-    for e in rtx:
-        if e["dir"] == "out":
-            assert e["pid"] == cpid and e["fd"] == client["fd"], e
-        else:  # the server re-sending its reply or FIN when the client's ACK was dropped
-            assert e["dir"] == "in" and e["pid"] == spid, e
-        assert e["container"] == container, e
-    assert not [e for e in events_of(agent, "retransmit", pid=cpid) if e not in out]
+        rtx = events_of(agent, "retransmit", since=since, **conn)
+        out = [e for e in rtx if e["dir"] == "out"]
+        assert out, "no outbound retransmit seen under 10% loss of 2 MB"
+        for e in rtx:
+            if e["dir"] == "out":
+                assert e["pid"] == cpid and e["fd"] == client["fd"], e
+            else:  # the server re-sending its reply or FIN when the client's ACK was dropped
+                assert e["dir"] == "in" and e["pid"] == spid, e
+            assert e["container"] == container, e
+        assert not [e for e in events_of(agent, "retransmit", since=since, pid=cpid)
+                    if e not in out]
 
-    # The metric counts exactly the connection's outbound retransmit events (none lost).
-    assert lost_events(agent) == 0
-    assert series(agent, "container_net_tcp_retransmits_total", dst) == {container: len(out)}
-    # Every segment the kernel retransmitted is an event. More events than
-    # tcpi_total_retrans happen: the agent also counts attempts the kernel gave up
-    # on (tracepoint err=-EBUSY, the original still in the host queue).
-    assert len(out) >= client["total_retrans"] > 0, (len(out), client)
+        # The metric counts exactly the connection's outbound retransmit events.
+        assert lost_events(agent) == 0
+        assert series(agent, "container_net_tcp_retransmits_total", dst) == {container: len(out)}
+        assert client["total_retrans"] > 0, client
+        if clean():
+            # Every segment the kernel retransmitted is an event. There can be more
+            # events: the agent also counts retransmits the kernel attempted and gave
+            # up on (tracepoint err=-EBUSY: the original still in the host queue).
+            assert len(out) >= client["total_retrans"], (len(out), client)
+        else:
+            print(f"some BPF runs were skipped: not comparing {len(out)} retransmit "
+                  f"events with the kernel's {client['total_retrans']}")
 
-    assert series(agent, "container_net_tcp_bytes_sent_total", dst) == {container: size}
-    assert series(agent, "container_net_tcp_bytes_received_total", dst) == {container: reply}
-    assert series(agent, "container_net_tcp_successful_connects_total", dst) == {container: 1}
-    assert series(agent, "container_net_tcp_active_connections", dst) == {container: 0}
-    assert series(agent, "container_net_tcp_failed_connects_total", dst) == {}
-    assert proc.finish() == 0 and server.finish() == 0
+        assert series(agent, "container_net_tcp_bytes_sent_total", dst) == {container: size}
+        assert series(agent, "container_net_tcp_bytes_received_total", dst) == {container: reply}
+        assert series(agent, "container_net_tcp_successful_connects_total", dst) == {container: 1}
+        assert series(agent, "container_net_tcp_active_connections", dst) == {container: 0}
+        assert series(agent, "container_net_tcp_failed_connects_total", dst) == {}
+        assert proc.finish() == 0 and server.finish() == 0
+
+    attempts(agent, scenario)
 
 
 def test_connect_to_unreachable_and_unrouted_destinations(agent_factory, netpair):
@@ -286,26 +354,34 @@ def test_connect_to_unreachable_and_unrouted_destinations(agent_factory, netpair
     # before any SYN.
     net.exec(net.client, net.ip, "route", "add", "unreachable", "10.213.99.0/24")
     cases = [("10.213.99.7", "host unreachable", 113), ("10.213.98.7", "network unreachable", 101)]
-    for ip, error, errno_ in cases:
-        p = port()
-        proc = start(agent, net, net.client, CLIENT, ip, p, 0)
-        client = proc.json(timeout=20)
-        assert client["errno"] == errno_, client
-        check_failed_connect(agent, container, client, f"{ip}:{p}", error, errno_)
-        assert not events_of(agent, "retransmit", pid=client["pid"])
-        assert proc.finish() == 0
+
+    def scenario(clean):
+        for ip, error, errno_ in cases:
+            p = port()
+            proc = start(agent, net, net.client, CLIENT, ip, p, 0)
+            client = proc.json(timeout=20)
+            assert client["errno"] == errno_, client
+            check_failed_connect(agent, container, proc, client, f"{ip}:{p}", error, errno_)
+            assert not events_of(agent, "retransmit", since=proc.since, pid=client["pid"])
+            assert proc.finish() == 0
+
+    attempts(agent, scenario)
 
 
 def test_refused_connect_across_namespaces(agent_factory, netpair):
     agent = tcp_agent(agent_factory)
     container = own_container(agent)
     net = netpair("rf", 4)
-    p = port()  # nothing listens there in the server namespace: it answers RST
-    dst = f"{net.server_ip}:{p}"
-    proc = start(agent, net, net.client, CLIENT, net.server_ip, p, 0)
-    client = proc.json(timeout=20)
-    assert client["errno"] == 111, client  # ECONNREFUSED
-    ev = check_failed_connect(agent, container, client, dst, "refused", 111)
-    # A real round trip over the veth: more than nothing, at most what the client waited.
-    assert 0 < ev["duration_ns"] <= client["elapsed"] * 1e9 + 1e6, (ev, client)
-    assert proc.finish() == 0
+
+    def scenario(clean):
+        p = port()  # nothing listens there in the server namespace: it answers RST
+        dst = f"{net.server_ip}:{p}"
+        proc = start(agent, net, net.client, CLIENT, net.server_ip, p, 0)
+        client = proc.json(timeout=20)
+        assert client["errno"] == 111, client  # ECONNREFUSED
+        ev = check_failed_connect(agent, container, proc, client, dst, "refused", 111)
+        # A real round trip over the veth: more than nothing, at most what the client waited.
+        assert 0 < ev["duration_ns"] <= client["elapsed"] * 1e9 + 1e7, (ev, client)
+        assert proc.finish() == 0
+
+    attempts(agent, scenario)

@@ -253,12 +253,14 @@ static void test_request_bodies(void **state)
 	assert_int_equal(req.body.kind, HTTP_BODY_CHUNKED);
 
 	/* chunked wins over Content-Length */
-	req = req_ok("POST /u HTTP/1.1\r\nContent-Length: 10\r\nTRANSFER-ENCODING: Chunked\r\n\r\n");
+	req = req_ok("POST /u HTTP/1.1\r\nContent-Length: 10\r\n"
+		     "TRANSFER-ENCODING: Chunked\r\n\r\n");
 	assert_int_equal(req.body.kind, HTTP_BODY_CHUNKED);
 
 	req = req_ok("POST /u HTTP/1.1\r\nTransfer-Encoding: gzip, chunked\r\n\r\n");
 	assert_int_equal(req.body.kind, HTTP_BODY_CHUNKED);
-	req = req_ok("POST /u HTTP/1.1\r\nTransfer-Encoding: gzip\r\nTransfer-Encoding: chunked\r\n\r\n");
+	req = req_ok("POST /u HTTP/1.1\r\nTransfer-Encoding: gzip\r\n"
+		     "Transfer-Encoding: chunked\r\n\r\n");
 	assert_int_equal(req.body.kind, HTTP_BODY_CHUNKED);
 
 	/* without either, a request has no body */
@@ -584,7 +586,8 @@ static void test_stream_keepalive(void **state)
 	memset(&r, 0, sizeof(r));
 	http_stream_init(&s, false);
 	feed_str(&s, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok", &r);
-	feed_str(&s, "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nok\r\n0\r\n\r\n", &r);
+	feed_str(&s, "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nok\r\n0\r\n\r\n",
+		 &r);
 	feed_str(&s, "HTTP/1.1 204 No Content\r\n\r\n", &r);
 	feed_str(&s, "HTTP/1.1 304 Not Modified\r\nContent-Length: 100\r\n\r\n", &r);
 	feed_str(&s, "HTTP/1.1 404 Not Found\r\nContent-Length: 9\r\n\r\nnot found", &r);
@@ -953,6 +956,18 @@ static void test_stream_garbage(void **state)
 			feed_str(&s, junk_heads[i], &r);
 		assert_int_equal(s.errors, 4);
 		assert_int_equal(r.n, 0);
+	}
+	/* a start line gathered over chunks is rejected as soon as it goes wrong */
+	{
+		struct http_stream s;
+		struct rec r = { 0 };
+
+		http_stream_init(&s, false);
+		feed_str(&s, "HTTP/1.1 2", &r);
+		assert_int_equal(s.state, HTTP_S_HEAD);
+		feed_str(&s, "0x OK", &r);
+		assert_int_equal(s.errors, 1);
+		assert_int_equal(s.state, HTTP_S_LOST);
 	}
 }
 
