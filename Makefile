@@ -10,7 +10,7 @@ LISTEN   ?= 127.0.0.1:9645
 
 CFLAGS   ?= -O2 -g
 CFLAGS   += -std=gnu11 -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers \
-            -I$(BUILD) -Isrc -Ibpf -DNODESCOPE_VERSION='"$(VERSION)"' -MMD -MP
+            -I$(BUILD) -Isrc -Ibpf -MMD -MP
 LDLIBS   := -lbpf -lelf -lz -lmicrohttpd
 
 BPF_SRCS := $(wildcard bpf/*.bpf.c)
@@ -41,6 +41,14 @@ $(BUILD)/nodescope.bpf.o: $(BPF_OBJS)
 
 $(BUILD)/nodescope.skel.h: $(BUILD)/nodescope.bpf.o
 	$(BPFTOOL) gen skeleton $< name nodescope_bpf > $@.tmp && mv $@.tmp $@
+
+# Rewritten only when the version changes, so only version.o is rebuilt.
+$(BUILD)/version.gen.h: FORCE
+	@mkdir -p $(@D)
+	@echo '#define NODESCOPE_VERSION "$(VERSION)"' > $@.tmp
+	@cmp -s $@.tmp $@ && rm $@.tmp || mv $@.tmp $@
+FORCE:
+$(BUILD)/obj/version.o: $(BUILD)/version.gen.h
 
 $(BUILD)/obj/%.o: src/%.c | $(BUILD)/nodescope.skel.h
 	@mkdir -p $(@D)

@@ -21,6 +21,7 @@
 #include "l7/tracker.h"
 #include "tcp/tracker.h"
 #include "trace/trace.h"
+#include "version.h"
 
 struct agent {
 	const struct ns_config *cfg;
@@ -64,7 +65,7 @@ static int agent_self_metrics(struct agent *a)
 {
 	struct metric_registry *r = a->registry;
 	static const char *const version_label[] = { "version" };
-	const char *version = NODESCOPE_VERSION;
+	const char *version = nodescope_version;
 
 	struct metric *info = metric_register(r, "nodescope_info", "The agent's version.",
 					      METRIC_GAUGE, 0, 1, version_label);

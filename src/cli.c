@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "loop/stream.h"
+#include "version.h"
 
 static const char usage[] =
 	"usage: nodescope [run] [options]     the agent: /metrics and a web page over HTTP\n"
@@ -223,7 +224,7 @@ enum cli_result cli_parse(int argc, char **argv, struct ns_config *c, struct str
 			c->verbose = true;
 			break;
 		case OPT_VERSION:
-			strbuf_puts(out, "nodescope " NODESCOPE_VERSION "\n");
+			strbuf_printf(out, "nodescope %s\n", nodescope_version);
 			return CLI_EXIT_OK;
 		case 'h':
 			strbuf_puts(out, usage);
