@@ -1,5 +1,7 @@
 #include "cgroup.h"
 
+#include "util/file.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -71,15 +73,9 @@ int cgroup_read_container(pid_t pid, char *out, size_t outlen)
 {
 	char path[64], buf[4096];
 	snprintf(path, sizeof(path), "/proc/%d/cgroup", (int)pid);
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	ssize_t n = read(fd, buf, sizeof(buf) - 1);
-	int err = -errno;
-	close(fd);
+	ssize_t n = file_read_small(path, buf, sizeof(buf));
 	if (n < 0)
-		return err;
-	buf[n] = '\0';
+		return (int)n;
 	if (n == 0)
 		return -ESRCH; /* a zombie: its cgroup is gone */
 	return cgroup_container_from_text(buf, out, outlen);

@@ -1,5 +1,7 @@
 #include "procfs.h"
 
+#include "util/file.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -47,15 +49,9 @@ int procfs_read_stat(pid_t pid, struct procfs_stat *out)
 {
 	char path[64], buf[1024];
 	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	ssize_t n = read(fd, buf, sizeof(buf) - 1);
-	int err = -errno;
-	close(fd);
+	ssize_t n = file_read_small(path, buf, sizeof(buf));
 	if (n < 0)
-		return err;
-	buf[n] = '\0';
+		return (int)n;
 	return procfs_parse_stat(buf, sysconf(_SC_CLK_TCK), out);
 }
 

@@ -236,6 +236,26 @@ static struct tcp_conn *find_conn(struct tcp_tracker *t, const struct ns_tcp_eve
 	return c;
 }
 
+/*
+ * The connection an event is about, and who owns it: the table knows better
+ * than the event (softirq context, connections from before start-up).
+ */
+static struct tcp_conn *owner_of(struct tcp_tracker *t, struct ns_tcp_event *ev, uint32_t *pid,
+				 const char **container)
+{
+	struct tcp_conn *c = find_conn(t, ev);
+	if (!c) {
+		t->n_untracked++;
+		*container = container_of(t, *pid);
+		return NULL;
+	}
+	*pid = c->pid;
+	*container = c->container;
+	if (ev->fd < 0)
+		ev->fd = c->fd;
+	return c;
+}
+
 int tcp_tracker_on_record(void *ctx, const void *data, size_t len)
 {
 	struct tcp_tracker *t = ctx;
@@ -286,32 +306,18 @@ int tcp_tracker_on_record(void *ctx, const void *data, size_t len)
 	case NS_TCP_LISTEN_CLOSE:
 		if (e->type == NS_TCP_CLOSE && t->o.on_close)
 			t->o.on_close(t->o.on_close_ctx, e->sock, e->start_ns);
-		c = find_conn(t, e);
+		c = owner_of(t, &ev, &pid, &container);
 		if (e->type == NS_TCP_CLOSE)
 			tcp_event_payload_bytes(&ev, c ? c->kind == TCP_CONN_OUTBOUND
 						       : !(e->flags & NS_TCP_F_INBOUND));
-		if (!c) {
-			t->n_untracked++;
-			container = container_of(t, pid);
+		if (!c)
 			break;
-		}
-		pid = c->pid;
-		container = c->container;
-		if (ev.fd < 0)
-			ev.fd = c->fd;
 		trace_tcp(t->o.trace, e, pid, container);
 		remove_conn(t, c, e);
 		return 0;
 	case NS_TCP_RETRANSMIT:
-		c = find_conn(t, e);
-		if (!c) {
-			t->n_untracked++;
-			container = container_of(t, pid);
-			break;
-		}
-		pid = c->pid;
-		container = c->container;
-		if (c->metered && c->kind == TCP_CONN_OUTBOUND) {
+		c = owner_of(t, &ev, &pid, &container);
+		if (c && c->metered && c->kind == TCP_CONN_OUTBOUND) {
 			dest_series(c, labels);
 			metric_add(t->retransmits, labels, 1);
 		}

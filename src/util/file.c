@@ -1,0 +1,19 @@
+#include "file.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <unistd.h>
+
+ssize_t file_read_small(const char *path, char *buf, size_t size)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	ssize_t n = read(fd, buf, size - 1);
+	int err = -errno;
+	close(fd);
+	if (n < 0)
+		return err;
+	buf[n] = '\0';
+	return n;
+}
