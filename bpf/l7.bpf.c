@@ -16,6 +16,7 @@ enum l7_buf_kind {
 	L7_BUF_IOV = 1,	  /* readv, writev: (fd, iov) */
 	L7_BUF_MSG = 2,	  /* recvmsg, sendmsg: (fd, msghdr) */
 	L7_BUF_MMSG = 3,  /* sendmmsg: (fd, mmsghdr[]) — the first message */
+	L7_BUF_NONE = 4,  /* sendfile: bytes moved from a file, nothing to capture */
 };
 
 struct l7_call {
@@ -61,6 +62,10 @@ static __always_inline int l7_buffer(const struct l7_call *c, __u64 *base, __u64
 	struct user_msghdr msg = {};
 
 	switch (c->kind) {
+	case L7_BUF_NONE:
+		*base = 0;
+		*len = 0;
+		return 0;
 	case L7_BUF_PLAIN:
 		*base = c->ptr;
 		*len = ~0ull;
@@ -123,7 +128,7 @@ static __always_inline int l7_exit(long ret)
 	n &= (NS_L7_CAPTURE << 1) - 1; /* a bound the verifier can see */
 	if (n > NS_L7_CAPTURE)
 		n = NS_L7_CAPTURE;
-	if (bpf_probe_read_user(e->data, n, (void *)base))
+	if (n && bpf_probe_read_user(e->data, n, (void *)base))
 		n = 0;
 	e->captured = n;
 	l7_output(e, NS_L7_HEADER_SIZE + n);
@@ -147,6 +152,8 @@ L7_SYSCALL(sendto, NS_L7_WRITE, L7_BUF_PLAIN)
 L7_SYSCALL(writev, NS_L7_WRITE, L7_BUF_IOV)
 L7_SYSCALL(sendmsg, NS_L7_WRITE, L7_BUF_MSG)
 L7_SYSCALL(sendmmsg, NS_L7_WRITE, L7_BUF_MMSG)
+/* Servers send file bodies with sendfile: counted, so the parser can skip them. */
+L7_SYSCALL(sendfile64, NS_L7_WRITE, L7_BUF_NONE)
 L7_SYSCALL(read, NS_L7_READ, L7_BUF_PLAIN)
 L7_SYSCALL(recvfrom, NS_L7_READ, L7_BUF_PLAIN)
 L7_SYSCALL(readv, NS_L7_READ, L7_BUF_IOV)

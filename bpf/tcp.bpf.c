@@ -103,7 +103,8 @@ static __always_inline bool sk_is_tcp(struct sock *sk)
 #define fill_from_sock(e, sk)                                                       \
 	do {                                                                        \
 		(e)->family = BPF_CORE_READ(sk, __sk_common.skc_family);             \
-		(e)->sport = BPF_CORE_READ(sk, __sk_common.skc_num);                 \
+		/* inet_sport: at close the kernel has already zeroed skc_num. */  \
+		(e)->sport = bpf_ntohs(BPF_CORE_READ((struct inet_sock *)(sk), inet_sport)); \
 		(e)->dport = bpf_ntohs(BPF_CORE_READ(sk, __sk_common.skc_dport));    \
 		if ((e)->family == AF_INET) {                                        \
 			bpf_core_read((e)->saddr, 4, &sk->__sk_common.skc_rcv_saddr); \
@@ -157,13 +158,17 @@ static __always_inline void set_owner(struct ns_tcp_event *e, const struct sock_
 	e->flags = info->flags;
 }
 
-SEC("tracepoint/sock/inet_sock_set_state")
-int ns_tcp_state(struct trace_event_raw_inet_sock_set_state *ctx)
+/*
+ * A raw tracepoint, not a classic one: classic tracepoint programs are
+ * skipped whenever any other BPF program runs on the CPU (as when a softirq
+ * interrupts a syscall program), raw ones only on recursion into themselves.
+ */
+SEC("raw_tp/inet_sock_set_state")
+int BPF_PROG(ns_tcp_state, struct sock *s, int old, int new)
 {
-	if (ctx->protocol != IPPROTO_TCP)
+	if (!sk_is_tcp(s))
 		return 0;
-	int old = ctx->oldstate, new = ctx->newstate;
-	__u64 sk = (__u64)ctx->skaddr;
+	__u64 sk = (__u64)s;
 	__u64 now = bpf_ktime_get_ns();
 	struct sock_info *info;
 	struct ns_tcp_event *e;
@@ -214,28 +219,16 @@ int ns_tcp_state(struct trace_event_raw_inet_sock_set_state *ctx)
 	set_owner(e, info);
 	if (type == NS_TCP_LISTEN_CLOSE)
 		e->pid = bpf_get_current_pid_tgid() >> 32; /* close() of the listener */
-	e->family = ctx->family;
-	e->sport = ctx->sport;
-	e->dport = ctx->dport;
-	/* Copied with probe reads: the verifier refuses ctx loads at computed offsets. */
-	if (ctx->family == AF_INET) {
-		bpf_probe_read_kernel(e->saddr, 4, ctx->saddr);
-		bpf_probe_read_kernel(e->daddr, 4, ctx->daddr);
-	} else {
-		bpf_probe_read_kernel(e->saddr, 16, ctx->saddr_v6);
-		bpf_probe_read_kernel(e->daddr, 16, ctx->daddr_v6);
-	}
+	fill_from_sock(e, s);
 	if (type == NS_TCP_CONNECT) {
 		e->duration_ns = info ? now - info->start_ns : 0;
 	} else if (type == NS_TCP_CONNECT_ERROR) {
-		struct sock *s = (struct sock *)sk;
 		e->err = BPF_CORE_READ(s, sk_err);
 		if (!e->err)
 			e->err = ECONNABORTED; /* closed by its owner before it completed */
 		e->duration_ns = info ? now - info->start_ns : 0;
 	} else if (type == NS_TCP_CLOSE) {
 		struct tcp_sock *tp = (struct tcp_sock *)sk;
-		struct sock *s = (struct sock *)sk;
 		__u8 shut = BPF_CORE_READ_BITFIELD_PROBED(s, sk_shutdown);
 		e->bytes_sent = BPF_CORE_READ(tp, bytes_acked);
 		e->bytes_received = BPF_CORE_READ(tp, bytes_received);
@@ -251,17 +244,8 @@ int ns_tcp_state(struct trace_event_raw_inet_sock_set_state *ctx)
 out:
 	if (type == NS_TCP_CONNECT) {
 		if (info) {
-			struct ns_l7_sock ls = {
-				.sock = sk, .start_ns = info->start_ns, .family = ctx->family,
-				.sport = ctx->sport, .dport = ctx->dport,
-			};
-			if (ctx->family == AF_INET) {
-				bpf_probe_read_kernel(ls.saddr, 4, ctx->saddr);
-				bpf_probe_read_kernel(ls.daddr, 4, ctx->daddr);
-			} else {
-				bpf_probe_read_kernel(ls.saddr, 16, ctx->saddr_v6);
-				bpf_probe_read_kernel(ls.daddr, 16, ctx->daddr_v6);
-			}
+			struct ns_l7_sock ls = { .sock = sk, .start_ns = info->start_ns };
+			fill_from_sock(&ls, s);
 			info->est_ns = now;
 			track_for_l7(info->pid, info->fd, &ls);
 		}
@@ -416,53 +400,27 @@ int ns_tcp_listen_exit(struct trace_event_raw_sys_exit *ctx)
 	return 0;
 }
 
-/* Kernels before 6.1 name the retransmit tracepoint's record after its event class. */
-struct trace_event_raw_tcp_event_sk_skb___old {
-	const void *skbaddr;
-	const void *skaddr;
-	int state;
-	__u16 sport;
-	__u16 dport;
-	__u16 family;
-	__u8 saddr[4];
-	__u8 daddr[4];
-	__u8 saddr_v6[16];
-	__u8 daddr_v6[16];
+/* Only a field probe: whether this kernel's tracepoint passes the send result. */
+struct trace_event_raw_tcp_retransmit_skb___err {
+	int err;
 } __attribute__((preserve_access_index));
 
-/* Read with probe reads: the verifier refuses ctx loads at relocated offsets. */
-#define FILL_RETRANSMIT(e, c, skp)                                            \
-	do {                                                                  \
-		*(skp) = (__u64)BPF_CORE_READ(c, skaddr);                     \
-		(e)->family = BPF_CORE_READ(c, family);                       \
-		(e)->sport = BPF_CORE_READ(c, sport);                         \
-		(e)->dport = BPF_CORE_READ(c, dport);                         \
-		if ((e)->family == AF_INET) {                                 \
-			bpf_probe_read_kernel((e)->saddr, 4, &(c)->saddr);    \
-			bpf_probe_read_kernel((e)->daddr, 4, &(c)->daddr);    \
-		} else {                                                      \
-			bpf_probe_read_kernel((e)->saddr, 16, &(c)->saddr_v6); \
-			bpf_probe_read_kernel((e)->daddr, 16, &(c)->daddr_v6); \
-		}                                                             \
-	} while (0)
-
-SEC("tracepoint/tcp/tcp_retransmit_skb")
-int ns_tcp_retransmit(void *ctx)
+/* Raw for the same reason as ns_tcp_state: it fires in timer softirqs. */
+SEC("raw_tp/tcp_retransmit_skb")
+int ns_tcp_retransmit(struct bpf_raw_tracepoint_args *ctx)
 {
-	struct ns_tcp_event *e = tcp_event(NS_TCP_RETRANSMIT, 0);
-	__u64 sk = 0;
+	struct sock *s = (struct sock *)ctx->args[0];
+	__u64 sk = (__u64)s;
 
+	/* Newer kernels also report attempts that did not go out (err != 0). */
+	if (bpf_core_field_exists(struct trace_event_raw_tcp_retransmit_skb___err, err) &&
+	    (int)ctx->args[2] != 0)
+		return 0;
+	struct ns_tcp_event *e = tcp_event(NS_TCP_RETRANSMIT, sk);
 	if (!e)
 		return 0;
-	if (bpf_core_type_exists(struct trace_event_raw_tcp_retransmit_skb)) {
-		struct trace_event_raw_tcp_retransmit_skb *c = ctx;
-		FILL_RETRANSMIT(e, c, &sk);
-	} else {
-		struct trace_event_raw_tcp_event_sk_skb___old *c = ctx;
-		FILL_RETRANSMIT(e, c, &sk);
-	}
-	e->sock = sk;
 	set_owner(e, bpf_map_lookup_elem(&tcp_socks, &sk));
+	fill_from_sock(e, s);
 	tcp_submit(e);
 	return 0;
 }

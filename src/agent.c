@@ -37,10 +37,16 @@ struct agent {
 	struct http_server *http;
 	int sigfd;
 	struct metric *m_events, *m_lost, *m_malformed, *m_wakeups, *m_loop_wakeups,
-		*m_probes, *m_trace_lines;
+		*m_probes, *m_trace_lines, *m_misses;
 };
 
 static const char *const stream_label[] = { "stream" };
+
+static void agent_set_misses(void *ctx, const char *program, uint64_t misses)
+{
+	struct agent *a = ctx;
+	metric_set(a->m_misses, &program, (double)misses);
+}
 
 static void agent_collect(void *ctx)
 {
@@ -58,6 +64,8 @@ static void agent_collect(void *ctx)
 	}
 	metric_set(a->m_loop_wakeups, NULL, (double)loop_wakeups(a->loop));
 	metric_set(a->m_probes, NULL, a->probes ? probes_attached(a->probes) : 0);
+	if (a->probes)
+		probes_foreach_misses(a->probes, agent_set_misses, a);
 	metric_set(a->m_trace_lines, NULL, (double)a->trace.lines);
 }
 
@@ -91,7 +99,12 @@ static int agent_self_metrics(struct agent *a)
 	a->m_trace_lines = metric_register(r, "nodescope_trace_lines_total",
 					   "JSON lines written by nodescope trace.", METRIC_COUNTER,
 					   0, 0, NULL);
-	if (!info || !a->m_events || !a->m_lost || !a->m_malformed || !a->m_wakeups ||
+	static const char *const program_label[] = { "program" };
+	a->m_misses = metric_register(r, "nodescope_bpf_recursion_misses_total",
+				      "Runs of a BPF program the kernel skipped because another "
+				      "BPF program was running on that CPU (events lost).",
+				      METRIC_COUNTER, 0, 1, program_label);
+	if (!info || !a->m_misses || !a->m_events || !a->m_lost || !a->m_malformed || !a->m_wakeups ||
 	    !a->m_loop_wakeups || !a->m_probes || !a->m_trace_lines)
 		return -EINVAL;
 	metric_registry_add_collector(r, agent_collect, a);
@@ -124,6 +137,14 @@ static int agent_signals(struct agent *a)
 	return loop_add_fd(a->loop, a->sigfd, EPOLLIN, agent_on_signal, a);
 }
 
+/* Batched records refer to processes: learn about those first. */
+static void agent_read_proc_first(void *ctx)
+{
+	struct agent *a = ctx;
+	if (a->streams[NS_STREAM_PROC])
+		stream_drain(a->streams[NS_STREAM_PROC]);
+}
+
 static int agent_open_streams(struct agent *a)
 {
 	for (int i = 0; i < NS_STREAM_COUNT; i++) {
@@ -133,6 +154,10 @@ static int agent_open_streams(struct agent *a)
 			.lost = probes_lost(a->probes, i),
 			.debug_poll_ns = (uint64_t)a->cfg->debug_poll_ms * 1000000ull,
 		};
+		if (stream_defs[i].policy.kind == NS_WAKEUP_BATCHED) {
+			p.before_drain = agent_read_proc_first;
+			p.before_drain_ctx = a;
+		}
 		switch (i) {
 		case NS_STREAM_PROC:
 			p.fn = proc_tracker_on_record;

@@ -1,5 +1,6 @@
 #include "probes.h"
 
+#include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <errno.h>
 #include <stdarg.h>
@@ -171,6 +172,19 @@ struct bpf_map *probes_lost(struct probes *p, enum ns_stream s)
 struct bpf_map *probes_tcp_drops(struct probes *p)
 {
 	return p->skel->maps.tcp_drops;
+}
+
+void probes_foreach_misses(struct probes *p,
+			   void (*fn)(void *ctx, const char *program, uint64_t misses), void *ctx)
+{
+	struct bpf_program *prog;
+
+	bpf_object__for_each_program(prog, p->skel->obj) {
+		struct bpf_prog_info info = { 0 };
+		__u32 len = sizeof(info);
+		if (bpf_obj_get_info_by_fd(bpf_program__fd(prog), &info, &len) == 0)
+			fn(ctx, bpf_program__name(prog), info.recursion_misses);
+	}
 }
 
 unsigned probes_attached(const struct probes *p)

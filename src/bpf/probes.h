@@ -24,5 +24,11 @@ struct bpf_map *probes_lost(struct probes *p, enum ns_stream s);
 /* Per-CPU counters of sockets the tcp programs could not track. */
 struct bpf_map *probes_tcp_drops(struct probes *p);
 unsigned probes_attached(const struct probes *p);
+/*
+ * Calls fn with each program's count of runs the kernel skipped because
+ * another BPF program was running on that CPU (recursion_misses).
+ */
+void probes_foreach_misses(struct probes *p,
+			   void (*fn)(void *ctx, const char *program, uint64_t misses), void *ctx);
 
 #endif

@@ -50,6 +50,7 @@ struct stream {
 	const volatile unsigned long *producer_pos;
 	struct loop_timer *flush;
 	struct stream_policy policy; /* the definition's, watermark fitted to the ring */
+	bool draining;
 	uint64_t events;
 	uint64_t malformed;
 	uint64_t wakeups;
@@ -69,18 +70,29 @@ static uint64_t stream_pending(const struct stream *s)
 	return *s->producer_pos - *s->consumer_pos;
 }
 
+static void stream_consume(struct stream *s)
+{
+	if (s->draining)
+		return; /* libbpf's consumer is not re-entrant */
+	s->draining = true;
+	if (s->p.before_drain)
+		s->p.before_drain(s->p.before_drain_ctx);
+	ring_buffer__consume(s->rb);
+	s->draining = false;
+}
+
 void stream_drain(struct stream *s)
 {
 	/* In polling mode the timer is the poll period: it keeps running. */
 	if (!s->p.debug_poll_ns)
 		loop_timer_disarm(s->flush);
-	ring_buffer__consume(s->rb);
+	stream_consume(s);
 }
 
 static void stream_on_timer(void *ctx)
 {
 	struct stream *s = ctx;
-	ring_buffer__consume(s->rb);
+	stream_consume(s);
 	if (s->p.debug_poll_ns)
 		loop_timer_arm(s->flush, s->p.debug_poll_ns);
 }

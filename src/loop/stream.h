@@ -41,11 +41,17 @@ struct stream_params {
 	stream_record_fn fn;
 	void *ctx;
 	uint64_t debug_poll_ns; /* > 0: ignore the policy, drain on a fixed period */
+	/* Called before each drain (the agent reads the immediate streams first). */
+	void (*before_drain)(void *ctx);
+	void *before_drain_ctx;
 };
 
 int stream_open(struct loop *l, const struct stream_params *p, struct stream **out);
 void stream_close(struct stream *s);
-/* Consumes everything pending now (shutdown, tests). */
+/*
+ * Consumes everything pending now. A drain of a stream that is already being
+ * drained (from one of its own record callbacks, through hooks) does nothing.
+ */
 void stream_drain(struct stream *s);
 
 const char *stream_name(const struct stream *s);

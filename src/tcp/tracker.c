@@ -136,7 +136,9 @@ int tcp_tracker_new(const struct tcp_tracker_opts *o, struct tcp_tracker **out)
 		METRIC_COUNTER, 0, 0, NULL);
 	t->m_untracked = metric_register(r, "nodescope_tcp_untracked_events_total",
 					 "Close/retransmit events of connections the table did not "
-					 "know (opened before the agent, not found at start-up).",
+					 "know (opened before the agent and not found at start-up, "
+					 "accepted inbound but never accepted by a process, or "
+					 "whose connect event was lost).",
 					 METRIC_COUNTER, 0, 0, NULL);
 	t->m_bpf_drops = metric_register(r, "nodescope_tcp_bpf_tracking_dropped_total",
 					 "Sockets the BPF side could not track, by reason.",
@@ -316,6 +318,17 @@ int tcp_tracker_on_record(void *ctx, const void *data, size_t len)
 		remove_conn(t, c, e);
 		return 0;
 	case NS_TCP_RETRANSMIT:
+		if ((e->flags & NS_TCP_F_KNOWN) && !(e->flags & NS_TCP_F_INBOUND) &&
+		    !find_conn(t, e)) {
+			/* A SYN sent again: the connection is not established yet. */
+			container = container_of(t, pid);
+			tcp_addr_format(e->family, e->daddr, e->dport, dest, sizeof(dest));
+			if (dest_allowed(t, container, dest)) {
+				const char *syn_labels[] = { container, dest, dest };
+				metric_add(t->retransmits, syn_labels, 1);
+			}
+			break;
+		}
 		c = owner_of(t, &ev, &pid, &container);
 		if (c && c->metered && c->kind == TCP_CONN_OUTBOUND) {
 			dest_series(c, labels);
