@@ -6,10 +6,22 @@ char LICENSE[] SEC("license") = "GPL";
 
 NS_STREAM_DEFINE(proc)
 
+/* --cgroup: only processes in this cgroup v2 subtree (0: all). */
+const volatile __u64 filter_cgroup_id = 0;
+const volatile __u32 filter_cgroup_level = 0;
+
+static __always_inline bool proc_wanted(void)
+{
+	return !filter_cgroup_id ||
+	       bpf_get_current_ancestor_cgroup_id(filter_cgroup_level) == filter_cgroup_id;
+}
+
 SEC("tracepoint/sched/sched_process_exec")
 int ns_proc_exec(struct trace_event_raw_sched_process_exec *ctx)
 {
 	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
+	if (!proc_wanted())
+		return 0;
 	struct ns_proc_exec *e = proc_reserve(sizeof(*e));
 	if (!e)
 		return 0;
@@ -46,7 +58,7 @@ int ns_proc_exit(void *ctx)
 	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
 
 	/* One event per process: only when its last thread leaves. */
-	if (BPF_CORE_READ(task, signal, live.counter) != 0)
+	if (BPF_CORE_READ(task, signal, live.counter) != 0 || !proc_wanted())
 		return 0;
 
 	struct ns_proc_exit *e = proc_reserve(sizeof(*e));
@@ -73,8 +85,8 @@ int BPF_PROG(ns_proc_fork, struct task_struct *parent, struct task_struct *child
 {
 	__u32 tgid = BPF_CORE_READ(child, tgid);
 
-	if (tgid != BPF_CORE_READ(child, pid))
-		return 0; /* a new thread, not a new process */
+	if (tgid != BPF_CORE_READ(child, pid) || !proc_wanted())
+		return 0; /* a new thread, not a new process; or filtered out */
 
 	struct ns_proc_fork *e = proc_reserve(sizeof(*e));
 	if (!e)

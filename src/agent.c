@@ -17,6 +17,7 @@
 #include "loop/loop.h"
 #include "loop/stream.h"
 #include "metrics/registry.h"
+#include "proc/cgroup.h"
 #include "proc/tracker.h"
 #include "l7/tracker.h"
 #include "tcp/tracker.h"
@@ -227,6 +228,14 @@ static int agent_start(struct agent *a)
 		return NS_EXIT_RUNTIME;
 
 	struct probes_opts bo = { .verbose = c->verbose };
+	if (c->cgroup) {
+		int err = cgroup_v2_id(c->cgroup, &bo.cgroup_id, &bo.cgroup_level);
+		if (err) {
+			fprintf(stderr, "nodescope: --cgroup %s: %s\n", c->cgroup,
+				err == -EINVAL ? "not a cgroup v2 directory" : strerror(-err));
+			return NS_EXIT_USAGE;
+		}
+	}
 	memcpy(bo.ring_size, c->ring_size, sizeof(bo.ring_size));
 	if ((rc = probes_start(&bo, &a->probes)))
 		return rc;

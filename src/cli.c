@@ -26,6 +26,8 @@ static const char usage[] =
 	"  --max-processes N     process table size (default 131072)\n"
 	"  --max-connections N   connection table size (default 262144)\n"
 	"  --max-destinations N  TCP destinations per container in metrics (default 1000)\n"
+	"  --cgroup DIR          process events only from processes in this cgroup v2\n"
+	"                        directory and below (e.g. /sys/fs/cgroup/unified/app)\n"
 	"  --verbose             libbpf's own messages on stderr\n"
 	"  --version             print the version\n"
 	"  -h, --help            this text\n"
@@ -131,7 +133,7 @@ static int parse_uint(const char *arg, const char *flag, unsigned long long max,
 
 enum cli_result cli_parse(int argc, char **argv, struct ns_config *c, struct strbuf *out)
 {
-	enum { OPT_LISTEN = 256, OPT_EVENTS, OPT_RING, OPT_SERIES, OPT_PROCS, OPT_CONNS, OPT_DESTS, OPT_POLL,
+	enum { OPT_LISTEN = 256, OPT_EVENTS, OPT_RING, OPT_SERIES, OPT_PROCS, OPT_CONNS, OPT_DESTS, OPT_CGROUP, OPT_POLL,
 	       OPT_VERBOSE, OPT_VERSION };
 	static const struct option opts[] = {
 		{ "listen", required_argument, NULL, OPT_LISTEN },
@@ -141,6 +143,7 @@ enum cli_result cli_parse(int argc, char **argv, struct ns_config *c, struct str
 		{ "max-processes", required_argument, NULL, OPT_PROCS },
 		{ "max-connections", required_argument, NULL, OPT_CONNS },
 		{ "max-destinations", required_argument, NULL, OPT_DESTS },
+		{ "cgroup", required_argument, NULL, OPT_CGROUP },
 		/* Hidden: drain every stream on a fixed period, as polling agents do (bench only). */
 		{ "debug-poll-ms", required_argument, NULL, OPT_POLL },
 		{ "verbose", no_argument, NULL, OPT_VERBOSE },
@@ -214,6 +217,9 @@ enum cli_result cli_parse(int argc, char **argv, struct ns_config *c, struct str
 			if (parse_uint(optarg, "--max-destinations", 1000000, &v, out) || !v)
 				return CLI_ERROR;
 			c->max_destinations = (unsigned)v;
+			break;
+		case OPT_CGROUP:
+			c->cgroup = optarg;
 			break;
 		case OPT_POLL:
 			if (parse_uint(optarg, "--debug-poll-ms", 10000, &v, out))

@@ -22,6 +22,7 @@ struct ns_config {
 	unsigned max_destinations;
 	size_t max_l7_connections;
 	unsigned debug_poll_ms;
+	const char *cgroup; /* --cgroup: a cgroup v2 directory, or NULL */
 	bool verbose;
 };
 

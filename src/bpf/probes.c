@@ -130,6 +130,8 @@ int probes_start(const struct probes_opts *o, struct probes **out)
 		cfg->policy = stream_defs[s].policy.kind;
 		cfg->watermark = stream_watermark(&stream_defs[s], bpf_map__max_entries(ring));
 	}
+	p->skel->rodata->filter_cgroup_id = o->cgroup_id;
+	p->skel->rodata->filter_cgroup_level = o->cgroup_level;
 	int err = nodescope_bpf__load(p->skel);
 	if (err) {
 		fprintf(stderr,

@@ -13,6 +13,8 @@ struct probes;
 struct probes_opts {
 	uint32_t ring_size[NS_STREAM_COUNT]; /* bytes, power of two >= page size; 0 = default */
 	bool verbose;			     /* pass libbpf's debug output through */
+	uint64_t cgroup_id;		     /* proc events only below this cgroup v2 (0: all) */
+	uint32_t cgroup_level;
 };
 
 /* Returns 0, or an enum ns_exit code after printing what went wrong. */

@@ -1,3 +1,4 @@
+#define _GNU_SOURCE /* name_to_handle_at */
 #include "cgroup.h"
 
 #include "util/file.h"
@@ -6,6 +7,10 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
+#include <limits.h>
+#include <linux/magic.h>
+#include <stdlib.h>
+#include <sys/vfs.h>
 #include <unistd.h>
 
 /* Preference order of hierarchies; index 0 is the unified (v2) one. */
@@ -79,4 +84,40 @@ int cgroup_read_container(pid_t pid, char *out, size_t outlen)
 	if (n == 0)
 		return -ESRCH; /* a zombie: its cgroup is gone */
 	return cgroup_container_from_text(buf, out, outlen);
+}
+
+static int on_cgroup2(const char *path)
+{
+	struct statfs st;
+	return statfs(path, &st) == 0 && st.f_type == CGROUP2_SUPER_MAGIC;
+}
+
+int cgroup_v2_id(const char *dir, uint64_t *id, uint32_t *level)
+{
+	char path[PATH_MAX];
+	struct {
+		struct file_handle h;
+		uint64_t id;
+	} fh = { .h.handle_bytes = sizeof(uint64_t) };
+	int mount_id;
+
+	if (!realpath(dir, path))
+		return -errno;
+	if (!on_cgroup2(path))
+		return -EINVAL;
+	/* The handle of a cgroup2 directory is its 64-bit kernfs id. */
+	if (name_to_handle_at(AT_FDCWD, path, &fh.h, &mount_id, 0) < 0)
+		return -errno;
+	if (fh.h.handle_bytes != sizeof(uint64_t))
+		return -EINVAL;
+	*id = fh.id;
+	/* Depth: how many parents are still inside the cgroup2 mount. */
+	*level = 0;
+	for (char *slash = strrchr(path, '/'); slash && slash != path; slash = strrchr(path, '/')) {
+		*slash = '\0';
+		if (!on_cgroup2(path))
+			break;
+		(*level)++;
+	}
+	return 0;
 }

@@ -3,6 +3,7 @@
 #define NODESCOPE_PROC_CGROUP_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 /*
@@ -12,6 +13,12 @@
  * Returns 0, or -EINVAL when the text has no cgroup line at all.
  */
 int cgroup_container_from_text(const char *text, char *out, size_t outlen);
+
+/*
+ * The kernel id and depth (0 = root) of a cgroup v2 directory, as BPF's
+ * cgroup helpers see them. -ENOTDIR/-EINVAL when dir is not on cgroup2.
+ */
+int cgroup_v2_id(const char *dir, uint64_t *id, uint32_t *level);
 
 /* Reads /proc/PID/cgroup; -ENOENT/-ESRCH when the process is gone. */
 int cgroup_read_container(pid_t pid, char *out, size_t outlen);

@@ -58,6 +58,7 @@ struct query {
 	const char *version;	/* NULL: any version */
 	bool want_default;
 	bool have;
+	bool best_is_ifunc;
 	unsigned int score;
 	struct elf_sym best;
 };
@@ -554,6 +555,7 @@ static void consider(const struct elf_syms *e, const struct sym_table *t, size_t
 	if (q->have && score <= q->score)
 		return;
 	q->have = true;
+	q->best_is_ifunc = GELF_ST_TYPE(sym->st_info) == STT_GNU_IFUNC;
 	q->score = score;
 	q->best = (struct elf_sym){
 		.addr = sym->st_value,
@@ -576,7 +578,10 @@ static void scan_table(const struct elf_syms *e, const struct sym_table *t, stru
 
 		if (!gelf_getsym(t->data, (int)i, &sym))
 			break; /* past the data: cannot happen with count from d_size */
-		if (GELF_ST_TYPE(sym.st_info) != STT_FUNC || sym.st_shndx == SHN_UNDEF)
+		unsigned int type = GELF_ST_TYPE(sym.st_info);
+
+		/* ifuncs compete so that one never loses to an older plain version */
+		if ((type != STT_FUNC && type != STT_GNU_IFUNC) || sym.st_shndx == SHN_UNDEF)
 			continue;
 		if (sym.st_name == 0 || sym.st_name >= t->strs_len)
 			continue; /* a name outside its table: skip just this entry */
@@ -665,6 +670,10 @@ size_t elf_syms_find_many(struct elf_syms *e, const char *const *names, size_t n
 			r = -ENOENT;
 			if (!failed)
 				fail(r, "%s: no such function symbol", names[j]);
+		} else if (q->best_is_ifunc) {
+			r = -EOPNOTSUPP;
+			if (!failed)
+				fail(r, "%s: is an ifunc (its address is the resolver's)", names[j]);
 		} else {
 			r = addr_to_offset(e, q->best.addr, &q->best.offset);
 			if (r && !failed)

@@ -52,8 +52,8 @@ int elf_syms_open_mem(const void *buf, size_t len, struct elf_syms **out);
 void elf_syms_close(struct elf_syms *e); /* NULL is fine */
 
 /*
- * Looks up a defined function symbol (STT_FUNC; undefined imports, ifunc
- * resolvers and data never match) in .dynsym and .symtab.
+ * Looks up a defined function symbol (STT_FUNC; undefined imports and data
+ * never match) in .dynsym and .symtab.
  *
  * name is a bare name ("SSL_write"), which matches every version of it
  * ("SSL_write@@OPENSSL_3.0.0" in .symtab, a .gnu.version-tagged .dynsym
@@ -64,9 +64,12 @@ void elf_syms_close(struct elf_syms *e); /* NULL is fine */
  * version over a non-default one, then global over weak over local, then
  * .dynsym over .symtab, then the first in the table.
  *
- * Returns 0 and fills *out; -ENOENT when no symbol matches; -EINVAL when the
- * winner's address is not inside the file-backed part of an executable
- * PT_LOAD segment, or its offset is past the end of the file.
+ * Returns 0 and fills *out; -ENOENT when no symbol matches; -EOPNOTSUPP
+ * when the winner is an STT_GNU_IFUNC (its address is the resolver, not the
+ * function: glibc's memcpy@@GLIBC_2.14 is one, and must not silently fall
+ * back to the plain memcpy@GLIBC_2.2.5); -EINVAL when the winner's address
+ * is not inside the file-backed part of an executable PT_LOAD segment, or
+ * its offset is past the end of the file; -EINVAL for an empty name.
  */
 int elf_syms_find(struct elf_syms *e, const char *name, struct elf_sym *out);
 
