@@ -73,7 +73,7 @@ test-unit: $(UNIT_BINS)
 test-e2e: $(BUILD)/nodescope
 	$(PYTHON) -m pytest -v tests/e2e
 
-test: test-unit test-e2e fuzz-smoke
+test: test-unit fuzz-smoke test-e2e
 
 check: deps
 	$(MAKE) all
