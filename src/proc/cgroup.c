@@ -121,3 +121,49 @@ int cgroup_v2_id(const char *dir, uint64_t *id, uint32_t *level)
 	}
 	return 0;
 }
+
+int cgroup_v2_mount(char *out, size_t outlen)
+{
+	char line[1024];
+	FILE *f = fopen("/proc/self/mounts", "re");
+	if (!f)
+		return -errno;
+	int err = -ENOENT;
+	while (fgets(line, sizeof(line), f)) {
+		char dev[256], mnt[512], type[64];
+		if (sscanf(line, "%255s %511s %63s", dev, mnt, type) == 3 && !strcmp(type, "cgroup2")) {
+			snprintf(out, outlen, "%s", mnt);
+			err = 0;
+			break;
+		}
+	}
+	fclose(f);
+	return err;
+}
+
+int cgroup_v2_path_of_id(int mount_fd, const char *mount_path, uint64_t id, char *out,
+			 size_t outlen)
+{
+	struct {
+		struct file_handle h;
+		uint64_t id;
+	} fh = { .h.handle_bytes = sizeof(uint64_t), .h.handle_type = 1 /* FILEID_INO32_GEN */,
+		 .id = id };
+	char link[64], path[PATH_MAX];
+
+	int fd = open_by_handle_at(mount_fd, &fh.h, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+	ssize_t n = readlink(link, path, sizeof(path) - 1);
+	int err = -errno;
+	close(fd);
+	if (n < 0)
+		return err;
+	path[n] = '\0';
+	size_t ml = strlen(mount_path);
+	if (strncmp(path, mount_path, ml) || (path[ml] != '/' && path[ml] != '\0'))
+		return -EINVAL;
+	snprintf(out, outlen, "%s", path[ml] ? path + ml : "/");
+	return 0;
+}

@@ -20,6 +20,17 @@ int cgroup_container_from_text(const char *text, char *out, size_t outlen);
  */
 int cgroup_v2_id(const char *dir, uint64_t *id, uint32_t *level);
 
+/* Where cgroup2 is mounted ("/sys/fs/cgroup/unified", ...): 0 or -ENOENT. */
+int cgroup_v2_mount(char *out, size_t outlen);
+
+/*
+ * The path below the cgroup2 mount ("/", "/system.slice/x.service") of the
+ * cgroup with BPF id `id`, opened by handle: works after its processes are
+ * gone. mount_fd is an O_DIRECTORY fd of the mount. Needs CAP_DAC_READ_SEARCH.
+ */
+int cgroup_v2_path_of_id(int mount_fd, const char *mount_path, uint64_t id, char *out,
+			 size_t outlen);
+
 /* Reads /proc/PID/cgroup; -ENOENT/-ESRCH when the process is gone. */
 int cgroup_read_container(pid_t pid, char *out, size_t outlen);
 

@@ -3,6 +3,8 @@
 #include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <unistd.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -14,6 +16,7 @@
 #include "trace/trace.h"
 
 #define INSPECT_QUEUE 8192 /* power of two */
+#define V2_CACHE 4096	   /* cgroup v2 ids -> paths remembered */
 #define INSPECT_SLICE 64
 
 struct proc_tracker {
@@ -22,6 +25,11 @@ struct proc_tracker {
 	int worker;
 	uint32_t queue[INSPECT_QUEUE];
 	uint32_t q_head, q_tail;
+
+	/* cgroup v2 ids (in every event) -> container, known without /proc. */
+	int v2_fd;
+	char v2_mount[256];
+	struct hmap v2_paths;
 
 	struct metric *starts, *exits, *oom_kills;
 	struct metric *table_size, *table_refused, *inspect_missed, *inspect_dropped, *untracked;
@@ -39,6 +47,44 @@ static void tracker_collect(void *ctx)
 	metric_set(t->inspect_missed, NULL, (double)t->n_missed);
 	metric_set(t->inspect_dropped, NULL, (double)t->n_dropped);
 	metric_set(t->untracked, NULL, (double)t->n_untracked);
+}
+
+struct v2_path {
+	struct hmap_node node;
+	char name[];
+};
+
+static void v2_cache_clear(struct proc_tracker *t)
+{
+	struct hmap_node *n;
+	while ((n = hmap_pop(&t->v2_paths)))
+		free(hmap_entry(n, struct v2_path, node));
+}
+
+/* The container a cgroup v2 id names, or NULL (no cgroup2, gone, or the root). */
+static const char *v2_container(struct proc_tracker *t, uint64_t id)
+{
+	char path[512];
+
+	if (t->v2_fd < 0 || !id)
+		return NULL;
+	struct hmap_node *n = hmap_get(&t->v2_paths, id);
+	if (!n) {
+		if (cgroup_v2_path_of_id(t->v2_fd, t->v2_mount, id, path, sizeof(path)))
+			return NULL;
+		if (t->v2_paths.count >= V2_CACHE)
+			v2_cache_clear(t);
+		size_t len = strlen(path);
+		struct v2_path *p = malloc(sizeof(*p) + len + 1);
+		if (!p)
+			return NULL;
+		memcpy(p->name, path, len + 1);
+		hmap_insert(&t->v2_paths, &p->node, id);
+		n = &p->node;
+	}
+	const char *name = hmap_entry(n, struct v2_path, node)->name;
+	/* The root says nothing: the v1 hierarchies may still name a container. */
+	return strcmp(name, "/") ? name : NULL;
 }
 
 static void queue_inspect(struct proc_tracker *t, uint32_t pid)
@@ -82,11 +128,15 @@ int proc_tracker_new(const struct proc_tracker_opts *o, struct proc_tracker **ou
 	if (!t)
 		return -ENOMEM;
 	t->o = *o;
+	t->v2_fd = -1;
 	t->table = proc_table_new(o->max_processes);
-	if (!t->table) {
+	if (!t->table || hmap_init(&t->v2_paths, V2_CACHE)) {
+		proc_table_free(t->table);
 		free(t);
 		return -ENOMEM;
 	}
+	if (cgroup_v2_mount(t->v2_mount, sizeof(t->v2_mount)) == 0)
+		t->v2_fd = open(t->v2_mount, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	struct metric_registry *r = o->registry;
 	t->starts = metric_register(r, "container_process_starts_total",
 				    "Processes started (forked) in the container.", METRIC_COUNTER,
@@ -134,6 +184,10 @@ void proc_tracker_free(struct proc_tracker *t)
 	if (!t)
 		return;
 	proc_table_free(t->table);
+	v2_cache_clear(t);
+	hmap_destroy(&t->v2_paths);
+	if (t->v2_fd >= 0)
+		close(t->v2_fd);
 	free(t);
 }
 
@@ -220,9 +274,16 @@ int proc_tracker_on_record(void *ctx, const void *data, size_t len)
 		if (e) {
 			memcpy(e->comm, ev.comm, sizeof(e->comm));
 			memcpy(e->exe, ev.exe, sizeof(e->exe));
-			/* Runtimes move a process into its container's cgroup before exec. */
-			e->inspected = false;
-			queue_inspect(t, ev.pid);
+			/* Runtimes move a process into its container's cgroup before exec:
+			 * its cgroup v2 id says so at once; v1 needs /proc, later. */
+			const char *v2 = v2_container(t, ev.cgroup_id);
+			if (v2) {
+				proc_table_set_container(t->table, e, v2);
+				e->inspected = true;
+			} else {
+				e->inspected = false;
+				queue_inspect(t, ev.pid);
+			}
 			container = proc_entry_container(e);
 		}
 		break;
@@ -230,6 +291,11 @@ int proc_tracker_on_record(void *ctx, const void *data, size_t len)
 		if (t->o.on_exit)
 			t->o.on_exit(t->o.on_exit_ctx);
 		e = proc_table_get(t->table, ev.pid);
+		if (e && !e->inspected) {
+			const char *v2 = v2_container(t, ev.cgroup_id);
+			if (v2)
+				proc_table_set_container(t->table, e, v2);
+		}
 		if (e) {
 			const char *labels[] = { proc_entry_container(e), exit_status(&ev) };
 			metric_add(t->exits, labels, 1);

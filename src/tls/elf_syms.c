@@ -327,6 +327,50 @@ static int check_ident(const unsigned char *id, size_t len)
 	return 0;
 }
 
+static bool table_fits(uint64_t off, uint64_t num, uint64_t entsize, uint64_t size)
+{
+	if (num == 0)
+		return true;
+	return off <= size && entsize != 0 && num <= (size - off) / entsize;
+}
+
+/*
+ * libelf quietly reports no sections when the section header table is past
+ * the end of the file, and fewer program headers when they do not fit: a
+ * truncated file would look like a valid one without symbols. Check the
+ * tables against the file ourselves.
+ */
+static int check_tables(struct elf_syms *e, const GElf_Ehdr *eh)
+{
+	size_t phnum, shnum;
+
+	if (e->file_size < gelf_fsize(e->elf, ELF_T_EHDR, 1, EV_CURRENT))
+		return fail(-EINVAL, "corrupt ELF: truncated header");
+	if (elf_getphdrnum(e->elf, &phnum) != 0)
+		return fail(-EINVAL, "corrupt ELF: program header count: %s", elf_msg());
+	if (eh->e_phnum != PN_XNUM && phnum != eh->e_phnum)
+		return fail(-EINVAL, "corrupt ELF: %u program headers, %zu in the file",
+			    (unsigned int)eh->e_phnum, phnum);
+	if (phnum && (eh->e_phentsize != gelf_fsize(e->elf, ELF_T_PHDR, 1, EV_CURRENT) ||
+		      !table_fits(eh->e_phoff, phnum, eh->e_phentsize, e->file_size)))
+		return fail(-EINVAL, "corrupt ELF: program headers past the end of the file");
+
+	if (elf_getshdrnum(e->elf, &shnum) != 0)
+		return fail(-EINVAL, "corrupt ELF: section count: %s", elf_msg());
+	if (eh->e_shoff == 0) {
+		if (eh->e_shnum != 0 || shnum != 0)
+			return fail(-EINVAL, "corrupt ELF: sections without a section header table");
+		return 0; /* no sections at all (sstrip): no symbols either */
+	}
+	if (shnum == 0 || (eh->e_shnum != 0 && shnum != eh->e_shnum))
+		return fail(-EINVAL, "corrupt ELF: %u sections, %zu in the file",
+			    (unsigned int)eh->e_shnum, shnum);
+	if (eh->e_shentsize != gelf_fsize(e->elf, ELF_T_SHDR, 1, EV_CURRENT) ||
+	    !table_fits(eh->e_shoff, shnum, eh->e_shentsize, e->file_size))
+		return fail(-EINVAL, "corrupt ELF: section headers past the end of the file");
+	return 0;
+}
+
 /* Takes e with e->elf (or NULL when elf_begin failed) and fills in the rest. */
 static int setup(struct elf_syms *e)
 {
@@ -344,6 +388,9 @@ static int setup(struct elf_syms *e)
 			    (unsigned int)eh.e_type);
 	e->elf_class = gelf_getclass(e->elf);
 	e->machine = eh.e_machine;
+	rc = check_tables(e, &eh);
+	if (rc)
+		return rc;
 	rc = load_segments(e);
 	if (rc)
 		return rc;

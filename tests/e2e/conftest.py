@@ -176,5 +176,15 @@ def tracer():
     a.stop()
 
 
+def cgroup2_root():
+    """Where the unified (v2) cgroup hierarchy is mounted."""
+    with open("/proc/mounts") as f:
+        for line in f:
+            dev, mnt, fstype = line.split()[:3]
+            if fstype == "cgroup2":
+                return mnt
+    pytest.fail("no cgroup2 hierarchy mounted")
+
+
 def by_pid(events, pid, type_=None):
     return [e for e in events if e.get("pid") == pid and (type_ is None or e["type"] == type_)]

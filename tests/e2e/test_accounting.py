@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from conftest import Agent
+from conftest import Agent, cgroup2_root
 
 N = 2000
 EVENTS_PER_PROCESS = 3  # fork, exec, exit
@@ -24,15 +24,6 @@ for _ in range(int(sys.argv[2])):
 print("done", flush=True)
 sys.stdin.readline()
 """
-
-
-def cgroup2_root():
-    with open("/proc/mounts") as f:
-        for line in f:
-            dev, mnt, fstype = line.split()[:3]
-            if fstype == "cgroup2":
-                return mnt
-    pytest.fail("no cgroup2 hierarchy mounted")
 
 
 @pytest.fixture

@@ -4,7 +4,7 @@ import signal
 import subprocess
 import time
 
-from conftest import by_pid
+from conftest import by_pid, cgroup2_root
 
 
 def run(argv):
@@ -104,3 +104,26 @@ def test_threads_are_not_processes(tracer):
     evs = tracer.snapshot()
     assert len(by_pid(evs, p.pid, "exit")) == 1
     assert not [e for e in evs if e["type"] == "fork" and e.get("ppid") == p.pid]
+
+
+def test_short_lived_process_in_a_container_cgroup(agent_factory):
+    """Moved into a cgroup v2 just before exec and gone at once: still its container's."""
+    name = f"/nodescope-e2e-cg-{os.getpid()}"
+    path = cgroup2_root() + name
+    os.makedirs(path, exist_ok=True)
+    try:
+        agent = agent_factory("--events", "proc")
+        p = run(["/bin/sh", "-c", f"echo $$ > {path}/cgroup.procs; exec /bin/true"])
+        ex = agent.wait_for(exit_of(p.pid), what="exit of the process in the cgroup")
+        assert ex["container"] == name
+        execs = by_pid(agent.snapshot(), p.pid, "exec")
+        assert [e["container"] for e in execs][-1] == name
+        assert agent.metric("container_process_exits_total", container_id=name,
+                            status="success") == 1
+    finally:
+        for _ in range(50):
+            try:
+                os.rmdir(path)
+                break
+            except OSError:
+                time.sleep(0.1)
