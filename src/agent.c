@@ -38,7 +38,7 @@ struct agent {
 	struct http_server *http;
 	int sigfd;
 	struct metric *m_events, *m_lost, *m_malformed, *m_wakeups, *m_loop_wakeups,
-		*m_probes, *m_trace_lines, *m_misses;
+		*m_probes, *m_trace_lines, *m_trace_dropped, *m_misses;
 };
 
 static const char *const stream_label[] = { "stream" };
@@ -68,6 +68,7 @@ static void agent_collect(void *ctx)
 	if (a->probes)
 		probes_foreach_misses(a->probes, agent_set_misses, a);
 	metric_set(a->m_trace_lines, NULL, (double)a->trace.lines);
+	metric_set(a->m_trace_dropped, NULL, (double)a->trace.dropped);
 }
 
 static int agent_self_metrics(struct agent *a)
@@ -105,7 +106,11 @@ static int agent_self_metrics(struct agent *a)
 				      "Runs of a BPF program the kernel skipped because another "
 				      "BPF program was running on that CPU (events lost).",
 				      METRIC_COUNTER, 0, 1, program_label);
-	if (!info || !a->m_misses || !a->m_events || !a->m_lost || !a->m_malformed || !a->m_wakeups ||
+	a->m_trace_dropped = metric_register(r, "nodescope_trace_lines_dropped_total",
+					     "JSON lines not written because the reader of stdout "
+					     "fell more than 8 MiB behind.",
+					     METRIC_COUNTER, 0, 0, NULL);
+	if (!info || !a->m_misses || !a->m_trace_dropped || !a->m_events || !a->m_lost || !a->m_malformed || !a->m_wakeups ||
 	    !a->m_loop_wakeups || !a->m_probes || !a->m_trace_lines)
 		return -EINVAL;
 	metric_registry_add_collector(r, agent_collect, a);

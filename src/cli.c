@@ -19,7 +19,7 @@ static const char usage[] =
 	"                        streams: proc, tcp, l7\n"
 	"  --ringbuf-size SIZE   BPF ring buffer size for every stream, or STREAM=SIZE for\n"
 	"                        one (repeatable); k/m suffixes; rounded up to a power of\n"
-	"                        two, at least one page (defaults: proc 256k, tcp 1m,\n"
+	"                        two, at least one page (defaults: proc 1m, tcp 1m,\n"
 	"                        l7 8m)\n"
 	"  --max-series N        series per metric before new ones are dropped (and\n"
 	"                        counted); default 10000\n"

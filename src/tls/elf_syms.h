@@ -52,8 +52,8 @@ int elf_syms_open_mem(const void *buf, size_t len, struct elf_syms **out);
 void elf_syms_close(struct elf_syms *e); /* NULL is fine */
 
 /*
- * Looks up a defined function symbol (STT_FUNC; undefined imports and data
- * never match) in .dynsym and .symtab.
+ * Looks up a defined function symbol (STT_FUNC, or STT_GNU_IFUNC: see
+ * -EOPNOTSUPP; undefined imports and data never match) in .dynsym and .symtab.
  *
  * name is a bare name ("SSL_write"), which matches every version of it
  * ("SSL_write@@OPENSSL_3.0.0" in .symtab, a .gnu.version-tagged .dynsym

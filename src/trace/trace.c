@@ -1,6 +1,10 @@
 #include "trace.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -16,18 +20,73 @@ static int64_t clock_ns(clockid_t c)
 	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
+#define TRACE_BACKLOG_MAX (8u << 20)
+
 void trace_init(struct trace *t, int fd, struct loop *loop)
 {
-	*t = (struct trace){ .loop = loop, .fd = fd, .line = STRBUF_INIT };
+	struct stat st;
+
+	*t = (struct trace){ .loop = loop, .fd = fd, .line = STRBUF_INIT, .backlog = STRBUF_INIT };
 	t->mono_to_real_ns = clock_ns(CLOCK_REALTIME) - clock_ns(CLOCK_MONOTONIC);
+	/* Terminals and files keep blocking writes (they don't stall for long). */
+	if (fd >= 0 && loop && fstat(fd, &st) == 0 && (S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode))) {
+		t->saved_flags = fcntl(fd, F_GETFL);
+		if (t->saved_flags >= 0 && fcntl(fd, F_SETFL, t->saved_flags | O_NONBLOCK) == 0)
+			t->nonblock = true;
+	}
+}
+
+static void trace_on_writable(void *ctx, uint32_t events);
+
+/* Writes what the backlog holds; waits for EPOLLOUT while something is left. */
+static void trace_flush(struct trace *t)
+{
+	while (t->backlog_off < t->backlog.len && !t->broken) {
+		ssize_t n = write(t->fd, t->backlog.buf + t->backlog_off,
+				  t->backlog.len - t->backlog_off);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && errno == EAGAIN)
+			break;
+		if (n < 0) {
+			t->broken = true; /* EPIPE: nobody reads any more */
+			if (t->loop)
+				loop_stop(t->loop);
+			break;
+		}
+		t->backlog_off += (size_t)n;
+	}
+	bool empty = t->backlog_off >= t->backlog.len;
+	if (empty) {
+		strbuf_reset(&t->backlog);
+		t->backlog_off = 0;
+	}
+	if (empty && t->waiting_out) {
+		loop_del_fd(t->loop, t->fd);
+		t->waiting_out = false;
+	} else if (!empty && !t->waiting_out && !t->broken) {
+		t->waiting_out = loop_add_fd(t->loop, t->fd, EPOLLOUT, trace_on_writable, t) == 0;
+	}
+}
+
+static void trace_on_writable(void *ctx, uint32_t events)
+{
+	trace_flush(ctx);
 }
 
 void trace_free(struct trace *t)
 {
+	if (t->nonblock) {
+		trace_flush(t); /* one last try, without waiting */
+		if (t->waiting_out)
+			loop_del_fd(t->loop, t->fd);
+		fcntl(t->fd, F_SETFL, t->saved_flags);
+	}
 	strbuf_free(&t->line);
+	strbuf_free(&t->backlog);
 }
 
-static void trace_write(struct trace *t)
+static void trace_write_blocking(struct trace *t)
 {
 	const char *p = strbuf_str(&t->line);
 	size_t left = t->line.len;
@@ -45,7 +104,28 @@ static void trace_write(struct trace *t)
 		p += n;
 		left -= (size_t)n;
 	}
-	t->lines++;
+}
+
+static void trace_write(struct trace *t)
+{
+	if (!t->nonblock) {
+		trace_write_blocking(t);
+		t->lines++;
+	} else if (t->backlog.len - t->backlog_off + t->line.len > TRACE_BACKLOG_MAX) {
+		t->dropped++;
+	} else {
+		if (t->backlog_off > TRACE_BACKLOG_MAX / 2) {
+			/* Keep the backlog compact: drop what was written already. */
+			size_t rest = t->backlog.len - t->backlog_off;
+			memmove(t->backlog.buf, t->backlog.buf + t->backlog_off, rest);
+			t->backlog.len = rest;
+			t->backlog_off = 0;
+		}
+		strbuf_append(&t->backlog, t->line.buf, t->line.len);
+		t->lines++;
+		if (!t->waiting_out)
+			trace_flush(t);
+	}
 	strbuf_reset(&t->line);
 }
 

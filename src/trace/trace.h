@@ -17,7 +17,15 @@ struct trace {
 	int64_t mono_to_real_ns;   /* added to CLOCK_MONOTONIC stamps to get Unix time */
 	bool broken;		   /* the reader went away */
 	uint64_t lines;
+	uint64_t dropped;	   /* lines not written: the reader fell too far behind */
 	struct strbuf line;
+	/* A pipe or socket is written without blocking: what it can't take yet
+	 * waits here (bounded), so a stalled reader never stalls the agent. */
+	bool nonblock;
+	int saved_flags;
+	bool waiting_out;
+	struct strbuf backlog;
+	size_t backlog_off;
 };
 
 void trace_init(struct trace *t, int fd, struct loop *loop);

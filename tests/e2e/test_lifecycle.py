@@ -98,3 +98,32 @@ def test_tracefs_is_mounted_when_missing():
         assert f"mounted tracefs at {target}" in a.stderr()
     finally:
         a.stop()
+
+
+def test_stalled_trace_reader_does_not_stall_the_agent():
+    """Nobody reads stdout: metrics still answer, events still counted, SIGTERM still works."""
+    import urllib.request
+    from conftest import free_port, parse_metrics
+    port = free_port()
+    p = subprocess.Popen([AGENT, "trace", "--events", "proc", "--listen", f"127.0.0.1:{port}"],
+                         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    try:
+        assert p.stdout.readline().strip() == b'{"type":"ready"}'
+        n = 1500  # ~4500 lines: far more than a pipe holds
+        for _ in range(n):
+            os.waitpid(os.posix_spawn("/bin/true", ["/bin/true"], {}), 0)
+        key = frozenset({("stream", "proc")})
+        deadline = time.monotonic() + 20
+        while True:
+            body = urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5).read()
+            m = parse_metrics(body.decode())
+            if m["nodescope_events_total"][key] >= 3 * n or time.monotonic() > deadline:
+                break
+            time.sleep(0.2)
+        assert m["nodescope_events_total"][key] >= 3 * n
+        assert m["nodescope_events_lost_total"][key] == 0
+        p.send_signal(signal.SIGTERM)
+        assert p.wait(10) == 0
+    finally:
+        p.kill()
+        p.wait()
