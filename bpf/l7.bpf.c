@@ -6,6 +6,7 @@
  */
 #include "common.bpf.h"
 #include "sockets.bpf.h"
+#include "syscalls.bpf.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
@@ -135,35 +136,60 @@ static __always_inline int l7_exit(long ret)
 	return 0;
 }
 
-#define L7_SYSCALL(name, op, kind)                                                    \
-	SEC("tracepoint/syscalls/sys_enter_" #name)                                   \
-	int ns_l7_enter_##name(struct trace_event_raw_sys_enter *ctx)                 \
-	{                                                                             \
-		return l7_enter((__s32)ctx->args[0], ctx->args[1], op, kind);        \
-	}                                                                             \
-	SEC("tracepoint/syscalls/sys_exit_" #name)                                    \
-	int ns_l7_exit_##name(struct trace_event_raw_sys_exit *ctx)                   \
-	{                                                                             \
-		return l7_exit(ctx->ret);                                             \
-	}
-
-L7_SYSCALL(write, NS_L7_WRITE, L7_BUF_PLAIN)
-L7_SYSCALL(sendto, NS_L7_WRITE, L7_BUF_PLAIN)
-L7_SYSCALL(writev, NS_L7_WRITE, L7_BUF_IOV)
-L7_SYSCALL(sendmsg, NS_L7_WRITE, L7_BUF_MSG)
-L7_SYSCALL(sendmmsg, NS_L7_WRITE, L7_BUF_MMSG)
-/* Servers send file bodies with sendfile: counted, so the parser can skip them. */
-L7_SYSCALL(sendfile64, NS_L7_WRITE, L7_BUF_NONE)
-L7_SYSCALL(read, NS_L7_READ, L7_BUF_PLAIN)
-L7_SYSCALL(recvfrom, NS_L7_READ, L7_BUF_PLAIN)
-L7_SYSCALL(readv, NS_L7_READ, L7_BUF_IOV)
-L7_SYSCALL(recvmsg, NS_L7_READ, L7_BUF_MSG)
-
-/* A closed fd number may be reused for anything: forget it at once. */
-SEC("tracepoint/syscalls/sys_enter_close")
-int ns_l7_close(struct trace_event_raw_sys_enter *ctx)
+SEC("raw_tp/sys_enter")
+int BPF_PROG(ns_l7_sys_enter, struct pt_regs *regs, long id)
 {
-	__u64 key = l7_key(bpf_get_current_pid_tgid() >> 32, (__s32)ctx->args[0]);
-	bpf_map_delete_elem(&l7_socks, &key);
+	__s32 fd;
+
+	switch (id) {
+	case NS_NR_write:
+	case NS_NR_sendto:
+	case NS_NR_writev:
+	case NS_NR_sendmsg:
+	case NS_NR_sendmmsg:
+	case NS_NR_sendfile: /* bytes moved from a file: counted, nothing captured */
+	case NS_NR_read:
+	case NS_NR_recvfrom:
+	case NS_NR_readv:
+	case NS_NR_recvmsg:
+		break;
+	case NS_NR_close: {
+		/* A closed fd number may be reused for anything: forget it at once. */
+		__u64 key = l7_key(bpf_get_current_pid_tgid() >> 32, (__s32)NS_SYSCALL_ARG1(regs));
+		bpf_map_delete_elem(&l7_socks, &key);
+		return 0;
+	}
+	default:
+		return 0;
+	}
+	fd = (__s32)NS_SYSCALL_ARG1(regs);
+	__u64 ptr = NS_SYSCALL_ARG2(regs);
+	switch (id) {
+	case NS_NR_write:
+	case NS_NR_sendto:
+		return l7_enter(fd, ptr, NS_L7_WRITE, L7_BUF_PLAIN);
+	case NS_NR_writev:
+		return l7_enter(fd, ptr, NS_L7_WRITE, L7_BUF_IOV);
+	case NS_NR_sendmsg:
+		return l7_enter(fd, ptr, NS_L7_WRITE, L7_BUF_MSG);
+	case NS_NR_sendmmsg:
+		return l7_enter(fd, ptr, NS_L7_WRITE, L7_BUF_MMSG);
+	case NS_NR_sendfile:
+		return l7_enter(fd, 0, NS_L7_WRITE, L7_BUF_NONE);
+	case NS_NR_read:
+	case NS_NR_recvfrom:
+		return l7_enter(fd, ptr, NS_L7_READ, L7_BUF_PLAIN);
+	case NS_NR_readv:
+		return l7_enter(fd, ptr, NS_L7_READ, L7_BUF_IOV);
+	case NS_NR_recvmsg:
+		return l7_enter(fd, ptr, NS_L7_READ, L7_BUF_MSG);
+	}
 	return 0;
+}
+
+/* Only calls l7_enter remembered reach the work: the map lookup misses for the rest. */
+SEC("raw_tp/sys_exit")
+int BPF_PROG(ns_l7_sys_exit, struct pt_regs *regs, long ret)
+{
+	return l7_exit(ret);
 }

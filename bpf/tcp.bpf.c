@@ -6,6 +6,7 @@
  */
 #include "common.bpf.h"
 #include "sockets.bpf.h"
+#include "syscalls.bpf.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
@@ -256,15 +257,14 @@ out:
 	return 0;
 }
 
-SEC("tracepoint/syscalls/sys_enter_connect")
-int ns_tcp_connect_enter(struct trace_event_raw_sys_enter *ctx)
+static __always_inline int connect_enter(__s32 fd, __u64 uaddr)
 {
 	__u64 id = bpf_get_current_pid_tgid();
-	struct pending_connect pc = { .fd = (int)ctx->args[0] };
+	struct pending_connect pc = { .fd = fd };
 	struct sockaddr_in6 sa = {};
 
 	/* sockaddr_in and sockaddr_in6 share family and port offsets. */
-	if (bpf_probe_read_user(&sa, sizeof(sa), (void *)ctx->args[1]) == 0) {
+	if (bpf_probe_read_user(&sa, sizeof(sa), (void *)uaddr) == 0) {
 		pc.family = sa.sin6_family;
 		pc.port = bpf_ntohs(sa.sin6_port);
 		if (pc.family == AF_INET)
@@ -277,12 +277,10 @@ int ns_tcp_connect_enter(struct trace_event_raw_sys_enter *ctx)
 	return 0;
 }
 
-SEC("tracepoint/syscalls/sys_exit_connect")
-int ns_tcp_connect_exit(struct trace_event_raw_sys_exit *ctx)
+static __always_inline int connect_exit(long ret)
 {
 	__u64 id = bpf_get_current_pid_tgid();
 	struct pending_connect *pc = bpf_map_lookup_elem(&tcp_connecting, &id);
-	long ret = ctx->ret;
 
 	if (!pc)
 		return 0;
@@ -350,31 +348,16 @@ static __always_inline int on_accept(long ret)
 	return 0;
 }
 
-SEC("tracepoint/syscalls/sys_exit_accept4")
-int ns_tcp_accept4_exit(struct trace_event_raw_sys_exit *ctx)
-{
-	return on_accept(ctx->ret);
-}
-
-SEC("tracepoint/syscalls/sys_exit_accept")
-int ns_tcp_accept_exit(struct trace_event_raw_sys_exit *ctx)
-{
-	return on_accept(ctx->ret);
-}
-
-SEC("tracepoint/syscalls/sys_enter_listen")
-int ns_tcp_listen_enter(struct trace_event_raw_sys_enter *ctx)
+static __always_inline int listen_enter(__s32 fd)
 {
 	__u64 id = bpf_get_current_pid_tgid();
-	__s32 fd = (int)ctx->args[0];
 
 	if (bpf_map_update_elem(&tcp_listening, &id, &fd, BPF_ANY))
 		tcp_drop(TCP_DROP_PENDING_FULL);
 	return 0;
 }
 
-SEC("tracepoint/syscalls/sys_exit_listen")
-int ns_tcp_listen_exit(struct trace_event_raw_sys_exit *ctx)
+static __always_inline int listen_exit(long ret)
 {
 	__u64 id = bpf_get_current_pid_tgid();
 	__s32 *fdp = bpf_map_lookup_elem(&tcp_listening, &id);
@@ -383,7 +366,7 @@ int ns_tcp_listen_exit(struct trace_event_raw_sys_exit *ctx)
 		return 0;
 	__s32 fd = *fdp;
 	bpf_map_delete_elem(&tcp_listening, &id);
-	if (ctx->ret != 0)
+	if (ret != 0)
 		return 0;
 	/* listen() moves the socket to LISTEN without the state tracepoint. */
 	struct sock *sk = sk_of_fd(fd);
@@ -397,6 +380,33 @@ int ns_tcp_listen_exit(struct trace_event_raw_sys_exit *ctx)
 	e->flags = NS_TCP_F_KNOWN;
 	fill_from_sock(e, sk);
 	tcp_submit(e);
+	return 0;
+}
+
+SEC("raw_tp/sys_enter")
+int BPF_PROG(ns_tcp_sys_enter, struct pt_regs *regs, long id)
+{
+	switch (id) {
+	case NS_NR_connect:
+		return connect_enter((__s32)NS_SYSCALL_ARG1(regs), NS_SYSCALL_ARG2(regs));
+	case NS_NR_listen:
+		return listen_enter((__s32)NS_SYSCALL_ARG1(regs));
+	}
+	return 0;
+}
+
+SEC("raw_tp/sys_exit")
+int BPF_PROG(ns_tcp_sys_exit, struct pt_regs *regs, long ret)
+{
+	switch (NS_SYSCALL_NR(regs)) {
+	case NS_NR_connect:
+		return connect_exit(ret);
+	case NS_NR_accept:
+	case NS_NR_accept4:
+		return on_accept(ret);
+	case NS_NR_listen:
+		return listen_exit(ret);
+	}
 	return 0;
 }
 

@@ -3,7 +3,6 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <errno.h>
-#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -152,51 +151,12 @@ fail:
 	return rc;
 }
 
-#define PROBES_DETACH_THREADS 16
-
-struct detach_slice {
-	struct bpf_link **links;
-	unsigned n;
-};
-
-static void *detach_slice(void *arg)
-{
-	struct detach_slice *d = arg;
-	for (unsigned i = 0; i < d->n; i++)
-		bpf_link__destroy(d->links[i]);
-	return NULL;
-}
-
-/*
- * Each detach waits for an RCU grace period (tens of ms); one after the other
- * they add up past a second. Detached from several threads, the waits overlap.
- */
-static void probes_detach_all(struct probes *p)
-{
-	pthread_t tids[PROBES_DETACH_THREADS];
-	struct detach_slice slices[PROBES_DETACH_THREADS];
-	unsigned per = (p->n_links + PROBES_DETACH_THREADS - 1) / PROBES_DETACH_THREADS;
-	unsigned started = 0;
-
-	for (unsigned i = 0; per && i < p->n_links; i += per) {
-		struct detach_slice *d = &slices[started];
-		d->links = &p->links[i];
-		d->n = p->n_links - i < per ? p->n_links - i : per;
-		if (pthread_create(&tids[started], NULL, detach_slice, d))
-			detach_slice(d); /* no thread: do it here */
-		else
-			started++;
-	}
-	for (unsigned i = 0; i < started; i++)
-		pthread_join(tids[i], NULL);
-	p->n_links = 0;
-}
-
 void probes_stop(struct probes *p)
 {
 	if (!p)
 		return;
-	probes_detach_all(p);
+	for (unsigned i = 0; i < p->n_links; i++)
+		bpf_link__destroy(p->links[i]);
 	nodescope_bpf__destroy(p->skel);
 	free(p);
 }
