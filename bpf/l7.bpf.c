@@ -136,60 +136,41 @@ static __always_inline int l7_exit(long ret)
 	return 0;
 }
 
-SEC("raw_tp/sys_enter")
-int BPF_PROG(ns_l7_sys_enter, struct pt_regs *regs, long id)
+/* Called by the syscall dispatcher (syscalls.bpf.c) for the calls listed there. */
+__hidden int ns_l7_syscall_enter(long id, __u64 arg1, __u64 arg2)
 {
-	__s32 fd;
+	__s32 fd = (__s32)arg1;
 
 	switch (id) {
-	case NS_NR_write:
-	case NS_NR_sendto:
-	case NS_NR_writev:
-	case NS_NR_sendmsg:
-	case NS_NR_sendmmsg:
-	case NS_NR_sendfile: /* bytes moved from a file: counted, nothing captured */
-	case NS_NR_read:
-	case NS_NR_recvfrom:
-	case NS_NR_readv:
-	case NS_NR_recvmsg:
-		break;
 	case NS_NR_close: {
 		/* A closed fd number may be reused for anything: forget it at once. */
-		__u64 key = l7_key(bpf_get_current_pid_tgid() >> 32, (__s32)NS_SYSCALL_ARG1(regs));
+		__u64 key = l7_key(bpf_get_current_pid_tgid() >> 32, fd);
 		bpf_map_delete_elem(&l7_socks, &key);
 		return 0;
 	}
-	default:
-		return 0;
-	}
-	fd = (__s32)NS_SYSCALL_ARG1(regs);
-	__u64 ptr = NS_SYSCALL_ARG2(regs);
-	switch (id) {
 	case NS_NR_write:
 	case NS_NR_sendto:
-		return l7_enter(fd, ptr, NS_L7_WRITE, L7_BUF_PLAIN);
+		return l7_enter(fd, arg2, NS_L7_WRITE, L7_BUF_PLAIN);
 	case NS_NR_writev:
-		return l7_enter(fd, ptr, NS_L7_WRITE, L7_BUF_IOV);
+		return l7_enter(fd, arg2, NS_L7_WRITE, L7_BUF_IOV);
 	case NS_NR_sendmsg:
-		return l7_enter(fd, ptr, NS_L7_WRITE, L7_BUF_MSG);
+		return l7_enter(fd, arg2, NS_L7_WRITE, L7_BUF_MSG);
 	case NS_NR_sendmmsg:
-		return l7_enter(fd, ptr, NS_L7_WRITE, L7_BUF_MMSG);
-	case NS_NR_sendfile:
+		return l7_enter(fd, arg2, NS_L7_WRITE, L7_BUF_MMSG);
+	case NS_NR_sendfile: /* bytes moved from a file: counted, nothing captured */
 		return l7_enter(fd, 0, NS_L7_WRITE, L7_BUF_NONE);
 	case NS_NR_read:
 	case NS_NR_recvfrom:
-		return l7_enter(fd, ptr, NS_L7_READ, L7_BUF_PLAIN);
+		return l7_enter(fd, arg2, NS_L7_READ, L7_BUF_PLAIN);
 	case NS_NR_readv:
-		return l7_enter(fd, ptr, NS_L7_READ, L7_BUF_IOV);
+		return l7_enter(fd, arg2, NS_L7_READ, L7_BUF_IOV);
 	case NS_NR_recvmsg:
-		return l7_enter(fd, ptr, NS_L7_READ, L7_BUF_MSG);
+		return l7_enter(fd, arg2, NS_L7_READ, L7_BUF_MSG);
 	}
 	return 0;
 }
 
-/* Only calls l7_enter remembered reach the work: the map lookup misses for the rest. */
-SEC("raw_tp/sys_exit")
-int BPF_PROG(ns_l7_sys_exit, struct pt_regs *regs, long ret)
+__hidden int ns_l7_syscall_exit(long ret)
 {
 	return l7_exit(ret);
 }

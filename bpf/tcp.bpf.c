@@ -383,22 +383,21 @@ static __always_inline int listen_exit(long ret)
 	return 0;
 }
 
-SEC("raw_tp/sys_enter")
-int BPF_PROG(ns_tcp_sys_enter, struct pt_regs *regs, long id)
+/* Called by the syscall dispatcher (syscalls.bpf.c) for the calls listed there. */
+__hidden int ns_tcp_syscall_enter(long id, __u64 arg1, __u64 arg2)
 {
 	switch (id) {
 	case NS_NR_connect:
-		return connect_enter((__s32)NS_SYSCALL_ARG1(regs), NS_SYSCALL_ARG2(regs));
+		return connect_enter((__s32)arg1, arg2);
 	case NS_NR_listen:
-		return listen_enter((__s32)NS_SYSCALL_ARG1(regs));
+		return listen_enter((__s32)arg1);
 	}
 	return 0;
 }
 
-SEC("raw_tp/sys_exit")
-int BPF_PROG(ns_tcp_sys_exit, struct pt_regs *regs, long ret)
+__hidden int ns_tcp_syscall_exit(long id, long ret)
 {
-	switch (NS_SYSCALL_NR(regs)) {
+	switch (id) {
 	case NS_NR_connect:
 		return connect_exit(ret);
 	case NS_NR_accept:

@@ -1,0 +1,64 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The one pair of syscall hooks: raw sys_enter / sys_exit, dispatching on the
+ * syscall number to the tcp and l7 handlers. Every syscall on the node passes
+ * here, so a call nobody cares about costs one switch (and, on exit, one
+ * register read).
+ */
+#include "syscalls.bpf.h"
+
+char LICENSE[] SEC("license") = "GPL";
+
+extern int ns_tcp_syscall_enter(long id, __u64 arg1, __u64 arg2);
+extern int ns_tcp_syscall_exit(long id, long ret);
+extern int ns_l7_syscall_enter(long id, __u64 arg1, __u64 arg2);
+extern int ns_l7_syscall_exit(long ret);
+
+SEC("raw_tp/sys_enter")
+int BPF_PROG(ns_sys_enter, struct pt_regs *regs, long id)
+{
+	switch (id) {
+	case NS_NR_connect:
+	case NS_NR_listen:
+		return ns_tcp_syscall_enter(id, NS_SYSCALL_ARG1(regs), NS_SYSCALL_ARG2(regs));
+	case NS_NR_close:
+	case NS_NR_write:
+	case NS_NR_sendto:
+	case NS_NR_writev:
+	case NS_NR_sendmsg:
+	case NS_NR_sendmmsg:
+	case NS_NR_sendfile:
+	case NS_NR_read:
+	case NS_NR_recvfrom:
+	case NS_NR_readv:
+	case NS_NR_recvmsg:
+		return ns_l7_syscall_enter(id, NS_SYSCALL_ARG1(regs), NS_SYSCALL_ARG2(regs));
+	}
+	return 0;
+}
+
+SEC("raw_tp/sys_exit")
+int BPF_PROG(ns_sys_exit, struct pt_regs *regs, long ret)
+{
+	long id = NS_SYSCALL_NR(regs);
+
+	switch (id) {
+	case NS_NR_connect:
+	case NS_NR_listen:
+	case NS_NR_accept:
+	case NS_NR_accept4:
+		return ns_tcp_syscall_exit(id, ret);
+	case NS_NR_write:
+	case NS_NR_sendto:
+	case NS_NR_writev:
+	case NS_NR_sendmsg:
+	case NS_NR_sendmmsg:
+	case NS_NR_sendfile:
+	case NS_NR_read:
+	case NS_NR_recvfrom:
+	case NS_NR_readv:
+	case NS_NR_recvmsg:
+		return ns_l7_syscall_exit(ret);
+	}
+	return 0;
+}
