@@ -27,6 +27,10 @@ def test_sigterm_stops_cleanly_and_detaches():
     took = time.monotonic() - t0
     assert rc == 0, a.stderr()
     print(f"shutdown took {took:.3f} s")
+    # The kernel frees a detached program after an RCU grace period.
+    deadline = time.monotonic() + 5
+    while nodescope_programs() & mine and time.monotonic() < deadline:
+        time.sleep(0.05)
     assert not (nodescope_programs() & mine), "programs left loaded after exit"
 
 
