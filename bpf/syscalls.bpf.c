@@ -9,6 +9,19 @@
 
 char LICENSE[] SEC("license") = "GPL";
 
+/* The reads and writes whose data the l7 stream captures. */
+#define NS_L7_DATA_SYSCALLS                                                  \
+	case NS_NR_write:                                                    \
+	case NS_NR_sendto:                                                   \
+	case NS_NR_writev:                                                   \
+	case NS_NR_sendmsg:                                                  \
+	case NS_NR_sendmmsg:                                                 \
+	case NS_NR_sendfile:                                                 \
+	case NS_NR_read:                                                     \
+	case NS_NR_recvfrom:                                                 \
+	case NS_NR_readv:                                                    \
+	case NS_NR_recvmsg:
+
 extern int ns_tcp_syscall_enter(long id, __u64 arg1, __u64 arg2);
 extern int ns_tcp_syscall_exit(long id, long ret);
 extern int ns_l7_syscall_enter(long id, __u64 arg1, __u64 arg2);
@@ -22,16 +35,7 @@ int BPF_PROG(ns_sys_enter, struct pt_regs *regs, long id)
 	case NS_NR_listen:
 		return ns_tcp_syscall_enter(id, NS_SYSCALL_ARG1(regs), NS_SYSCALL_ARG2(regs));
 	case NS_NR_close:
-	case NS_NR_write:
-	case NS_NR_sendto:
-	case NS_NR_writev:
-	case NS_NR_sendmsg:
-	case NS_NR_sendmmsg:
-	case NS_NR_sendfile:
-	case NS_NR_read:
-	case NS_NR_recvfrom:
-	case NS_NR_readv:
-	case NS_NR_recvmsg:
+	NS_L7_DATA_SYSCALLS
 		return ns_l7_syscall_enter(id, NS_SYSCALL_ARG1(regs), NS_SYSCALL_ARG2(regs));
 	}
 	return 0;
@@ -48,16 +52,7 @@ int BPF_PROG(ns_sys_exit, struct pt_regs *regs, long ret)
 	case NS_NR_accept:
 	case NS_NR_accept4:
 		return ns_tcp_syscall_exit(id, ret);
-	case NS_NR_write:
-	case NS_NR_sendto:
-	case NS_NR_writev:
-	case NS_NR_sendmsg:
-	case NS_NR_sendmmsg:
-	case NS_NR_sendfile:
-	case NS_NR_read:
-	case NS_NR_recvfrom:
-	case NS_NR_readv:
-	case NS_NR_recvmsg:
+	NS_L7_DATA_SYSCALLS
 		return ns_l7_syscall_exit(ret);
 	}
 	return 0;

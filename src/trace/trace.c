@@ -86,32 +86,13 @@ void trace_free(struct trace *t)
 	strbuf_free(&t->backlog);
 }
 
-static void trace_write_blocking(struct trace *t)
-{
-	const char *p = strbuf_str(&t->line);
-	size_t left = t->line.len;
-
-	while (left && !t->broken) {
-		ssize_t n = write(t->fd, p, left);
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			t->broken = true; /* EPIPE: nobody reads any more */
-			if (t->loop)
-				loop_stop(t->loop);
-			break;
-		}
-		p += n;
-		left -= (size_t)n;
-	}
-}
-
+/*
+ * Every line goes through the backlog: on a blocking fd trace_flush writes it
+ * all at once; on a pipe or socket what doesn't fit waits for EPOLLOUT.
+ */
 static void trace_write(struct trace *t)
 {
-	if (!t->nonblock) {
-		trace_write_blocking(t);
-		t->lines++;
-	} else if (t->backlog.len - t->backlog_off + t->line.len > TRACE_BACKLOG_MAX) {
+	if (t->backlog.len - t->backlog_off + t->line.len > TRACE_BACKLOG_MAX) {
 		t->dropped++;
 	} else {
 		if (t->backlog_off > TRACE_BACKLOG_MAX / 2) {
