@@ -70,6 +70,7 @@ struct tcp_conn *tcp_conn_add(struct tcp_conn_table *t, uint64_t sock, uint64_t 
 		tcp_addr_format(tuple->family, tuple->saddr, tuple->sport, c->peer, sizeof(c->peer));
 	else
 		tcp_addr_format(tuple->family, tuple->daddr, tuple->dport, c->peer, sizeof(c->peer));
+	memcpy(c->actual, c->peer, sizeof(c->actual));
 	if (sock)
 		hmap_insert(&t->by_sock, &c->node, sock);
 	else

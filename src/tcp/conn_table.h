@@ -38,6 +38,7 @@ struct tcp_conn {
 	int32_t fd;
 	bool metered; /* counted in the per-destination metrics */
 	char peer[TCP_ADDR_STRLEN]; /* remote "ip:port" (listener: its own address) */
+	char actual[TCP_ADDR_STRLEN]; /* where NAT sends it (= peer without NAT) */
 	char container[];
 };
 

@@ -6,8 +6,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "conn_table.h"
+#include "conntrack.h"
 #include "event.h"
 #include "metrics/registry.h"
 #include "proc/table.h"
@@ -20,6 +22,8 @@ struct tcp_tracker {
 	struct tcp_conn_table conns;
 	struct strmap dests;	   /* "container\ndestination" seen */
 	struct strmap dest_counts; /* container -> destinations seen */
+	int ct_fd;		   /* ctnetlink, for NAT; -1 without */
+	struct strmap no_nat;	   /* destination -> until when it is known not NATed */
 	uint64_t n_dest_dropped, n_untracked;
 
 	struct metric *connects, *failed, *conn_time, *active, *listen_info, *retransmits,
@@ -96,10 +100,12 @@ int tcp_tracker_new(const struct tcp_tracker_opts *o, struct tcp_tracker **out)
 		return -ENOMEM;
 	t->o = *o;
 	if (tcp_conn_table_init(&t->conns, o->max_connections) ||
-	    strmap_init(&t->dests, 65536) || strmap_init(&t->dest_counts, 4096)) {
+	    strmap_init(&t->dests, 65536) || strmap_init(&t->dest_counts, 4096) ||
+	    strmap_init(&t->no_nat, 65536)) {
 		free(t);
 		return -ENOMEM;
 	}
+	t->ct_fd = conntrack_open();
 	t->connects = reg(t, "container_net_tcp_successful_connects_total",
 			  "Successful outbound TCP connects.", METRIC_COUNTER, 3, dest_labels);
 	t->failed = reg(t, "container_net_tcp_failed_connects_total",
@@ -159,6 +165,9 @@ void tcp_tracker_free(struct tcp_tracker *t)
 	if (!t)
 		return;
 	tcp_conn_table_destroy(&t->conns);
+	if (t->ct_fd >= 0)
+		close(t->ct_fd);
+	strmap_destroy(&t->no_nat);
 	strmap_destroy(&t->dests);
 	strmap_destroy(&t->dest_counts);
 	free(t);
@@ -169,7 +178,40 @@ static void dest_series(const struct tcp_conn *c, const char *labels[3])
 {
 	labels[0] = c->container;
 	labels[1] = c->peer;
-	labels[2] = c->peer; /* no NAT translation known yet */
+	labels[2] = c->actual;
+}
+
+#define NO_NAT_TTL_NS (10ull * 1000000000ull)
+
+/*
+ * Asks conntrack where an outbound connection really goes. A destination
+ * found not translated is not asked about again for a while: most are never
+ * NATed, and the lookup is two syscalls.
+ */
+static void resolve_nat(struct tcp_tracker *t, struct tcp_conn *c, uint64_t now_ns)
+{
+	uint16_t family, port;
+	uint8_t addr[16];
+
+	if (t->ct_fd < 0 || c->kind != TCP_CONN_OUTBOUND)
+		return;
+	int64_t *until = strmap_get(&t->no_nat, c->peer);
+	if (until && (uint64_t)*until > now_ns)
+		return;
+	if (conntrack_lookup(t->ct_fd, &c->tuple, &family, addr, &port) == 0) {
+		tcp_addr_format(family, addr, port, c->actual, sizeof(c->actual));
+		if (strcmp(c->actual, c->peer))
+			return;
+	}
+	until = strmap_upsert(&t->no_nat, c->peer);
+	if (!until) {
+		/* Full: forget every verdict, they are only a shortcut. */
+		strmap_destroy(&t->no_nat);
+		strmap_init(&t->no_nat, 65536);
+		until = strmap_upsert(&t->no_nat, c->peer);
+	}
+	if (until)
+		*until = (int64_t)(now_ns + NO_NAT_TTL_NS);
 }
 
 static void listen_series(const struct tcp_conn *c, const char *labels[3])
@@ -201,7 +243,7 @@ static void remove_conn(struct tcp_tracker *t, struct tcp_conn *c, const struct 
 
 static struct tcp_conn *add_conn(struct tcp_tracker *t, uint64_t sock, uint64_t start_ns,
 				 const struct tcp_tuple *tuple, enum tcp_conn_kind kind,
-				 uint32_t pid, int fd)
+				 uint32_t pid, int fd, uint64_t now_ns)
 {
 	struct tcp_conn *old = sock ? tcp_conn_find(&t->conns, sock, 0) : NULL;
 	const char *labels[3];
@@ -215,6 +257,7 @@ static struct tcp_conn *add_conn(struct tcp_tracker *t, uint64_t sock, uint64_t 
 		return NULL;
 	c->pid = pid;
 	c->fd = fd;
+	resolve_nat(t, c, now_ns);
 	if (kind == TCP_CONN_LISTENER) {
 		listen_series(c, labels);
 		metric_add(t->listen_info, labels, 1);
@@ -277,7 +320,8 @@ int tcp_tracker_on_record(void *ctx, const void *data, size_t len)
 
 	switch ((enum ns_tcp_event_type)e->type) {
 	case NS_TCP_CONNECT:
-		c = add_conn(t, e->sock, e->start_ns, &tuple, TCP_CONN_OUTBOUND, pid, e->fd);
+		c = add_conn(t, e->sock, e->start_ns, &tuple, TCP_CONN_OUTBOUND, pid, e->fd,
+			     e->ts_ns);
 		if (c) {
 			container = c->container;
 			if (c->metered) {
@@ -297,11 +341,12 @@ int tcp_tracker_on_record(void *ctx, const void *data, size_t len)
 		}
 		break;
 	case NS_TCP_ACCEPT:
-		c = add_conn(t, e->sock, e->start_ns, &tuple, TCP_CONN_INBOUND, pid, e->fd);
+		c = add_conn(t, e->sock, e->start_ns, &tuple, TCP_CONN_INBOUND, pid, e->fd,
+			     e->ts_ns);
 		container = c ? c->container : container_of(t, pid);
 		break;
 	case NS_TCP_LISTEN:
-		c = add_conn(t, e->sock, 0, &tuple, TCP_CONN_LISTENER, pid, e->fd);
+		c = add_conn(t, e->sock, 0, &tuple, TCP_CONN_LISTENER, pid, e->fd, e->ts_ns);
 		container = c ? c->container : container_of(t, pid);
 		break;
 	case NS_TCP_CLOSE:
@@ -347,7 +392,7 @@ static void scan_one(void *ctx, const struct tcp_scan_entry *s)
 				  : s->inbound			? TCP_CONN_INBOUND
 								: TCP_CONN_OUTBOUND;
 	/* Keyed by tuple: the kernel socket address is not known from /proc. */
-	add_conn(t, 0, 0, &s->tuple, kind, s->pid, s->fd);
+	add_conn(t, 0, 0, &s->tuple, kind, s->pid, s->fd, 0);
 }
 
 int tcp_tracker_scan(struct tcp_tracker *t)

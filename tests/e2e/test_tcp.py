@@ -247,3 +247,46 @@ def test_second_listen_call_keeps_one_listener(tcp_tracer):
     s.close()
     tcp_tracer.wait_for(lambda evs: any(e["type"] == "listen_close" and e["addr"] == addr for e in evs))
     assert tcp_tracer.metric_sum("container_net_tcp_listen_info", listen_addr=addr) == 0
+
+
+@pytest.fixture
+def dnat():
+    """Connections to 127.0.0.1:<front> are rewritten to 127.0.0.1:<back> (nftables, loopback only)."""
+    table = f"nodescope_e2e_{os.getpid()}"
+    back = Server(reply=5)
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    front = s.getsockname()[1]
+    s.close()
+    cmds = [f"add table ip {table}",
+            f"add chain ip {table} out {{ type nat hook output priority -100; }}",
+            f"add rule ip {table} out ip daddr 127.0.0.1 tcp dport {front} dnat to 127.0.0.1:{back.port}"]
+    for c in cmds:
+        subprocess.run(["nft"] + c.split(), check=True)
+    yield front, back
+    subprocess.run(["nft", "delete", "table", "ip", table])
+    back.close()
+
+
+def test_nat_gives_the_actual_destination(tcp_tracer, dnat):
+    front, back = dnat
+    for _ in range(3):
+        got, _, _ = transfer(socket.AF_INET, "127.0.0.1", front, 10)
+        assert got == 5
+    dst, actual = f"127.0.0.1:{front}", f"127.0.0.1:{back.port}"
+    tcp_tracer.wait_for(lambda evs: len([e for e in evs if e["type"] == "close" and e["dst"] == dst
+                                         and e["dir"] == "out"]) == 3, what="3 closes")
+    assert tcp_tracer.metric_sum("container_net_tcp_successful_connects_total", destination=dst,
+                                 actual_destination=actual) == 3
+    assert tcp_tracer.metric_sum("container_net_tcp_bytes_sent_total", destination=dst,
+                                 actual_destination=actual) == 30
+    # Without NAT, actual_destination is the destination itself.
+    srv = Server()
+    try:
+        transfer(socket.AF_INET, "127.0.0.1", srv.port, 1)
+        plain = f"127.0.0.1:{srv.port}"
+        tcp_tracer.wait_for(lambda evs: any(e["type"] == "close" and e["dst"] == plain for e in evs))
+        assert tcp_tracer.metric_sum("container_net_tcp_successful_connects_total", destination=plain,
+                                     actual_destination=plain) == 1
+    finally:
+        srv.close()
