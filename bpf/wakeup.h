@@ -18,9 +18,14 @@
 #define BPF_RB_FORCE_WAKEUP (1ULL << 1)
 #endif
 
+/*
+ * The watermark holds for immediate streams too: with flag 0 alone, a reader
+ * that once missed its wakeup would never be woken again (new records never
+ * land where it stopped), so past the watermark the kernel wakes it anyway.
+ */
 static inline __u64 ns_wakeup_flags(__u32 policy, __u64 pending_bytes, __u64 watermark)
 {
-	if (policy == NS_WAKEUP_BATCHED && watermark && pending_bytes >= watermark)
+	if (watermark && pending_bytes >= watermark)
 		return BPF_RB_FORCE_WAKEUP;
 	return 0;
 }

@@ -11,7 +11,8 @@
 
 const struct stream_def stream_defs[NS_STREAM_COUNT] = {
 	/* An exec must be acted on before the new program's first TLS write. */
-	[NS_STREAM_PROC] = { "proc", NS_STREAM_PROC, { .kind = NS_WAKEUP_IMMEDIATE }, 1 << 20 },
+	[NS_STREAM_PROC] = { "proc", NS_STREAM_PROC,
+			     { .kind = NS_WAKEUP_IMMEDIATE, .watermark = 64 * 1024 }, 1 << 20 },
 	/* High rate: at most 10 ms late, or sooner once 64 KiB are pending. */
 	[NS_STREAM_TCP] = { "tcp", NS_STREAM_TCP,
 			    { .kind = NS_WAKEUP_BATCHED, .max_delay_ns = 10000000,

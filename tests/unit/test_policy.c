@@ -193,12 +193,13 @@ static void test_parse_bad(void **state)
 
 static void test_wakeup_immediate(void **state)
 {
-	static const uint64_t v[] = { 0, 1, 4096, UINT64_MAX };
-
-	/* immediate: flag 0 always, the kernel's own wakeup is enough */
-	for (size_t i = 0; i < 4; i++)
-		for (size_t j = 0; j < 4; j++)
-			assert_int_equal(ns_wakeup_flags(NS_WAKEUP_IMMEDIATE, v[i], v[j]), 0);
+	/* immediate: the kernel's own wakeup (flag 0) below the watermark... */
+	assert_int_equal(ns_wakeup_flags(NS_WAKEUP_IMMEDIATE, 0, 65536), 0);
+	assert_int_equal(ns_wakeup_flags(NS_WAKEUP_IMMEDIATE, 65535, 65536), 0);
+	/* ...and a forced one past it, so a reader that missed a wakeup is woken again */
+	assert_int_equal(ns_wakeup_flags(NS_WAKEUP_IMMEDIATE, 65536, 65536), BPF_RB_FORCE_WAKEUP);
+	/* no watermark: flag 0 always */
+	assert_int_equal(ns_wakeup_flags(NS_WAKEUP_IMMEDIATE, UINT64_MAX, 0), 0);
 }
 
 static void test_wakeup_batched(void **state)
@@ -225,8 +226,9 @@ static void test_wakeup_watermark_zero(void **state)
 
 static void test_wakeup_unknown_policy(void **state)
 {
-	/* anything but batched behaves as immediate */
-	assert_int_equal(ns_wakeup_flags(7, UINT64_MAX, 1), 0);
+	/* the policy does not matter to the kernel side: only the watermark does */
+	assert_int_equal(ns_wakeup_flags(7, UINT64_MAX, 1), BPF_RB_FORCE_WAKEUP);
+	assert_int_equal(ns_wakeup_flags(7, 0, 1), 0);
 	assert_int_equal(BPF_RB_FORCE_WAKEUP, 2); /* the kernel's value, 1 << 1 */
 }
 
@@ -263,7 +265,8 @@ static void test_watermark_fits_the_ring(void **state)
 	p.watermark = stream_watermark(tcp, 16384);
 	assert_int_equal(stream_policy_on_wakeup(&p, true, 8192), STREAM_DRAIN);
 	assert_int_equal(stream_policy_on_wakeup(&p, true, 8191), STREAM_WAIT);
-	assert_int_equal(stream_watermark(proc, 4096), 0);
+	assert_int_equal(stream_watermark(proc, 4096), 2048);
+	assert_int_equal(stream_watermark(proc, 1 << 20), 65536);
 }
 
 int main(void)
