@@ -156,4 +156,13 @@ struct ns_l7_event {
 
 #define NS_L7_HEADER_SIZE (sizeof(struct ns_l7_event) - NS_L7_CAPTURE)
 
+/* Why the BPF side could not keep tracking state (the ns_drops map's index). */
+enum ns_drop_reason {
+	NS_DROP_SOCKS_FULL = 0,	   /* tcp: socket owner table full */
+	NS_DROP_PENDING_FULL = 1,  /* tcp: connect()/listen() in flight table full */
+	NS_DROP_L7_SOCKS_FULL = 2, /* l7: tracked socket table full */
+	NS_DROP_L7_CALLS_FULL = 3, /* l7: read/write in flight table full */
+	NS_DROP_COUNT,
+};
+
 #endif

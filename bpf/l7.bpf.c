@@ -52,7 +52,8 @@ static __always_inline int l7_enter(__s32 fd, __u64 ptr, __u32 op, __u32 kind)
 		return 0; /* not a tracked socket: the common, cheap case */
 	struct l7_call c = { .ts_ns = bpf_ktime_get_ns(), .ptr = ptr, .fd = fd, .op = op,
 			     .kind = kind };
-	bpf_map_update_elem(&l7_calls, &id, &c, BPF_ANY);
+	if (bpf_map_update_elem(&l7_calls, &id, &c, BPF_ANY))
+		ns_drop(NS_DROP_L7_CALLS_FULL);
 	return 0;
 }
 

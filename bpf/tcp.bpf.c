@@ -23,8 +23,6 @@ NS_STREAM_DEFINE(tcp)
 #define RCV_SHUTDOWN 1
 #define SEND_SHUTDOWN 2
 
-/* Reasons tcp tracking state could not be kept (exported per reason). */
-enum { TCP_DROP_SOCKS_FULL = 0, TCP_DROP_PENDING_FULL = 1, TCP_DROP_L7_FULL = 2, TCP_DROP_COUNT };
 
 struct sock_info {
 	__u32 pid;
@@ -63,19 +61,6 @@ struct {
 	__type(value, __s32);
 } tcp_listening SEC(".maps");
 
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, TCP_DROP_COUNT);
-	__type(key, __u32);
-	__type(value, __u64);
-} tcp_drops SEC(".maps");
-
-static __always_inline void tcp_drop(__u32 reason)
-{
-	__u64 *n = bpf_map_lookup_elem(&tcp_drops, &reason);
-	if (n)
-		(*n)++;
-}
 
 /* The socket behind fd of the current task, or NULL if fd is no socket. */
 static __always_inline struct sock *sk_of_fd(int fd)
@@ -123,7 +108,7 @@ static __always_inline void track_for_l7(__u32 pid, __s32 fd, const struct ns_l7
 	if (fd < 0)
 		return;
 	if (bpf_map_update_elem(&l7_socks, &key, ls, BPF_ANY))
-		tcp_drop(TCP_DROP_L7_FULL);
+		ns_drop(NS_DROP_L7_SOCKS_FULL);
 }
 
 static __always_inline void untrack_for_l7(const struct sock_info *info, __u64 sk)
@@ -186,7 +171,7 @@ int BPF_PROG(ns_tcp_state, struct sock *s, int old, int new)
 		if (pc)
 			pc->syn_sent = 1;
 		if (bpf_map_update_elem(&tcp_socks, &sk, &ni, BPF_ANY))
-			tcp_drop(TCP_DROP_SOCKS_FULL);
+			ns_drop(NS_DROP_SOCKS_FULL);
 		return 0;
 	}
 	if (old == TCP_SYN_RECV && new == TCP_ESTABLISHED) {
@@ -196,7 +181,7 @@ int BPF_PROG(ns_tcp_state, struct sock *s, int old, int new)
 			.flags = NS_TCP_F_KNOWN | NS_TCP_F_INBOUND,
 		};
 		if (bpf_map_update_elem(&tcp_socks, &sk, &ni, BPF_ANY))
-			tcp_drop(TCP_DROP_SOCKS_FULL);
+			ns_drop(NS_DROP_SOCKS_FULL);
 		return 0;
 	}
 
@@ -273,7 +258,7 @@ static __always_inline int connect_enter(__s32 fd, __u64 uaddr)
 			__builtin_memcpy(pc.addr, &sa.sin6_addr, 16);
 	}
 	if (bpf_map_update_elem(&tcp_connecting, &id, &pc, BPF_ANY))
-		tcp_drop(TCP_DROP_PENDING_FULL);
+		ns_drop(NS_DROP_PENDING_FULL);
 	return 0;
 }
 
@@ -323,7 +308,7 @@ static __always_inline int on_accept(long ret)
 		/* Its handshake predates the agent, or the table was full. */
 		struct sock_info ni = { .pid = pid, .fd = ret, .flags = NS_TCP_F_INBOUND };
 		if (bpf_map_update_elem(&tcp_socks, &key, &ni, BPF_ANY))
-			tcp_drop(TCP_DROP_SOCKS_FULL);
+			ns_drop(NS_DROP_SOCKS_FULL);
 		info = bpf_map_lookup_elem(&tcp_socks, &key);
 	}
 	struct ns_l7_sock ls = {
@@ -353,7 +338,7 @@ static __always_inline int listen_enter(__s32 fd)
 	__u64 id = bpf_get_current_pid_tgid();
 
 	if (bpf_map_update_elem(&tcp_listening, &id, &fd, BPF_ANY))
-		tcp_drop(TCP_DROP_PENDING_FULL);
+		ns_drop(NS_DROP_PENDING_FULL);
 	return 0;
 }
 

@@ -171,9 +171,9 @@ struct bpf_map *probes_lost(struct probes *p, enum ns_stream s)
 	return lost_of(p->skel, s);
 }
 
-struct bpf_map *probes_tcp_drops(struct probes *p)
+struct bpf_map *probes_drops(struct probes *p)
 {
-	return p->skel->maps.tcp_drops;
+	return p->skel->maps.ns_drops;
 }
 
 void probes_foreach_misses(struct probes *p,

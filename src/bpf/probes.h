@@ -23,8 +23,8 @@ void probes_stop(struct probes *p);
 
 struct bpf_map *probes_ring(struct probes *p, enum ns_stream s);
 struct bpf_map *probes_lost(struct probes *p, enum ns_stream s);
-/* Per-CPU counters of sockets the tcp programs could not track. */
-struct bpf_map *probes_tcp_drops(struct probes *p);
+/* Per-CPU counters of state the BPF side could not keep (enum ns_drop_reason). */
+struct bpf_map *probes_drops(struct probes *p);
 unsigned probes_attached(const struct probes *p);
 /*
  * Calls fn with each program's count of runs the kernel skipped because

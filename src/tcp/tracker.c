@@ -35,7 +35,13 @@ static const char *const dest_labels[] = { "container_id", "destination", "actua
 static const char *const failed_labels[] = { "container_id", "destination" };
 static const char *const listen_labels[] = { "container_id", "listen_addr", "proxy" };
 static const char *const reason_label[] = { "reason" };
-static const char *const bpf_drop_reasons[] = { "socket_table_full", "pending_table_full" };
+/* Indexed by enum ns_drop_reason. */
+static const char *const bpf_drop_reasons[NS_DROP_COUNT] = {
+	[NS_DROP_SOCKS_FULL] = "socket_table_full",
+	[NS_DROP_PENDING_FULL] = "pending_table_full",
+	[NS_DROP_L7_SOCKS_FULL] = "l7_socket_table_full",
+	[NS_DROP_L7_CALLS_FULL] = "l7_calls_table_full",
+};
 
 static void tcp_collect(void *ctx)
 {
@@ -49,7 +55,7 @@ static void tcp_collect(void *ctx)
 	int ncpu = libbpf_num_possible_cpus();
 	if (!t->o.drops || ncpu <= 0)
 		return;
-	for (uint32_t r = 0; r < 2; r++) {
+	for (uint32_t r = 0; r < NS_DROP_COUNT; r++) {
 		uint64_t vals[ncpu], sum = 0;
 		if (bpf_map_lookup_elem(bpf_map__fd(t->o.drops), &r, vals))
 			continue;
@@ -146,8 +152,9 @@ int tcp_tracker_new(const struct tcp_tracker_opts *o, struct tcp_tracker **out)
 					 "accepted inbound but never accepted by a process, or "
 					 "whose connect event was lost).",
 					 METRIC_COUNTER, 0, 0, NULL);
-	t->m_bpf_drops = metric_register(r, "nodescope_tcp_bpf_tracking_dropped_total",
-					 "Sockets the BPF side could not track, by reason.",
+	t->m_bpf_drops = metric_register(r, "nodescope_bpf_tracking_dropped_total",
+					 "State the BPF side could not keep (its tables were full), "
+					 "by reason: what it would have tracked is missed.",
 					 METRIC_COUNTER, 0, 1, reason_label);
 	if (!t->connects || !t->failed || !t->conn_time || !t->active || !t->listen_info ||
 	    !t->retransmits || !t->bytes_sent || !t->bytes_received || !t->m_conns ||

@@ -290,3 +290,11 @@ def test_nat_gives_the_actual_destination(tcp_tracer, dnat):
                                      actual_destination=plain) == 1
     finally:
         srv.close()
+
+
+def test_bpf_tracking_drops_are_exported(tcp_tracer):
+    m = tcp_tracer.metrics()["nodescope_bpf_tracking_dropped_total"]
+    reasons = {dict(k)["reason"] for k in m}
+    assert reasons == {"socket_table_full", "pending_table_full", "l7_socket_table_full",
+                       "l7_calls_table_full"}
+    assert all(v == 0 for v in m.values())
