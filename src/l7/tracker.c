@@ -42,8 +42,7 @@ struct l7_tracker {
 	struct hmap conns;
 	uint64_t n_refused, n_unpaired, n_overflow, n_unknown, n_truncated;
 	struct metric *requests, *duration, *in_requests, *in_duration;
-	struct metric *m_errors, *m_conns, *m_refused, *m_unpaired, *m_overflow, *m_unknown,
-		*m_truncated;
+	struct metric *m_errors, *m_conns;
 };
 
 /* Coroot's buckets, in seconds. */
@@ -67,11 +66,6 @@ static void l7_collect(void *ctx)
 	struct l7_tracker *t = ctx;
 
 	metric_set(t->m_conns, NULL, (double)t->conns.count);
-	metric_set(t->m_refused, NULL, (double)t->n_refused);
-	metric_set(t->m_unpaired, NULL, (double)t->n_unpaired);
-	metric_set(t->m_overflow, NULL, (double)t->n_overflow);
-	metric_set(t->m_unknown, NULL, (double)t->n_unknown);
-	metric_set(t->m_truncated, NULL, (double)t->n_truncated);
 }
 
 int l7_tracker_new(const struct l7_tracker_opts *o, struct l7_tracker **out)
@@ -108,26 +102,25 @@ int l7_tracker_new(const struct l7_tracker_opts *o, struct l7_tracker **out)
 				      METRIC_COUNTER, 0, 1, proto_label);
 	t->m_conns = metric_register(r, "nodescope_l7_connections",
 				     "Connections with L7 parsing state.", METRIC_GAUGE, 0, 0, NULL);
-	t->m_refused = metric_register(r, "nodescope_l7_connections_refused_total",
-				       "Connections not parsed: the L7 table was full.",
-				       METRIC_COUNTER, 0, 0, NULL);
-	t->m_unpaired = metric_register(r, "nodescope_l7_unpaired_responses_total",
-					"Responses with no request waiting for them.",
-					METRIC_COUNTER, 0, 0, NULL);
-	t->m_overflow = metric_register(r, "nodescope_l7_pending_overflow_total",
-					"Requests dropped: too many waiting for a response on one "
-					"connection.",
-					METRIC_COUNTER, 0, 0, NULL);
-	t->m_unknown = metric_register(r, "nodescope_l7_unknown_protocol_connections_total",
-				       "Connections whose protocol was not recognised.",
-				       METRIC_COUNTER, 0, 0, NULL);
-	t->m_truncated = metric_register(r, "nodescope_l7_truncated_total",
-					 "Reads and writes captured only in part (longer than the "
-					 "capture size).",
-					 METRIC_COUNTER, 0, 0, NULL);
-	if (!t->requests || !t->duration || !t->in_requests || !t->in_duration || !t->m_errors ||
-	    !t->m_conns || !t->m_refused || !t->m_unpaired || !t->m_overflow || !t->m_unknown ||
-	    !t->m_truncated) {
+	int err = metric_register_u64(r, "nodescope_l7_connections_refused_total",
+				      "Connections not parsed: the L7 table was full.", METRIC_COUNTER,
+				      &t->n_refused) |
+		  metric_register_u64(r, "nodescope_l7_unpaired_responses_total",
+				      "Responses with no request waiting for them.", METRIC_COUNTER,
+				      &t->n_unpaired) |
+		  metric_register_u64(r, "nodescope_l7_pending_overflow_total",
+				      "Requests dropped: too many waiting for a response on one "
+				      "connection.",
+				      METRIC_COUNTER, &t->n_overflow) |
+		  metric_register_u64(r, "nodescope_l7_unknown_protocol_connections_total",
+				      "Connections whose protocol was not recognised.", METRIC_COUNTER,
+				      &t->n_unknown) |
+		  metric_register_u64(r, "nodescope_l7_truncated_total",
+				      "Reads and writes captured only in part (longer than the "
+				      "capture size).",
+				      METRIC_COUNTER, &t->n_truncated);
+	if (err || !t->requests || !t->duration || !t->in_requests || !t->in_duration ||
+	    !t->m_errors || !t->m_conns) {
 		l7_tracker_free(t);
 		return -EINVAL;
 	}

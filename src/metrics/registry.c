@@ -1,5 +1,6 @@
 #include "registry.h"
 
+#include <errno.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -67,6 +68,11 @@ struct metric_collector {
 	void *ctx;
 };
 
+struct metric_bound {
+	struct metric *m;
+	const uint64_t *src;
+};
+
 struct metric_registry {
 	struct metric *head;
 	struct metric *tail;
@@ -74,6 +80,9 @@ struct metric_registry {
 	struct metric_collector *collectors;
 	size_t n_collectors;
 	size_t cap_collectors;
+	struct metric_bound *bound;
+	size_t n_bound;
+	size_t cap_bound;
 };
 
 /* ---- names ---- */
@@ -229,6 +238,7 @@ void metric_registry_free(struct metric_registry *r)
 		m = next;
 	}
 	free(r->collectors);
+	free(r->bound);
 	free(r);
 }
 
@@ -841,6 +851,8 @@ void metric_registry_write(struct metric_registry *r, struct strbuf *out)
 {
 	if (!r || !out)
 		return;
+	for (size_t i = 0; i < r->n_bound; i++)
+		metric_set(r->bound[i].m, NULL, (double)*r->bound[i].src);
 	for (size_t i = 0; i < r->n_collectors; i++)
 		r->collectors[i].fn(r->collectors[i].ctx);
 	sync_drops(r);
@@ -849,4 +861,25 @@ void metric_registry_write(struct metric_registry *r, struct strbuf *out)
 			continue;
 		write_family(out, m);
 	}
+}
+
+int metric_register_u64(struct metric_registry *r, const char *name, const char *help,
+			enum metric_type type, const uint64_t *src)
+{
+	if (!src || type == METRIC_HISTOGRAM)
+		return -EINVAL;
+	struct metric *m = metric_register(r, name, help, type, 0, 0, NULL);
+	if (!m)
+		return -EINVAL;
+	if (r->n_bound == r->cap_bound) {
+		size_t cap = r->cap_bound ? r->cap_bound * 2 : 16;
+		struct metric_bound *b = realloc(r->bound, cap * sizeof(*b));
+		if (!b)
+			return -ENOMEM;
+		r->bound = b;
+		r->cap_bound = cap;
+	}
+	r->bound[r->n_bound++] = (struct metric_bound){ m, src };
+	metric_set(m, NULL, (double)*src);
+	return 0;
 }

@@ -10,6 +10,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "../util/strbuf.h"
 
@@ -81,6 +82,14 @@ void metric_observe(struct metric *m, const char *const *label_values, double v)
 unsigned long long metric_histogram_count(struct metric *m, const char *const *label_values);
 
 void metric_registry_add_collector(struct metric_registry *r, metric_collector_fn fn, void *ctx);
+
+/*
+ * A series without labels whose value is *src, read at every exposition: the
+ * one way to export a plain counter a module keeps. *src must outlive the
+ * registry's use. Returns 0, or -EINVAL/-ENOMEM.
+ */
+int metric_register_u64(struct metric_registry *r, const char *name, const char *help,
+			enum metric_type type, const uint64_t *src);
 
 /*
  * Appends the whole registry in text exposition format 0.0.4: for each family

@@ -32,7 +32,7 @@ struct proc_tracker {
 	struct hmap v2_paths;
 
 	struct metric *starts, *exits, *oom_kills;
-	struct metric *table_size, *table_refused, *inspect_missed, *inspect_dropped, *untracked;
+	struct metric *table_size, *table_refused;
 	uint64_t n_missed, n_dropped, n_untracked;
 };
 
@@ -44,9 +44,6 @@ static void tracker_collect(void *ctx)
 	struct proc_tracker *t = ctx;
 	metric_set(t->table_size, NULL, (double)proc_table_count(t->table));
 	metric_set(t->table_refused, NULL, (double)proc_table_refused(t->table));
-	metric_set(t->inspect_missed, NULL, (double)t->n_missed);
-	metric_set(t->inspect_dropped, NULL, (double)t->n_dropped);
-	metric_set(t->untracked, NULL, (double)t->n_untracked);
 }
 
 struct v2_path {
@@ -153,24 +150,23 @@ int proc_tracker_new(const struct proc_tracker_opts *o, struct proc_tracker **ou
 	t->table_refused = metric_register(r, "nodescope_proc_table_refused_total",
 					   "Processes not tracked because the table was full.",
 					   METRIC_COUNTER, 0, 0, NULL);
-	t->inspect_missed = metric_register(
-		r, "nodescope_proc_inspect_missed_total",
-		"Processes gone before their container was read from /proc (they keep the "
-		"container inherited from their parent).",
-		METRIC_COUNTER, 0, 0, NULL);
-	t->inspect_dropped = metric_register(r, "nodescope_proc_inspect_dropped_total",
-					     "Container look-ups dropped because the queue was full.",
-					     METRIC_COUNTER, 0, 0, NULL);
-	t->untracked = metric_register(r, "nodescope_proc_untracked_events_total",
-				       "Exit or OOM events for processes the table did not know.",
-				       METRIC_COUNTER, 0, 0, NULL);
-	if (!t->starts || !t->exits || !t->oom_kills || !t->table_size || !t->table_refused ||
-	    !t->inspect_missed || !t->inspect_dropped || !t->untracked) {
+	int err = metric_register_u64(r, "nodescope_proc_inspect_missed_total",
+				      "Processes gone before their container was read from /proc "
+				      "(they keep the container inherited from their parent).",
+				      METRIC_COUNTER, &t->n_missed) |
+		  metric_register_u64(r, "nodescope_proc_inspect_dropped_total",
+				      "Container look-ups dropped because the queue was full.",
+				      METRIC_COUNTER, &t->n_dropped) |
+		  metric_register_u64(r, "nodescope_proc_untracked_events_total",
+				      "Exit or OOM events for processes the table did not know.",
+				      METRIC_COUNTER, &t->n_untracked);
+	if (err || !t->starts || !t->exits || !t->oom_kills || !t->table_size ||
+	    !t->table_refused) {
 		proc_tracker_free(t);
 		return -EINVAL;
 	}
 	metric_registry_add_collector(r, tracker_collect, t);
-	int err = loop_add_worker(o->loop, tracker_work, t, &t->worker);
+	err = loop_add_worker(o->loop, tracker_work, t, &t->worker);
 	if (err) {
 		proc_tracker_free(t);
 		return err;

@@ -28,7 +28,7 @@ struct tcp_tracker {
 
 	struct metric *connects, *failed, *conn_time, *active, *listen_info, *retransmits,
 		*bytes_sent, *bytes_received;
-	struct metric *m_conns, *m_refused, *m_dest_dropped, *m_untracked, *m_bpf_drops;
+	struct metric *m_conns, *m_bpf_drops;
 };
 
 static const char *const dest_labels[] = { "container_id", "destination", "actual_destination" };
@@ -48,9 +48,6 @@ static void tcp_collect(void *ctx)
 	struct tcp_tracker *t = ctx;
 
 	metric_set(t->m_conns, NULL, (double)tcp_conn_count(&t->conns));
-	metric_set(t->m_refused, NULL, (double)t->conns.refused);
-	metric_set(t->m_dest_dropped, NULL, (double)t->n_dest_dropped);
-	metric_set(t->m_untracked, NULL, (double)t->n_untracked);
 
 	int ncpu = libbpf_num_possible_cpus();
 	if (!t->o.drops || ncpu <= 0)
@@ -139,26 +136,26 @@ int tcp_tracker_new(const struct tcp_tracker_opts *o, struct tcp_tracker **out)
 	t->m_conns = metric_register(r, "nodescope_tcp_connections",
 				     "Connections and listeners in the connection table.",
 				     METRIC_GAUGE, 0, 0, NULL);
-	t->m_refused = metric_register(r, "nodescope_tcp_table_refused_total",
-				       "Connections not tracked because the table was full.",
-				       METRIC_COUNTER, 0, 0, NULL);
-	t->m_dest_dropped = metric_register(
-		r, "nodescope_tcp_destinations_dropped_total",
-		"Connection metrics not recorded: the container had --max-destinations already.",
-		METRIC_COUNTER, 0, 0, NULL);
-	t->m_untracked = metric_register(r, "nodescope_tcp_untracked_events_total",
-					 "Close/retransmit events of connections the table did not "
-					 "know (opened before the agent and not found at start-up, "
-					 "accepted inbound but never accepted by a process, or "
-					 "whose connect event was lost).",
-					 METRIC_COUNTER, 0, 0, NULL);
+	int err = metric_register_u64(r, "nodescope_tcp_table_refused_total",
+				      "Connections not tracked because the table was full.",
+				      METRIC_COUNTER, &t->conns.refused) |
+		  metric_register_u64(r, "nodescope_tcp_destinations_dropped_total",
+				      "Connection metrics not recorded: the container had "
+				      "--max-destinations already.",
+				      METRIC_COUNTER, &t->n_dest_dropped) |
+		  metric_register_u64(r, "nodescope_tcp_untracked_events_total",
+				      "Close/retransmit events of connections the table did not "
+				      "know (opened before the agent and not found at start-up, "
+				      "accepted inbound but never accepted by a process, or "
+				      "whose connect event was lost).",
+				      METRIC_COUNTER, &t->n_untracked);
 	t->m_bpf_drops = metric_register(r, "nodescope_bpf_tracking_dropped_total",
 					 "State the BPF side could not keep (its tables were full), "
 					 "by reason: what it would have tracked is missed.",
 					 METRIC_COUNTER, 0, 1, reason_label);
-	if (!t->connects || !t->failed || !t->conn_time || !t->active || !t->listen_info ||
+	if (err || !t->connects || !t->failed || !t->conn_time || !t->active || !t->listen_info ||
 	    !t->retransmits || !t->bytes_sent || !t->bytes_received || !t->m_conns ||
-	    !t->m_refused || !t->m_dest_dropped || !t->m_untracked || !t->m_bpf_drops) {
+	    !t->m_bpf_drops) {
 		tcp_tracker_free(t);
 		return -EINVAL;
 	}

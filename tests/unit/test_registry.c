@@ -4,6 +4,8 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include <errno.h>
+
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -1254,10 +1256,26 @@ static void test_histogram_le_extremes(void **state)
 
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
 
+/* A bound counter shows its variable's value at each exposition. */
+static void test_register_u64(void **state)
+{
+	struct metric_registry *r = *state;
+	uint64_t n = 3;
+
+	assert_int_equal(metric_register_u64(r, "x_total", "X.", METRIC_COUNTER, &n), 0);
+	assert_output(r, "# HELP x_total X.\n# TYPE x_total counter\nx_total 3\n");
+	n = 12345678901ull;
+	assert_output(r, "# HELP x_total X.\n# TYPE x_total counter\nx_total 12345678901\n");
+	assert_int_equal(metric_register_u64(r, "y", "Y.", METRIC_COUNTER, NULL), -EINVAL);
+	assert_int_equal(metric_register_u64(r, "bad name", "Y.", METRIC_GAUGE, &n), -EINVAL);
+	assert_int_equal(metric_register_u64(r, "h", "H.", METRIC_HISTOGRAM, &n), -EINVAL);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		T(test_empty_registry),
+		T(test_register_u64),
 		T(test_register_add_write),
 		T(test_series_handle),
 		T(test_label_values_are_copied),
