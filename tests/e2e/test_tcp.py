@@ -298,3 +298,22 @@ def test_bpf_tracking_drops_are_exported(tcp_tracer):
     assert reasons == {"socket_table_full", "pending_table_full", "l7_socket_table_full",
                        "l7_calls_table_full"}
     assert all(v == 0 for v in m.values())
+
+
+def test_destination_cap_per_container(agent_factory):
+    agent = agent_factory("--events", "tcp", "--max-destinations", "2")
+    servers = [Server() for _ in range(3)]
+    try:
+        for srv in servers:
+            transfer(socket.AF_INET, "127.0.0.1", srv.port, 1)
+        dsts = [f"127.0.0.1:{s.port}" for s in servers]
+        agent.wait_for(lambda evs: len({e["dst"] for e in evs if e["type"] == "close"
+                                        and e["dir"] == "out" and e["dst"] in dsts}) == 3,
+                       what="3 closes")
+        counted = [d for d in dsts
+                   if agent.metric_sum("container_net_tcp_successful_connects_total", destination=d)]
+        assert counted == dsts[:2]  # the first two destinations of this container
+        assert agent.metric("nodescope_tcp_destinations_dropped_total") >= 1
+    finally:
+        for srv in servers:
+            srv.close()
