@@ -48,17 +48,23 @@ int preflight_privileges(void)
 	return NS_EXIT_PRIVILEGE;
 }
 
-int preflight_btf(void)
+int preflight_btf_at(const char *vmlinux_btf)
 {
-	if (access("/sys/kernel/btf/vmlinux", R_OK) == 0)
+	if (access(vmlinux_btf, R_OK) == 0)
 		return 0;
+	int err = errno;
 	struct utsname u;
 	uname(&u);
 	fprintf(stderr,
-		"nodescope: cannot load BPF: kernel %s has no BTF (/sys/kernel/btf/vmlinux: %s).\n"
+		"nodescope: cannot load BPF: kernel %s has no BTF (%s: %s).\n"
 		"nodescope: nodescope needs a kernel built with CONFIG_DEBUG_INFO_BTF=y (5.8 or newer).\n",
-		u.release, strerror(errno));
+		u.release, vmlinux_btf, strerror(err));
 	return NS_EXIT_KERNEL;
+}
+
+int preflight_btf(void)
+{
+	return preflight_btf_at("/sys/kernel/btf/vmlinux");
 }
 
 static int dir_has_events(const char *dir)

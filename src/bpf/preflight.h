@@ -8,6 +8,8 @@
 
 int preflight_privileges(void);
 int preflight_btf(void);
+/* The same check against another path (tests, other layouts). */
+int preflight_btf_at(const char *vmlinux_btf);
 /* Finds tracefs, mounting it at /sys/kernel/tracing when nothing is mounted. */
 int preflight_tracefs(void);
 /* Old kernels (< 5.11) charge BPF memory to RLIMIT_MEMLOCK: raise it. */
