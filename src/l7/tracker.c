@@ -167,19 +167,13 @@ void l7_tracker_conn_closed(struct l7_tracker *t, uint64_t sock, uint64_t start_
 	conn_free(c);
 }
 
-static const char *container_of(struct l7_tracker *t, uint32_t pid)
-{
-	struct proc_entry *p = proc_table_get(t->o.procs, pid);
-	return p ? proc_entry_container(p) : "/";
-}
-
 static void record_pair(struct l7_chunk *k, const struct l7_request *rq, int status)
 {
 	struct l7_tracker *t = k->t;
 	const struct ns_l7_sock *s = &k->e->conn;
 	char local[TCP_ADDR_STRLEN], remote[TCP_ADDR_STRLEN], code[12];
 	uint64_t dur = k->e->ts_ns > rq->ts_ns ? k->e->ts_ns - rq->ts_ns : 0;
-	const char *container = container_of(t, k->e->pid);
+	const char *container = proc_table_container_of(t->o.procs, k->e->pid);
 
 	tcp_addr_format(s->family, s->saddr, s->sport, local, sizeof(local));
 	tcp_addr_format(s->family, s->daddr, s->dport, remote, sizeof(remote));
@@ -241,7 +235,7 @@ static int on_http_msg(void *ctx, const struct http_msg *m)
 	return verdict;
 }
 
-static bool detect(struct l7_conn *c, const struct ns_l7_event *e, bool is_request_dir)
+static bool detect(const struct ns_l7_event *e, bool is_request_dir)
 {
 	const char *d = (const char *)e->data;
 	if (is_request_dir)
@@ -279,7 +273,7 @@ int l7_tracker_on_record(void *ctx, const void *data, size_t len)
 	bool request_dir = c->inbound ? e->op == NS_L7_READ : e->op == NS_L7_WRITE;
 
 	if (c->proto == L7_UNKNOWN) {
-		if (detect(c, e, request_dir)) {
+		if (detect(e, request_dir)) {
 			c->req = malloc(sizeof(*c->req));
 			c->resp = malloc(sizeof(*c->resp));
 			if (!c->req || !c->resp) {

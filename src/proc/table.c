@@ -130,6 +130,12 @@ const char *proc_entry_container(const struct proc_entry *e)
 	return e->container ? e->container->name : "/";
 }
 
+const char *proc_table_container_of(struct proc_table *t, uint32_t pid)
+{
+	struct proc_entry *e = pid ? proc_table_get(t, pid) : NULL;
+	return e ? proc_entry_container(e) : "/";
+}
+
 size_t proc_table_count(const struct proc_table *t)
 {
 	return t->procs.count;

@@ -62,12 +62,6 @@ static void tcp_collect(void *ctx)
 	}
 }
 
-static const char *container_of(struct tcp_tracker *t, uint32_t pid)
-{
-	struct proc_entry *e = pid ? proc_table_get(t->o.procs, pid) : NULL;
-	return e ? proc_entry_container(e) : "/";
-}
-
 /* The per-container destination cap: false once the container has too many. */
 static bool dest_allowed(struct tcp_tracker *t, const char *container, const char *dest)
 {
@@ -256,7 +250,7 @@ static struct tcp_conn *add_conn(struct tcp_tracker *t, uint64_t sock, uint64_t 
 	if (old)
 		remove_conn(t, old, NULL);
 	struct tcp_conn *c = tcp_conn_add(&t->conns, sock, start_ns, tuple, kind,
-					  container_of(t, pid));
+					  proc_table_container_of(t->o.procs, pid));
 	if (!c)
 		return NULL;
 	c->pid = pid;
@@ -295,7 +289,7 @@ static struct tcp_conn *owner_of(struct tcp_tracker *t, struct ns_tcp_event *ev,
 	struct tcp_conn *c = find_conn(t, ev);
 	if (!c) {
 		t->n_untracked++;
-		*container = container_of(t, *pid);
+		*container = proc_table_container_of(t->o.procs, *pid);
 		return NULL;
 	}
 	*pid = c->pid;
@@ -336,7 +330,7 @@ int tcp_tracker_on_record(void *ctx, const void *data, size_t len)
 		}
 		break;
 	case NS_TCP_CONNECT_ERROR:
-		container = container_of(t, pid);
+		container = proc_table_container_of(t->o.procs, pid);
 		tcp_addr_format(e->family, e->daddr, e->dport, dest, sizeof(dest));
 		if (dest_allowed(t, container, dest)) {
 			labels[0] = container;
@@ -347,11 +341,11 @@ int tcp_tracker_on_record(void *ctx, const void *data, size_t len)
 	case NS_TCP_ACCEPT:
 		c = add_conn(t, e->sock, e->start_ns, &tuple, TCP_CONN_INBOUND, pid, e->fd,
 			     e->ts_ns);
-		container = c ? c->container : container_of(t, pid);
+		container = c ? c->container : proc_table_container_of(t->o.procs, pid);
 		break;
 	case NS_TCP_LISTEN:
 		c = add_conn(t, e->sock, 0, &tuple, TCP_CONN_LISTENER, pid, e->fd, e->ts_ns);
-		container = c ? c->container : container_of(t, pid);
+		container = c ? c->container : proc_table_container_of(t->o.procs, pid);
 		break;
 	case NS_TCP_CLOSE:
 	case NS_TCP_LISTEN_CLOSE:
@@ -370,7 +364,7 @@ int tcp_tracker_on_record(void *ctx, const void *data, size_t len)
 		if ((e->flags & NS_TCP_F_KNOWN) && !(e->flags & NS_TCP_F_INBOUND) &&
 		    !find_conn(t, e)) {
 			/* A SYN sent again: the connection is not established yet. */
-			container = container_of(t, pid);
+			container = proc_table_container_of(t->o.procs, pid);
 			tcp_addr_format(e->family, e->daddr, e->dport, dest, sizeof(dest));
 			if (dest_allowed(t, container, dest)) {
 				const char *syn_labels[] = { container, dest, dest };

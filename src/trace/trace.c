@@ -119,11 +119,17 @@ void trace_ready(struct trace *t)
 	trace_write(t);
 }
 
+/* ,"ts":<Unix ns> from a CLOCK_MONOTONIC stamp. */
+static void json_key_ts(struct strbuf *sb, uint64_t mono_ns, int64_t mono_to_real_ns)
+{
+	json_key_u64(sb, "ts", (uint64_t)((int64_t)mono_ns + mono_to_real_ns));
+}
+
 void trace_format_proc(struct strbuf *sb, const struct proc_event *e, const char *container,
 		       int64_t mono_to_real_ns)
 {
 	json_begin(sb, proc_event_type_name(e->type));
-	json_key_u64(sb, "ts", (uint64_t)((int64_t)e->ts_ns + mono_to_real_ns));
+	json_key_ts(sb, e->ts_ns, mono_to_real_ns);
 	json_key_u64(sb, "pid", e->pid);
 	switch (e->type) {
 	case NS_PROC_EXEC:
@@ -170,7 +176,7 @@ void trace_format_tcp(struct strbuf *sb, const struct ns_tcp_event *e, uint32_t 
 	tcp_addr_format(e->family, e->saddr, e->sport, local, sizeof(local));
 	tcp_addr_format(e->family, e->daddr, e->dport, remote, sizeof(remote));
 	json_begin(sb, tcp_event_type_name(e->type));
-	json_key_u64(sb, "ts", (uint64_t)((int64_t)e->ts_ns + mono_to_real_ns));
+	json_key_ts(sb, e->ts_ns, mono_to_real_ns);
 	json_key_u64(sb, "pid", pid);
 	json_key_i64(sb, "fd", e->fd);
 	switch (e->type) {
@@ -212,7 +218,7 @@ void trace_tcp(struct trace *t, const struct ns_tcp_event *e, uint32_t pid, cons
 void trace_format_l7(struct strbuf *sb, const struct trace_l7 *r, int64_t mono_to_real_ns)
 {
 	json_begin(sb, "l7");
-	json_key_u64(sb, "ts", (uint64_t)((int64_t)r->ts_ns + mono_to_real_ns));
+	json_key_ts(sb, r->ts_ns, mono_to_real_ns);
 	json_key_str(sb, "proto", r->proto);
 	json_key_u64(sb, "pid", r->pid);
 	json_key_str(sb, "dir", r->inbound ? "in" : "out");
