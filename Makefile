@@ -93,6 +93,8 @@ FUZZ_BINS    := $(patsubst tests/fuzz/%.c,$(BUILD)/fuzz/%,$(FUZZ_SRCS))
 
 # The src files each target is built with.
 $(BUILD)/fuzz/fuzz_http: src/l7/http.c src/l7/http.h
+$(BUILD)/fuzz/fuzz_eh_frame: src/tls/eh_frame.c src/tls/eh_frame.h
+$(BUILD)/fuzz/fuzz_go_binary: src/tls/go_binary.c src/tls/go_binary.h
 
 $(BUILD)/fuzz/%: tests/fuzz/%.c
 	@mkdir -p $(@D)

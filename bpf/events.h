@@ -18,6 +18,7 @@ enum ns_stream {
 	NS_STREAM_PROC = 0,
 	NS_STREAM_TCP = 1,
 	NS_STREAM_L7 = 2,
+	NS_STREAM_FILES = 3,
 	NS_STREAM_COUNT,
 };
 
@@ -128,7 +129,9 @@ enum ns_l7_op {
 
 /* Where a captured buffer came from. */
 #define NS_L7_F_INBOUND 1u /* the connection was accepted (this side is the server) */
-#define NS_L7_F_TLS 2u	   /* plaintext from a TLS library (later issues) */
+#define NS_L7_F_TLS 2u	   /* plaintext from a TLS library */
+/* Its raw bytes are TLS records (ciphertext): the socket syscalls are not captured. */
+#define NS_L7_F_ENCRYPTED 4u
 
 /* What the BPF side remembers of a tracked socket, per (tgid, fd). */
 struct ns_l7_sock {
@@ -162,7 +165,47 @@ enum ns_drop_reason {
 	NS_DROP_PENDING_FULL = 1,  /* tcp: connect()/listen() in flight table full */
 	NS_DROP_L7_SOCKS_FULL = 2, /* l7: tracked socket table full */
 	NS_DROP_L7_CALLS_FULL = 3, /* l7: read/write in flight table full */
+	NS_DROP_TLS_CALLS_FULL = 4, /* tls: library calls in flight table full */
+	NS_DROP_TLS_NO_SOCKET = 5,  /* tls: plaintext whose socket was not found */
+	NS_DROP_FILES_SEEN_FULL = 6, /* files: could not remember a file (reported again) */
 	NS_DROP_COUNT,
+};
+
+/*
+ * TLS library functions probed for plaintext, as the uprobe's BPF cookie.
+ * Entry probes save the call; probes on the function's return instructions
+ * (not uretprobes) read the result and emit the plaintext on stream l7.
+ */
+enum ns_tls_fn {
+	NS_TLS_RET = 0,		  /* a return instruction of any of the below */
+	NS_TLS_SSL_WRITE = 1,	  /* int SSL_write(SSL *, const void *buf, int num) */
+	NS_TLS_SSL_READ = 2,	  /* int SSL_read(SSL *, void *buf, int num) */
+	NS_TLS_SSL_WRITE_EX = 3,  /* int SSL_write_ex(SSL *, buf, size_t num, size_t *written) */
+	NS_TLS_SSL_READ_EX = 4,	  /* int SSL_read_ex(SSL *, buf, size_t num, size_t *readbytes) */
+	NS_TLS_GNUTLS_SEND = 5,	  /* ssize_t gnutls_record_send(session, const void *, size_t) */
+	NS_TLS_GNUTLS_RECV = 6,	  /* ssize_t gnutls_record_recv(session, void *, size_t) */
+	NS_TLS_FN_COUNT,
+};
+
+/*
+ * Stream files: an executable file mapped for the first time since the agent
+ * started (exec, or mmap with PROT_EXEC), so user space can probe it before
+ * the program calls into it.
+ */
+enum ns_file_event_type {
+	NS_FILE_EXEC = 1, /* the new program of an exec */
+	NS_FILE_MMAP = 2, /* a file mapped executable (a library, by ld.so or dlopen) */
+};
+
+struct ns_file_event {
+	__u32 type; /* enum ns_file_event_type */
+	__u32 pid;
+	__u64 ts_ns;
+	__s32 fd;    /* mmap: the fd mapped (still open when the event was made); exec: -1 */
+	__u32 pad;
+	__u64 addr;  /* mmap: where it was mapped */
+	__u64 dev;   /* the kernel's dev_t (major << 20 | minor) */
+	__u64 ino;
 };
 
 #endif

@@ -7,6 +7,7 @@
 #include "common.bpf.h"
 #include "sockets.bpf.h"
 #include "syscalls.bpf.h"
+#include "tls.bpf.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
@@ -26,6 +27,9 @@ struct l7_call {
 	__s32 fd;
 	__u32 op;
 	__u32 kind;
+	__u32 pad;
+	/* Copied at entry: a reset may close the connection before the call returns. */
+	struct ns_l7_sock sock;
 };
 
 struct {
@@ -43,15 +47,45 @@ struct {
 	__type(value, struct ns_l7_event);
 } l7_scratch SEC(".maps");
 
-static __always_inline int l7_enter(__s32 fd, __u64 ptr, __u32 op, __u32 kind)
+/*
+ * A socket syscall inside a TLS library call moves ciphertext: it is not
+ * captured, but it names the socket of the call (and of its session, for
+ * later calls that need no syscall). Returns true when it was such a call.
+ */
+static __always_inline bool l7_inside_tls_call(__u64 id, __s32 fd, __u64 sp,
+					       struct ns_l7_sock *sock)
+{
+	struct tls_call *c = bpf_map_lookup_elem(&tls_calls, &id);
+	if (!c)
+		return false;
+	if (sp >= c->sp) {
+		/* The call returned unseen (longjmp, a missed return site): forget it. */
+		bpf_map_delete_elem(&tls_calls, &id);
+		return false;
+	}
+	if (c->fd < 0) {
+		struct tls_session_key k = { .session = c->session, .tgid = id >> 32 };
+		struct tls_session ts = { .fd = fd, .sock = *sock };
+		c->fd = fd;
+		c->sock = *sock;
+		bpf_map_update_elem(&tls_sessions, &k, &ts, BPF_ANY);
+	}
+	sock->flags |= NS_L7_F_ENCRYPTED;
+	return true;
+}
+
+static __always_inline int l7_enter(__s32 fd, __u64 ptr, __u32 op, __u32 kind, __u64 sp)
 {
 	__u64 id = bpf_get_current_pid_tgid();
 	__u64 key = l7_key(id >> 32, fd);
+	struct ns_l7_sock *sock = bpf_map_lookup_elem(&l7_socks, &key);
 
-	if (!bpf_map_lookup_elem(&l7_socks, &key))
+	if (!sock)
 		return 0; /* not a tracked socket: the common, cheap case */
+	if (l7_inside_tls_call(id, fd, sp, sock) || (sock->flags & NS_L7_F_ENCRYPTED))
+		return 0;
 	struct l7_call c = { .ts_ns = bpf_ktime_get_ns(), .ptr = ptr, .fd = fd, .op = op,
-			     .kind = kind };
+			     .kind = kind, .sock = *sock };
 	if (bpf_map_update_elem(&l7_calls, &id, &c, BPF_ANY))
 		ns_drop(NS_DROP_L7_CALLS_FULL);
 	return 0;
@@ -90,6 +124,28 @@ static __always_inline int l7_buffer(const struct l7_call *c, __u64 *base, __u64
 	return 0;
 }
 
+/* Copies up to NS_L7_CAPTURE bytes of a user buffer into the record and sends it. */
+static __always_inline void l7_emit(struct ns_l7_event *e, __u64 base, __u64 len)
+{
+	__u64 n = (__u64)e->total < len ? (__u64)e->total : len;
+	if (n > NS_L7_CAPTURE)
+		n = NS_L7_CAPTURE;
+	n &= (NS_L7_CAPTURE << 1) - 1; /* a bound the verifier can see */
+	if (n > NS_L7_CAPTURE)
+		n = NS_L7_CAPTURE;
+	if (n && bpf_probe_read_user(e->data, n, (void *)base))
+		n = 0;
+	e->captured = n;
+	l7_output(e, NS_L7_HEADER_SIZE + n);
+}
+
+/* A TLS record header (handshake or alert, TLS 1.0-1.3) starts this buffer. */
+static __always_inline bool l7_is_tls_record(const struct ns_l7_event *e)
+{
+	return e->captured >= 5 && (e->data[0] == 0x16 || e->data[0] == 0x15) &&
+	       e->data[1] == 0x03 && e->data[2] <= 0x04;
+}
+
 static __always_inline int l7_exit(long ret)
 {
 	__u64 id = bpf_get_current_pid_tgid();
@@ -110,11 +166,9 @@ static __always_inline int l7_exit(long ret)
 			return 0;
 		ret = n;
 	}
-	__u64 key = l7_key(id >> 32, call.fd);
-	struct ns_l7_sock *sock = bpf_map_lookup_elem(&l7_socks, &key);
 	struct ns_l7_event *e = bpf_map_lookup_elem(&l7_scratch, &zero);
 	__u64 base, len;
-	if (!sock || !e || l7_buffer(&call, &base, &len))
+	if (!e || l7_buffer(&call, &base, &len))
 		return 0;
 
 	e->op = call.op;
@@ -122,23 +176,44 @@ static __always_inline int l7_exit(long ret)
 	e->ts_ns = call.op == NS_L7_WRITE ? call.ts_ns : bpf_ktime_get_ns();
 	e->fd = call.fd;
 	e->total = ret;
-	e->conn = *sock;
+	e->conn = call.sock;
+	e->captured = 0;
+	/* Ciphertext from a TLS library not probed (or its handshake): not worth sending. */
+	if ((__u64)ret >= 5 && len >= 5 && bpf_probe_read_user(e->data, 5, (void *)base) == 0) {
+		e->captured = 5;
+		if (l7_is_tls_record(e)) {
+			__u64 key = l7_key(id >> 32, call.fd);
+			struct ns_l7_sock *sock = bpf_map_lookup_elem(&l7_socks, &key);
+			if (sock && sock->sock == call.sock.sock)
+				sock->flags |= NS_L7_F_ENCRYPTED;
+			return 0;
+		}
+	}
+	l7_emit(e, base, len);
+	return 0;
+}
 
-	__u64 n = (__u64)ret < len ? (__u64)ret : len;
-	if (n > NS_L7_CAPTURE)
-		n = NS_L7_CAPTURE;
-	n &= (NS_L7_CAPTURE << 1) - 1; /* a bound the verifier can see */
-	if (n > NS_L7_CAPTURE)
-		n = NS_L7_CAPTURE;
-	if (n && bpf_probe_read_user(e->data, n, (void *)base))
-		n = 0;
-	e->captured = n;
-	l7_output(e, NS_L7_HEADER_SIZE + n);
+/* Called by the TLS return probes (tls.bpf.c). */
+__hidden int ns_l7_emit_tls(const struct tls_plaintext *p)
+{
+	__u32 zero = 0;
+	struct ns_l7_event *e = bpf_map_lookup_elem(&l7_scratch, &zero);
+
+	if (!p || !e || !p->total || p->total > 0xffffffffull)
+		return 0;
+	e->op = p->op;
+	e->pid = bpf_get_current_pid_tgid() >> 32;
+	e->ts_ns = p->op == NS_L7_WRITE ? p->ts_ns : bpf_ktime_get_ns();
+	e->fd = p->fd;
+	e->total = p->total;
+	e->conn = p->sock;
+	e->conn.flags |= NS_L7_F_TLS;
+	l7_emit(e, p->buf, ~0ull);
 	return 0;
 }
 
 /* Called by the syscall dispatcher (syscalls.bpf.c) for the calls listed there. */
-__hidden int ns_l7_syscall_enter(long id, __u64 arg1, __u64 arg2)
+__hidden int ns_l7_syscall_enter(long id, __u64 arg1, __u64 arg2, __u64 sp)
 {
 	__s32 fd = (__s32)arg1;
 
@@ -151,22 +226,22 @@ __hidden int ns_l7_syscall_enter(long id, __u64 arg1, __u64 arg2)
 	}
 	case NS_NR_write:
 	case NS_NR_sendto:
-		return l7_enter(fd, arg2, NS_L7_WRITE, L7_BUF_PLAIN);
+		return l7_enter(fd, arg2, NS_L7_WRITE, L7_BUF_PLAIN, sp);
 	case NS_NR_writev:
-		return l7_enter(fd, arg2, NS_L7_WRITE, L7_BUF_IOV);
+		return l7_enter(fd, arg2, NS_L7_WRITE, L7_BUF_IOV, sp);
 	case NS_NR_sendmsg:
-		return l7_enter(fd, arg2, NS_L7_WRITE, L7_BUF_MSG);
+		return l7_enter(fd, arg2, NS_L7_WRITE, L7_BUF_MSG, sp);
 	case NS_NR_sendmmsg:
-		return l7_enter(fd, arg2, NS_L7_WRITE, L7_BUF_MMSG);
+		return l7_enter(fd, arg2, NS_L7_WRITE, L7_BUF_MMSG, sp);
 	case NS_NR_sendfile: /* bytes moved from a file: counted, nothing captured */
-		return l7_enter(fd, 0, NS_L7_WRITE, L7_BUF_NONE);
+		return l7_enter(fd, 0, NS_L7_WRITE, L7_BUF_NONE, sp);
 	case NS_NR_read:
 	case NS_NR_recvfrom:
-		return l7_enter(fd, arg2, NS_L7_READ, L7_BUF_PLAIN);
+		return l7_enter(fd, arg2, NS_L7_READ, L7_BUF_PLAIN, sp);
 	case NS_NR_readv:
-		return l7_enter(fd, arg2, NS_L7_READ, L7_BUF_IOV);
+		return l7_enter(fd, arg2, NS_L7_READ, L7_BUF_IOV, sp);
 	case NS_NR_recvmsg:
-		return l7_enter(fd, arg2, NS_L7_READ, L7_BUF_MSG);
+		return l7_enter(fd, arg2, NS_L7_READ, L7_BUF_MSG, sp);
 	}
 	return 0;
 }

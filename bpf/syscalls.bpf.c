@@ -24,8 +24,9 @@ char LICENSE[] SEC("license") = "GPL";
 
 extern int ns_tcp_syscall_enter(long id, __u64 arg1, __u64 arg2);
 extern int ns_tcp_syscall_exit(long id, long ret);
-extern int ns_l7_syscall_enter(long id, __u64 arg1, __u64 arg2);
+extern int ns_l7_syscall_enter(long id, __u64 arg1, __u64 arg2, __u64 sp);
 extern int ns_l7_syscall_exit(long ret);
+extern int ns_files_mmap(__u64 prot, __u64 fd, long ret);
 
 SEC("raw_tp/sys_enter")
 int BPF_PROG(ns_sys_enter, struct pt_regs *regs, long id)
@@ -36,7 +37,8 @@ int BPF_PROG(ns_sys_enter, struct pt_regs *regs, long id)
 		return ns_tcp_syscall_enter(id, NS_SYSCALL_ARG1(regs), NS_SYSCALL_ARG2(regs));
 	case NS_NR_close:
 	NS_L7_DATA_SYSCALLS
-		return ns_l7_syscall_enter(id, NS_SYSCALL_ARG1(regs), NS_SYSCALL_ARG2(regs));
+		return ns_l7_syscall_enter(id, NS_SYSCALL_ARG1(regs), NS_SYSCALL_ARG2(regs),
+					   NS_SYSCALL_SP(regs));
 	}
 	return 0;
 }
@@ -54,6 +56,9 @@ int BPF_PROG(ns_sys_exit, struct pt_regs *regs, long ret)
 		return ns_tcp_syscall_exit(id, ret);
 	NS_L7_DATA_SYSCALLS
 		return ns_l7_syscall_exit(ret);
+	case NS_NR_mmap:
+		/* The argument registers are as the caller left them. */
+		return ns_files_mmap(NS_SYSCALL_ARG3(regs), NS_SYSCALL_ARG5(regs), ret);
 	}
 	return 0;
 }

@@ -11,6 +11,7 @@
 #define NS_NR_read 0
 #define NS_NR_write 1
 #define NS_NR_close 3
+#define NS_NR_mmap 9
 #define NS_NR_readv 19
 #define NS_NR_writev 20
 #define NS_NR_sendfile 40
@@ -27,6 +28,9 @@
 /* Syscall argument n (1-based) from the user registers. */
 #define NS_SYSCALL_ARG1(regs) BPF_CORE_READ(regs, di)
 #define NS_SYSCALL_ARG2(regs) BPF_CORE_READ(regs, si)
+#define NS_SYSCALL_ARG3(regs) BPF_CORE_READ(regs, dx)
+#define NS_SYSCALL_ARG5(regs) BPF_CORE_READ(regs, r8)
+#define NS_SYSCALL_SP(regs) BPF_CORE_READ(regs, sp)
 #define NS_SYSCALL_NR(regs) BPF_CORE_READ(regs, orig_ax)
 
 #endif

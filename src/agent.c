@@ -1,5 +1,6 @@
 #include "agent.h"
 
+#include <bpf/libbpf.h>
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
@@ -21,6 +22,7 @@
 #include "proc/tracker.h"
 #include "l7/tracker.h"
 #include "tcp/tracker.h"
+#include "tls/manager.h"
 #include "trace/trace.h"
 #include "version.h"
 
@@ -33,6 +35,7 @@ struct agent {
 	struct proc_tracker *procs;
 	struct tcp_tracker *tcp;
 	struct l7_tracker *l7;
+	struct tls_manager *tls;
 	struct trace trace;
 	struct http_routes routes;
 	struct http_server *http;
@@ -177,6 +180,10 @@ static int agent_open_streams(struct agent *a)
 			p.fn = l7_tracker_on_record;
 			p.ctx = a->l7;
 			break;
+		case NS_STREAM_FILES:
+			p.fn = tls_manager_on_record;
+			p.ctx = a->tls;
+			break;
 		}
 		int err = stream_open(a->loop, &p, &a->streams[i]);
 		if (err) {
@@ -262,11 +269,21 @@ static int agent_start(struct agent *a)
 		.max_connections = c->max_l7_connections,
 		.max_series = c->max_series,
 	};
-	if (tcp_tracker_new(&to, &a->tcp) || l7_tracker_new(&lo, &a->l7))
+	struct tls_manager_opts so = {
+		.registry = a->registry,
+		.trace = (c->stream_mask & (1u << NS_STREAM_FILES)) ? &a->trace : NULL,
+		.entry = probes_tls_entry(a->probes),
+		.ret = probes_tls_return(a->probes),
+		.files_seen_fd = bpf_map__fd(probes_files_seen(a->probes)),
+		.max_files = 65536,
+	};
+	if (tcp_tracker_new(&to, &a->tcp) || l7_tracker_new(&lo, &a->l7) ||
+	    tls_manager_new(&so, &a->tls))
 		return NS_EXIT_RUNTIME;
 	if (agent_open_streams(a))
 		return NS_EXIT_RUNTIME;
 	/* After attaching, so a process or socket is either scanned or seen by an event. */
+	tls_manager_scan(a->tls);
 	proc_tracker_scan(a->procs);
 	tcp_tracker_scan(a->tcp);
 
@@ -291,6 +308,7 @@ static void agent_stop(struct agent *a)
 	http_server_stop(a->http);
 	for (int i = 0; i < NS_STREAM_COUNT; i++)
 		stream_close(a->streams[i]);
+	tls_manager_free(a->tls);
 	probes_stop(p);
 	l7_tracker_free(a->l7);
 	tcp_tracker_free(a->tcp);

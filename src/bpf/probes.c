@@ -42,6 +42,8 @@ static struct bpf_map *ring_of(struct nodescope_bpf *k, enum ns_stream s)
 		return k->maps.rb_tcp;
 	case NS_STREAM_L7:
 		return k->maps.rb_l7;
+	case NS_STREAM_FILES:
+		return k->maps.rb_files;
 	default:
 		return NULL;
 	}
@@ -56,6 +58,8 @@ static struct bpf_map *lost_of(struct nodescope_bpf *k, enum ns_stream s)
 		return k->maps.lost_tcp;
 	case NS_STREAM_L7:
 		return k->maps.lost_l7;
+	case NS_STREAM_FILES:
+		return k->maps.lost_files;
 	default:
 		return NULL;
 	}
@@ -70,6 +74,8 @@ static volatile struct ns_stream_config *config_of(struct nodescope_bpf *k, enum
 		return (volatile struct ns_stream_config *)&k->rodata->cfg_tcp;
 	case NS_STREAM_L7:
 		return (volatile struct ns_stream_config *)&k->rodata->cfg_l7;
+	case NS_STREAM_FILES:
+		return (volatile struct ns_stream_config *)&k->rodata->cfg_files;
 	default:
 		return NULL;
 	}
@@ -80,6 +86,9 @@ static int probes_attach_all(struct probes *p)
 	struct bpf_program *prog;
 
 	bpf_object__for_each_program(prog, p->skel->obj) {
+		/* Uprobes go on files as they are found (src/tls/). */
+		if (!strncmp(bpf_program__section_name(prog), "uprobe", 6))
+			continue;
 		struct bpf_link *link = bpf_program__attach(prog);
 		if (!link) {
 			int err = errno;
@@ -187,6 +196,21 @@ void probes_foreach_misses(struct probes *p,
 		if (bpf_obj_get_info_by_fd(bpf_program__fd(prog), &info, &len) == 0)
 			fn(ctx, bpf_program__name(prog), info.recursion_misses);
 	}
+}
+
+struct bpf_program *probes_tls_entry(struct probes *p)
+{
+	return p->skel->progs.ns_tls_enter;
+}
+
+struct bpf_program *probes_tls_return(struct probes *p)
+{
+	return p->skel->progs.ns_tls_ret;
+}
+
+struct bpf_map *probes_files_seen(struct probes *p)
+{
+	return p->skel->maps.files_seen;
 }
 
 unsigned probes_attached(const struct probes *p)

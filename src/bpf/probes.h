@@ -8,6 +8,7 @@
 #include "events.h"
 
 struct bpf_map;
+struct bpf_program;
 struct probes;
 
 struct probes_opts {
@@ -25,7 +26,12 @@ struct bpf_map *probes_ring(struct probes *p, enum ns_stream s);
 struct bpf_map *probes_lost(struct probes *p, enum ns_stream s);
 /* Per-CPU counters of state the BPF side could not keep (enum ns_drop_reason). */
 struct bpf_map *probes_drops(struct probes *p);
+/* Not counted in probes_attached: the programs the TLS manager attaches to files. */
 unsigned probes_attached(const struct probes *p);
+struct bpf_program *probes_tls_entry(struct probes *p);
+struct bpf_program *probes_tls_return(struct probes *p);
+/* Files the files stream reported (key: struct { u64 dev, ino; }). */
+struct bpf_map *probes_files_seen(struct probes *p);
 /*
  * Calls fn with each program's count of runs the kernel skipped because
  * another BPF program was running on that CPU (recursion_misses).

@@ -32,6 +32,7 @@ struct l7_conn {
 	enum l7_proto proto;
 	unsigned chunks_seen;
 	bool inbound;
+	bool tls; /* plaintext comes from TLS library probes; raw bytes are ignored */
 	struct l7_request pending[L7_PENDING];
 	unsigned p_head, p_tail;
 	struct http_stream *req, *resp; /* allocated once HTTP is detected */
@@ -135,6 +136,18 @@ static void conn_free(struct l7_conn *c)
 	free(c->req);
 	free(c->resp);
 	free(c);
+}
+
+/* What was seen before was the handshake's ciphertext: start over on plaintext. */
+static void conn_switch_to_tls(struct l7_conn *c)
+{
+	free(c->req);
+	free(c->resp);
+	c->req = c->resp = NULL;
+	c->proto = L7_UNKNOWN;
+	c->chunks_seen = 0;
+	c->p_head = c->p_tail = 0;
+	c->tls = true;
 }
 
 void l7_tracker_free(struct l7_tracker *t)
@@ -269,6 +282,12 @@ int l7_tracker_on_record(void *ctx, const void *data, size_t len)
 		c->start_ns = e->conn.start_ns;
 		c->inbound = e->conn.flags & NS_L7_F_INBOUND;
 		hmap_insert(&t->conns, &c->node, c->sock);
+	}
+	if (e->conn.flags & NS_L7_F_TLS) {
+		if (!c->tls)
+			conn_switch_to_tls(c);
+	} else if (c->tls) {
+		return 0; /* ciphertext that slipped past the BPF side's filter */
 	}
 	bool request_dir = c->inbound ? e->op == NS_L7_READ : e->op == NS_L7_WRITE;
 

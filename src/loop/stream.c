@@ -23,6 +23,9 @@ const struct stream_def stream_defs[NS_STREAM_COUNT] = {
 			   { .kind = NS_WAKEUP_BATCHED, .max_delay_ns = 10000000,
 			     .watermark = 1 << 20 },
 			   8 << 20 },
+	/* Rare (a file's first mapping) and urgent: its TLS calls may follow at once. */
+	[NS_STREAM_FILES] = { "files", NS_STREAM_FILES,
+			      { .kind = NS_WAKEUP_IMMEDIATE, .watermark = 16 * 1024 }, 256 << 10 },
 };
 
 uint64_t stream_watermark(const struct stream_def *d, uint64_t ring_size)

@@ -28,11 +28,12 @@ struct ver_name {
 	const char *name;
 };
 
-/* The file-backed part of an executable PT_LOAD segment. */
+/* The file-backed part of a PT_LOAD segment. */
 struct load_seg {
 	uint64_t vaddr;
 	uint64_t filesz;
 	uint64_t offset;
+	bool exec;
 };
 
 struct elf_syms {
@@ -47,7 +48,7 @@ struct elf_syms {
 	Elf_Data *versym;	/* NULL when absent; one entry per .dynsym symbol */
 	struct ver_name *vers;	/* .gnu.version_d: index -> name */
 	size_t nvers;
-	struct load_seg *loads;
+	struct load_seg *loads;	/* every PT_LOAD with file bytes */
 	size_t nloads;
 };
 
@@ -303,11 +304,12 @@ static int load_segments(struct elf_syms *e)
 
 		if (!gelf_getphdr(e->elf, (int)i, &ph))
 			return fail(-EINVAL, "corrupt ELF: program header %zu: %s", i, elf_msg());
-		if (ph.p_type != PT_LOAD || !(ph.p_flags & PF_X) || ph.p_filesz == 0)
+		if (ph.p_type != PT_LOAD || ph.p_filesz == 0)
 			continue;
 		e->loads[e->nloads].vaddr = ph.p_vaddr;
 		e->loads[e->nloads].filesz = ph.p_filesz;
 		e->loads[e->nloads].offset = ph.p_offset;
+		e->loads[e->nloads].exec = ph.p_flags & PF_X;
 		e->nloads++;
 	}
 	return 0;
@@ -653,7 +655,7 @@ static int addr_to_offset(const struct elf_syms *e, uint64_t addr, uint64_t *off
 		const struct load_seg *l = &e->loads[i];
 		uint64_t delta;
 
-		if (addr < l->vaddr || addr - l->vaddr >= l->filesz)
+		if (!l->exec || addr < l->vaddr || addr - l->vaddr >= l->filesz)
 			continue;
 		delta = addr - l->vaddr;
 		if (l->offset > e->file_size || delta >= e->file_size - l->offset)
@@ -746,4 +748,141 @@ int elf_syms_find(struct elf_syms *e, const char *name, struct elf_sym *out)
 
 	elf_syms_find_many(e, &name, 1, out, &rc);
 	return rc;
+}
+
+int elf_syms_locate(const struct elf_syms *e, uint64_t addr, struct elf_syms_loc *out)
+{
+	memset(out, 0, sizeof(*out));
+	/* PT_LOADs do not overlap in a loadable file; the first one wins if they do. */
+	for (size_t i = 0; i < e->nloads; i++) {
+		const struct load_seg *l = &e->loads[i];
+		uint64_t delta = addr - l->vaddr;
+
+		if (addr < l->vaddr || delta >= l->filesz)
+			continue;
+		if (l->offset > e->file_size || delta >= e->file_size - l->offset)
+			return fail(-EINVAL, "corrupt ELF: address 0x%llx is past the end of the file",
+				    (unsigned long long)addr);
+		out->offset = l->offset + delta;
+		out->avail = l->filesz - delta;
+		if (out->avail > e->file_size - out->offset)
+			out->avail = e->file_size - out->offset; /* a segment cut short by the file */
+		out->exec = l->exec;
+		return 0;
+	}
+	return fail(-EINVAL, "address 0x%llx is not in the file part of a loadable segment",
+		    (unsigned long long)addr);
+}
+
+int elf_syms_read(struct elf_syms *e, uint64_t off, void *buf, size_t len)
+{
+	size_t done = 0;
+
+	if (off > e->file_size || len > e->file_size - off)
+		return fail(-EINVAL, "corrupt ELF: %zu bytes at offset 0x%llx are past the end of "
+				     "the file",
+			    len, (unsigned long long)off);
+	if (e->fd < 0) {
+		memcpy(buf, (const uint8_t *)e->mem + off, len);
+		return 0;
+	}
+	while (done < len) {
+		ssize_t n = pread(e->fd, (uint8_t *)buf + done, len - done, (off_t)(off + done));
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return fail(-errno, "read: %s", strerror(errno));
+		if (n == 0)
+			return fail(-EINVAL, "the file shrank while being read");
+		done += (size_t)n;
+	}
+	return 0;
+}
+
+int elf_syms_section(struct elf_syms *e, const char *name, uint64_t *addr, uint64_t *size)
+{
+	Elf_Scn *scn = NULL;
+	size_t shstrndx;
+
+	if (elf_getshdrstrndx(e->elf, &shstrndx) != 0)
+		return fail(-EINVAL, "corrupt ELF: section name table: %s", elf_msg());
+	while ((scn = elf_nextscn(e->elf, scn))) {
+		GElf_Shdr shdr;
+		const char *nm;
+
+		if (!gelf_getshdr(scn, &shdr))
+			return fail(-EINVAL, "corrupt ELF: section header %zu: %s",
+				    elf_ndxscn(scn), elf_msg());
+		if (!(shdr.sh_flags & SHF_ALLOC) || shdr.sh_type == SHT_NULL)
+			continue;
+		/* libelf bounds the name by its string table; NULL for a bad one */
+		nm = elf_strptr(e->elf, shstrndx, shdr.sh_name);
+		if (nm && strcmp(nm, name) == 0) {
+			*addr = shdr.sh_addr;
+			*size = shdr.sh_size;
+			return 0;
+		}
+	}
+	return fail(-ENOENT, "no section %s", name);
+}
+
+int elf_syms_segment(struct elf_syms *e, uint32_t p_type, uint64_t *addr, uint64_t *size)
+{
+	size_t phnum;
+
+	/* phnum was bounded by ELF_SYMS_MAX_PHDRS and checked against the file at open */
+	if (elf_getphdrnum(e->elf, &phnum) != 0)
+		return fail(-EINVAL, "corrupt ELF: program header count: %s", elf_msg());
+	for (size_t i = 0; i < phnum; i++) {
+		GElf_Phdr ph;
+
+		if (!gelf_getphdr(e->elf, (int)i, &ph))
+			return fail(-EINVAL, "corrupt ELF: program header %zu: %s", i, elf_msg());
+		if (ph.p_type == p_type) {
+			*addr = ph.p_vaddr;
+			*size = ph.p_filesz;
+			return 0;
+		}
+	}
+	return fail(-ENOENT, "no program header of type 0x%x", (unsigned int)p_type);
+}
+
+static bool func_at_in(const struct elf_syms *e, const struct sym_table *t, uint64_t addr,
+		       struct elf_sym *out)
+{
+	for (size_t i = 1; i < t->count; i++) {
+		GElf_Sym sym;
+
+		if (!gelf_getsym(t->data, (int)i, &sym))
+			break;
+		if (GELF_ST_TYPE(sym.st_info) != STT_FUNC || sym.st_shndx == SHN_UNDEF ||
+		    sym.st_size == 0)
+			continue;
+		if (addr < sym.st_value || addr - sym.st_value >= sym.st_size)
+			continue;
+		*out = (struct elf_sym){
+			.addr = sym.st_value,
+			.size = sym.st_size,
+			.dynamic = t->dynamic,
+			.default_version = true,
+			.binding = (uint8_t)GELF_ST_BIND(sym.st_info),
+		};
+		if (e->machine == EM_ARM)
+			out->addr &= ~(uint64_t)1;
+		return true;
+	}
+	return false;
+}
+
+int elf_syms_func_at(struct elf_syms *e, uint64_t addr, struct elf_sym *out)
+{
+	memset(out, 0, sizeof(*out));
+	if (!func_at_in(e, &e->dynsym, addr, out) && !func_at_in(e, &e->symtab, addr, out))
+		return fail(-ENOENT, "no function symbol holds address 0x%llx",
+			    (unsigned long long)addr);
+	if (addr_to_offset(e, out->addr, &out->offset) != 0)
+		return fail(-EINVAL, "address 0x%llx is not in an executable segment of the file",
+			    (unsigned long long)out->addr);
+	return 0;
 }

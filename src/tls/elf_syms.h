@@ -89,6 +89,52 @@ bool elf_syms_stripped(const struct elf_syms *e);
 int elf_syms_class(const struct elf_syms *e);
 unsigned int elf_syms_machine(const struct elf_syms *e);
 
+/*
+ * Helpers for readers of code and unwind tables (tls/ret_sites): all take
+ * link-time virtual addresses and are bounded by the file.
+ */
+
+/* Where a virtual address is in the file. */
+struct elf_syms_loc {
+	uint64_t offset;	/* file offset of addr */
+	uint64_t avail;		/* bytes from there to the end of the segment's file part */
+	bool exec;		/* the segment is executable */
+};
+
+/*
+ * Locates addr: it must be inside the file-backed part (p_filesz) of a
+ * PT_LOAD segment, and avail is cut to the end of the file. 0, or -EINVAL
+ * (with a message) when it is not.
+ */
+int elf_syms_locate(const struct elf_syms *e, uint64_t addr, struct elf_syms_loc *out);
+
+/*
+ * Copies len bytes at file offset off into buf with pread, never through a
+ * mapping: a mapping of a file with uprobes attached shows their int3
+ * bytes (the kernel installs them in every new mapping that may execute,
+ * even one mapped read-only), so code read that way would lose the probed
+ * instructions. 0, -EINVAL when the range is not inside the file (or the
+ * file shrank), -errno from pread.
+ */
+int elf_syms_read(struct elf_syms *e, uint64_t off, void *buf, size_t len);
+
+/*
+ * The first allocated section named name (".plt", ".eh_frame"): its address
+ * and size. -ENOENT when there is none (or no section headers at all), -EINVAL
+ * when the section name table is corrupt.
+ */
+int elf_syms_section(struct elf_syms *e, const char *name, uint64_t *addr, uint64_t *size);
+
+/* The first program header of type p_type (PT_GNU_EH_FRAME): p_vaddr and p_filesz. -ENOENT */
+int elf_syms_segment(struct elf_syms *e, uint32_t p_type, uint64_t *addr, uint64_t *size);
+
+/*
+ * A defined function symbol with a size whose [addr, addr + size) holds addr
+ * (.dynsym first, then .symtab; the first match wins), with its offset.
+ * -ENOENT when none does, -EINVAL when it is not in an executable segment.
+ */
+int elf_syms_func_at(struct elf_syms *e, uint64_t addr, struct elf_sym *out);
+
 /* The last failure of an elf_syms_* call in this thread ("" if none yet). */
 const char *elf_syms_last_error(void);
 

@@ -241,3 +241,26 @@ void trace_l7(struct trace *t, const struct trace_l7 *r)
 	trace_format_l7(&t->line, r, t->mono_to_real_ns);
 	trace_write(t);
 }
+
+void trace_format_tls_probe(struct strbuf *sb, const struct trace_tls_probe *r,
+			    int64_t mono_to_real_ns)
+{
+	json_begin(sb, "tls_probe");
+	json_key_ts(sb, r->ts_ns, mono_to_real_ns);
+	json_key_u64(sb, "pid", r->pid);
+	json_key_str(sb, "file", r->file);
+	json_key_str(sb, "library", r->library);
+	json_key_u64(sb, "functions", r->functions);
+	json_key_u64(sb, "probes", r->probes);
+	if (r->error)
+		json_key_str(sb, "error", r->error);
+	json_end(sb);
+}
+
+void trace_tls_probe(struct trace *t, const struct trace_tls_probe *r)
+{
+	if (!trace_on(t))
+		return;
+	trace_format_tls_probe(&t->line, r, t->mono_to_real_ns);
+	trace_write(t);
+}

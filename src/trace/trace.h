@@ -57,6 +57,21 @@ struct trace_l7 {
 void trace_l7(struct trace *t, const struct trace_l7 *r);
 void trace_format_l7(struct strbuf *sb, const struct trace_l7 *r, int64_t mono_to_real_ns);
 
+/* A file whose TLS functions were probed (stream files). */
+struct trace_tls_probe {
+	uint64_t ts_ns;
+	uint32_t pid;	     /* the process whose mapping or exec revealed it */
+	const char *file;    /* its path as that process sees it */
+	const char *library; /* "openssl", "gnutls" */
+	unsigned functions;  /* entry points probed */
+	unsigned probes;     /* uprobes attached: entries and return sites */
+	const char *error;   /* NULL, or why some could not be probed */
+};
+
+void trace_tls_probe(struct trace *t, const struct trace_tls_probe *r);
+void trace_format_tls_probe(struct strbuf *sb, const struct trace_tls_probe *r,
+			    int64_t mono_to_real_ns);
+
 /* Inbound connections print the peer as src and the local address as dst. */
 void trace_tcp(struct trace *t, const struct ns_tcp_event *e, uint32_t pid, const char *container);
 

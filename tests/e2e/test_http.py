@@ -19,8 +19,8 @@ import time
 import pytest
 
 from conftest import Agent, free_port
+from nginx import Nginx, ppid_of
 
-NGINX = shutil.which("nginx") or "/usr/sbin/nginx"
 CURL = shutil.which("curl") or "/usr/bin/curl"
 BIG = 300 * 1024          # /big: a static file served with sendfile, far past the 4 KiB capture
 POST_BODY = 100 * 1024    # request bodies, also far past the capture
@@ -32,24 +32,14 @@ OUT_HIST = "container_http_requests_duration_seconds_total"
 IN_TOTAL = "container_http_inbound_requests_total"
 IN_HIST = "container_http_inbound_requests_duration_seconds_total"
 
-NGINX_CONF = """
-user www-data;
-worker_processes 2;
-pid {d}/nginx.pid;
-lock_file {d}/nginx.lock;
-error_log {d}/error.log warn;
-events {{ worker_connections 1024; }}
+NGINX_HTTP = """
 http {{
     access_log off;
     sendfile on;
     keepalive_requests 2000;
     keepalive_timeout 60s;
     default_type application/octet-stream;
-    client_body_temp_path {d}/tmp/body;
-    proxy_temp_path {d}/tmp/proxy;
-    fastcgi_temp_path {d}/tmp/fastcgi;
-    uwsgi_temp_path {d}/tmp/uwsgi;
-    scgi_temp_path {d}/tmp/scgi;
+{temp_paths}
     server {{
         listen 127.0.0.1:{port};
         root {d}/www;
@@ -95,85 +85,6 @@ class BackendHandler(http.server.BaseHTTPRequestHandler):
             self.send_error(404)
 
 
-class Nginx:
-    def __init__(self, backend_port):
-        self.dir = tempfile.mkdtemp(prefix="nodescope-e2e-nginx.")
-        os.chmod(self.dir, 0o755)  # the workers run as www-data
-        os.makedirs(os.path.join(self.dir, "www"))
-        os.makedirs(os.path.join(self.dir, "tmp"))
-        with open(os.path.join(self.dir, "www", "big"), "wb") as f:
-            f.write(bytes(range(256)) * (BIG // 256))
-        self.port = free_port()
-        self.addr = f"127.0.0.1:{self.port}"
-        self.conf = os.path.join(self.dir, "nginx.conf")
-        with open(self.conf, "w") as f:
-            f.write(NGINX_CONF.format(d=self.dir, port=self.port, backend=backend_port))
-        self.log = open(os.path.join(self.dir, "stderr"), "wb")
-        self.proc = subprocess.Popen([NGINX, "-p", self.dir, "-e", os.path.join(self.dir, "error.log"),
-                                      "-c", self.conf, "-g", "daemon off;"],
-                                     stdin=subprocess.DEVNULL, stdout=self.log, stderr=self.log)
-        deadline = time.monotonic() + 15
-        while True:
-            if self.proc.poll() is not None or time.monotonic() > deadline:
-                self.stop()
-                pytest.fail(f"nginx did not start: {self.proc.args}\n{self.logs()}")
-            try:
-                with socket.create_connection(("127.0.0.1", self.port), timeout=1):
-                    pass
-                if len(self.workers()) == 2:
-                    break
-            except OSError:
-                pass
-            time.sleep(0.05)
-
-    def workers(self):
-        """Pids of the master's children (the workers)."""
-        out = []
-        for d in os.listdir("/proc"):
-            if d.isdigit() and ppid_of(int(d)) == self.proc.pid:
-                out.append(int(d))
-        return out
-
-    def logs(self):
-        text = ""
-        for name in ("stderr", "error.log"):
-            try:
-                with open(os.path.join(self.dir, name), errors="replace") as f:
-                    text += f"--- {name}:\n" + f.read()
-            except OSError:
-                pass
-        return text
-
-    def stub_requests(self):
-        """nginx's own count of requests (stub_status), including this one."""
-        c = http.client.HTTPConnection("127.0.0.1", self.port, timeout=10)
-        c.request("GET", "/nginx_status")
-        text = c.getresponse().read().decode()
-        c.close()
-        # "server accepts handled requests\n 1 1 3 \n"
-        return int(re.search(r"accepts handled requests\s+(\d+)\s+(\d+)\s+(\d+)", text).group(3))
-
-    def stop(self):
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(5)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-        self.log.close()
-        shutil.rmtree(self.dir, ignore_errors=True)
-
-
-def ppid_of(pid):
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            stat = f.read()
-    except OSError:
-        return None
-    return int(stat[stat.rindex(")") + 2:].split()[1])
-
-
 @pytest.fixture(scope="module")
 def l7_tracer():
     a = Agent("--events", "l7")
@@ -193,9 +104,8 @@ def backend():
 @pytest.fixture(scope="module")
 def nginx(l7_tracer, backend):
     # Started after the agent: only connections opened after it started are seen.
-    if not os.access(NGINX, os.X_OK):
-        pytest.fail("nginx is missing: apt-get install nginx (scripts/install-deps.sh)")
-    n = Nginx(backend.server_address[1])
+    n = Nginx(NGINX_HTTP, files={"www/big": bytes(range(256)) * (BIG // 256)},
+              backend=backend.server_address[1])
     yield n
     n.stop()
 

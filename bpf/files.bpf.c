@@ -1,0 +1,87 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Stream files: executable files mapped for the first time since the agent
+ * started, so TLS libraries and binaries are probed before the program calls
+ * into them. A file already reported costs a hash lookup; every other
+ * mapping (anonymous, not executable) one branch.
+ */
+#include "common.bpf.h"
+#include "sockets.bpf.h"
+
+char LICENSE[] SEC("license") = "GPL";
+
+NS_STREAM_DEFINE(files)
+
+#define NS_PROT_EXEC 0x4
+
+struct file_id {
+	__u64 dev;
+	__u64 ino;
+};
+
+/* Files already reported. User space deletes an entry it could not inspect. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 16384);
+	__type(key, struct file_id);
+	__type(value, __u64); /* when last mapped */
+} files_seen SEC(".maps");
+
+static __always_inline void files_report(struct file *f, __u32 type, __s32 fd, __u64 addr)
+{
+	struct file_id id = {
+		.dev = BPF_CORE_READ(f, f_inode, i_sb, s_dev),
+		.ino = BPF_CORE_READ(f, f_inode, i_ino),
+	};
+	__u64 now = bpf_ktime_get_ns();
+	__u64 *seen = bpf_map_lookup_elem(&files_seen, &id);
+
+	if (seen) {
+		*seen = now;
+		return;
+	}
+	if (bpf_map_update_elem(&files_seen, &id, &now, BPF_NOEXIST))
+		ns_drop(NS_DROP_FILES_SEEN_FULL);
+	struct ns_file_event *e = files_reserve(sizeof(*e));
+	if (!e)
+		return;
+	e->type = type;
+	e->pid = ns_current_tgid();
+	e->ts_ns = now;
+	e->fd = fd;
+	e->pad = 0;
+	e->addr = addr;
+	e->dev = id.dev;
+	e->ino = id.ino;
+	files_submit(e);
+}
+
+SEC("tracepoint/sched/sched_process_exec")
+int ns_files_exec(void *ctx)
+{
+	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
+	struct file *exe = BPF_CORE_READ(task, mm, exe_file);
+
+	if (exe)
+		files_report(exe, NS_FILE_EXEC, -1, 0);
+	return 0;
+}
+
+/* From the sys_exit dispatcher: mmap(addr, len, prot, flags, fd, off) returned ret. */
+__hidden int ns_files_mmap(__u64 prot, __u64 fd_arg, long ret)
+{
+	__s32 fd = (__s32)fd_arg;
+
+	if (!(prot & NS_PROT_EXEC) || fd < 0 || (ret < 0 && ret > -4096))
+		return 0;
+	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
+	struct fdtable *fdt = BPF_CORE_READ(task, files, fdt);
+	if (!fdt || (__u32)fd >= BPF_CORE_READ(fdt, max_fds))
+		return 0;
+	struct file **fds = BPF_CORE_READ(fdt, fd);
+	struct file *f = NULL;
+	if (bpf_probe_read_kernel(&f, sizeof(f), &fds[fd]) || !f)
+		return 0;
+	files_report(f, NS_FILE_MMAP, fd, (__u64)ret);
+	return 0;
+}

@@ -1,0 +1,161 @@
+#include "files.h"
+
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <fnmatch.h>
+#include <inttypes.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+dev_t tls_dev_from_kernel(uint64_t kdev)
+{
+	return makedev((unsigned)(kdev >> 20), (unsigned)(kdev & 0xfffff));
+}
+
+/* Opens p and checks it is the file wanted. */
+static int open_checked(const char *p, dev_t dev, ino_t ino)
+{
+	struct stat st;
+	int fd = open(p, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st) < 0 || st.st_dev != dev || st.st_ino != ino) {
+		close(fd);
+		return -ESTALE;
+	}
+	return fd;
+}
+
+static void link_target(const char *link, char *path, size_t path_len)
+{
+	ssize_t n = readlink(link, path, path_len - 1);
+	path[n > 0 ? n : 0] = 0;
+	if (n <= 0)
+		snprintf(path, path_len, "%s", link);
+}
+
+/* The /proc/PID/map_files entry of the mapping that starts at addr. */
+static int map_files_entry(uint32_t pid, uint64_t addr, char *out, size_t out_len)
+{
+	char p[64], line[512];
+	snprintf(p, sizeof(p), "/proc/%" PRIu32 "/maps", pid);
+	FILE *f = fopen(p, "re");
+	if (!f)
+		return -errno;
+	int rc = -ENOENT;
+	while (fgets(line, sizeof(line), f)) {
+		uint64_t start, end;
+		if (sscanf(line, "%" SCNx64 "-%" SCNx64, &start, &end) == 2 && start == addr) {
+			snprintf(out, out_len, "/proc/%" PRIu32 "/map_files/%" PRIx64 "-%" PRIx64,
+				 pid, start, end);
+			rc = 0;
+			break;
+		}
+	}
+	fclose(f);
+	return rc;
+}
+
+int tls_open_event_file(uint32_t pid, int fd, uint64_t addr, dev_t dev, ino_t ino, char *path,
+			size_t path_len)
+{
+	char p[96];
+	int r;
+
+	if (fd < 0) {
+		snprintf(p, sizeof(p), "/proc/%" PRIu32 "/exe", pid);
+	} else {
+		snprintf(p, sizeof(p), "/proc/%" PRIu32 "/fd/%d", pid, fd);
+		r = open_checked(p, dev, ino);
+		if (r >= 0) {
+			link_target(p, path, path_len);
+			return r;
+		}
+		/* ld.so closes the fd right after mapping: the mapping stays. */
+		if ((r = map_files_entry(pid, addr, p, sizeof(p))))
+			return r;
+	}
+	r = open_checked(p, dev, ino);
+	if (r >= 0)
+		link_target(p, path, path_len);
+	return r;
+}
+
+static const char *const lib_dirs[] = {
+	"/lib/x86_64-linux-gnu", "/usr/lib/x86_64-linux-gnu", "/lib64", "/usr/lib64",
+	"/usr/lib",		 "/usr/local/lib",
+};
+static const char *const lib_patterns[] = { "libssl*.so*", "libgnutls*.so*" };
+
+void tls_scan_library_dirs(tls_candidate_fn fn, void *ctx)
+{
+	char p[512];
+
+	for (size_t d = 0; d < sizeof(lib_dirs) / sizeof(lib_dirs[0]); d++) {
+		DIR *dir = opendir(lib_dirs[d]);
+		struct dirent *de;
+		if (!dir)
+			continue;
+		while ((de = readdir(dir))) {
+			bool match = false;
+			for (size_t i = 0; i < sizeof(lib_patterns) / sizeof(lib_patterns[0]); i++)
+				match |= !fnmatch(lib_patterns[i], de->d_name, 0);
+			struct stat st;
+			snprintf(p, sizeof(p), "%s/%s", lib_dirs[d], de->d_name);
+			if (!match || stat(p, &st) || !S_ISREG(st.st_mode))
+				continue;
+			struct tls_candidate c = { 0, st.st_dev, st.st_ino, p, p };
+			fn(ctx, &c);
+		}
+		closedir(dir);
+	}
+}
+
+static void scan_maps(uint32_t pid, tls_candidate_fn fn, void *ctx)
+{
+	char p[64], line[4096], open_path[96];
+	snprintf(p, sizeof(p), "/proc/%" PRIu32 "/maps", pid);
+	FILE *f = fopen(p, "re");
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f)) {
+		uint64_t start, end, off;
+		unsigned maj, min;
+		unsigned long ino;
+		char perms[8];
+		int n = 0;
+		if (sscanf(line, "%" SCNx64 "-%" SCNx64 " %7s %" SCNx64 " %x:%x %lu %n", &start, &end,
+			   perms, &off, &maj, &min, &ino, &n) < 7 || perms[2] != 'x' || !ino || !n)
+			continue;
+		char *name = line + n;
+		name[strcspn(name, "\n")] = 0;
+		snprintf(open_path, sizeof(open_path),
+			 "/proc/%" PRIu32 "/map_files/%" PRIx64 "-%" PRIx64, pid, start, end);
+		struct tls_candidate c = { pid, makedev(maj, min), (ino_t)ino, open_path, name };
+		fn(ctx, &c);
+	}
+	fclose(f);
+}
+
+void tls_scan_processes(tls_candidate_fn fn, void *ctx)
+{
+	DIR *proc = opendir("/proc");
+	struct dirent *de;
+
+	if (!proc)
+		return;
+	while ((de = readdir(proc))) {
+		if (!isdigit((unsigned char)de->d_name[0]))
+			continue;
+		scan_maps((uint32_t)strtoul(de->d_name, NULL, 10), fn, ctx);
+	}
+	closedir(proc);
+}

@@ -1,0 +1,246 @@
+"""TLS plaintext (issue: OpenSSL-family libraries) against a real nginx with TLS on loopback.
+
+Short-lived clients - curl, openssl s_client, gnutls-cli, Python's ssl - each make one HTTPS request and
+exit; every request must be reported with the client's pid, method, path and status, decrypted from
+the library calls (tls: true). Also through `sh -c 'exec ...'`, with a copy of libssl at a new path
+(a new inode, probed when it is first mapped), a threaded Python client under load, and the server's
+(nginx's) inbound side.
+"""
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+import pytest
+
+from conftest import Agent
+from nginx import Nginx
+
+CURL = shutil.which("curl") or "/usr/bin/curl"
+OPENSSL = shutil.which("openssl") or "/usr/bin/openssl"
+GNUTLS_CLI = shutil.which("gnutls-cli") or "/usr/bin/gnutls-cli"
+LIBSSL = "/usr/lib/x86_64-linux-gnu/libssl.so.3"
+SHORT_LIVED = 300
+
+NGINX_TLS = """
+http {{
+    access_log off;
+    keepalive_requests 100000;
+    default_type text/plain;
+{temp_paths}
+    server {{
+        listen 127.0.0.1:{port} ssl;
+        ssl_certificate {crt};
+        ssl_certificate_key {key};
+        root {d}/www;
+        location = /ok {{ return 200 "ok\\n"; }}
+        location = /boom {{ return 500; }}
+        location /in/ {{ return 200 "in\n"; }}
+        location = /nginx_status {{ stub_status; }}
+    }}
+}}
+"""
+
+
+@pytest.fixture(scope="module")
+def tls_tracer():
+    a = Agent("--events", "l7,files")
+    yield a
+    a.stop()
+
+
+@pytest.fixture(scope="module")
+def server(tls_tracer):
+    n = Nginx(NGINX_TLS, tls=True, workers=1)
+    yield n
+    n.stop()
+
+
+def tls_out(events, pids, path):
+    """The client-side l7 events of these pids for path, by pid."""
+    out = {}
+    for e in events:
+        if e.get("type") == "l7" and e.get("dir") == "out" and e.get("pid") in pids and e.get("path") == path:
+            out.setdefault(e["pid"], []).append(e)
+    return out
+
+
+def run_clients(argv_of, n, path, stdin=None, expect=None, env=None):
+    """Runs n clients one after the other; each must succeed (and print expect). Returns their pids."""
+    pids = []
+    for i in range(n):
+        p = subprocess.Popen(argv_of(i), stdin=subprocess.PIPE if stdin else subprocess.DEVNULL,
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+        out, err = p.communicate(stdin, timeout=30)
+        assert p.returncode == 0, (argv_of(i), p.returncode, err.decode(errors="replace"))
+        assert expect is None or expect in out, (argv_of(i), out, err.decode(errors="replace"))
+        pids.append(p.pid)
+    return pids
+
+
+def assert_each_reported(agent, pids, path, status, timeout=30):
+    want = set(pids)
+
+    def done(evs):
+        got = tls_out(evs, want, path)
+        return len(got) == len(want)
+
+    try:
+        agent.wait_for(done, timeout=timeout, what=f"{len(want)} TLS requests for {path}")
+    finally:
+        got = tls_out(agent.snapshot(), want, path)
+        missing = sorted(want - set(got))
+        assert not missing, f"{len(missing)} of {len(want)} requests not reported, pids {missing[:10]}"
+    time.sleep(0.3)
+    got = tls_out(agent.snapshot(), want, path)
+    for pid, evs in got.items():
+        assert len(evs) == 1, evs
+        e = evs[0]
+        assert e["tls"] is True and e["proto"] == "http" and e["method"] == "GET", e
+        assert e["status"] == status, e
+    return got
+
+
+def curl_argv(server, path):
+    return lambda i: [CURL, "-sk", "--max-time", "10", "-o", "/dev/null", f"https://{server.addr}{path}?i={i}"]
+
+
+def test_curl_short_lived_every_request(tls_tracer, server):
+    pids = run_clients(curl_argv(server, "/ok"), SHORT_LIVED, "/ok")
+    got = assert_each_reported(tls_tracer, pids, "/ok", 200)
+    for e in (evs[0] for evs in got.values()):
+        assert e["dst"] == server.addr and e["duration_ns"] > 0, e
+
+
+def test_status_and_path_through_tls(tls_tracer, server):
+    pids = run_clients(curl_argv(server, "/boom"), 5, "/boom")
+    assert_each_reported(tls_tracer, pids, "/boom", 500)
+    pids = run_clients(curl_argv(server, "/nope/x"), 5, "/nope/x")
+    assert_each_reported(tls_tracer, pids, "/nope/x", 404)
+
+
+def test_through_exec_wrapper(tls_tracer, server):
+    url = f"https://{server.addr}/ok"
+    argv = lambda i: ["sh", "-c", f"exec {CURL} -sk --max-time 10 -o /dev/null '{url}?w={i}'"]
+    pids = run_clients(argv, 50, "/ok")  # exec keeps the pid: the request is the wrapper's pid
+    assert_each_reported(tls_tracer, pids, "/ok", 200)
+
+
+def test_openssl_s_client(tls_tracer, server):
+    req = b"GET /ok HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n"
+    # -ign_eof: wait for the server to close rather than quit at the end of stdin, before the answer.
+    argv = lambda i: [OPENSSL, "s_client", "-quiet", "-ign_eof", "-connect", server.addr]
+    pids = run_clients(argv, 30, "/ok", stdin=req, expect=b"200 OK")
+    assert_each_reported(tls_tracer, pids, "/ok", 200)
+
+
+def test_gnutls_cli(tls_tracer, server):
+    if not os.access(GNUTLS_CLI, os.X_OK):
+        pytest.fail("gnutls-cli is missing: apt-get install gnutls-bin (scripts/install-deps.sh)")
+    req = b"GET /ok HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n"
+    argv = lambda i: [GNUTLS_CLI, "--insecure", "--logfile=/dev/null", "-p", str(server.port), "127.0.0.1"]
+    pids = run_clients(argv, 30, "/ok", stdin=req, expect=b"200 OK")
+    assert_each_reported(tls_tracer, pids, "/ok", 200)
+
+
+PY_CLIENT = """
+import http.client, ssl, sys
+ctx = ssl.create_default_context(); ctx.check_hostname = False; ctx.verify_mode = ssl.CERT_NONE
+c = http.client.HTTPSConnection("127.0.0.1", int(sys.argv[1]), context=ctx, timeout=10)
+c.request("GET", sys.argv[2]); r = c.getresponse(); r.read(); sys.exit(0 if r.status == 200 else 1)
+"""
+
+
+def test_python_ssl_short_lived(tls_tracer, server):
+    argv = lambda i: [sys.executable, "-c", PY_CLIENT, str(server.port), "/ok"]
+    pids = run_clients(argv, 30, "/ok")
+    assert_each_reported(tls_tracer, pids, "/ok", 200)
+
+
+PY_THREADED = """
+import http.client, ssl, sys, threading
+ctx = ssl.create_default_context(); ctx.check_hostname = False; ctx.verify_mode = ssl.CERT_NONE
+port, threads, each = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
+bad = []
+def work(t):
+    c = http.client.HTTPSConnection("127.0.0.1", port, context=ctx, timeout=30)
+    for i in range(each):
+        c.request("GET", f"/threaded?t={t}&i={i}"); r = c.getresponse(); r.read()
+        if r.status != 404: bad.append(r.status)
+    c.close()
+ts = [threading.Thread(target=work, args=(t,)) for t in range(threads)]
+[t.start() for t in ts]; [t.join() for t in ts]
+sys.exit(1 if bad else 0)
+"""
+
+
+def test_threaded_python_client_under_load(tls_tracer, server):
+    """Return-site probes, not uretprobes: a threaded client must neither crash nor lose a request."""
+    threads, each = 8, 250
+    p = subprocess.run([sys.executable, "-c", PY_THREADED, str(server.port), str(threads), str(each)],
+                       capture_output=True, timeout=120)
+    assert p.returncode == 0, p.stderr.decode(errors="replace")
+    want = threads * each
+
+    def count(evs):
+        return sum(1 for e in evs if e.get("type") == "l7" and e.get("dir") == "out" and e.get("path") == "/threaded"
+                   and e.get("status") == 404 and e.get("tls"))
+
+    tls_tracer.wait_for(lambda evs: count(evs) >= want, timeout=30, what=f"{want} threaded requests")
+    time.sleep(0.3)
+    assert count(tls_tracer.snapshot()) == want
+
+
+def test_libssl_copy_at_new_path(tls_tracer, server):
+    """A libssl that no process had mapped when the agent started: probed at its first mapping."""
+    d = tempfile.mkdtemp(prefix="nodescope-e2e-libssl.")
+    try:
+        shutil.copy(LIBSSL, os.path.join(d, "libssl.so.3"))
+        env = dict(os.environ, LD_LIBRARY_PATH=d)
+        pids = run_clients(curl_argv(server, "/copy"), 10, "/copy", env=env)
+        assert_each_reported(tls_tracer, pids, "/copy", 404)
+        probes = [e for e in tls_tracer.snapshot() if e.get("type") == "tls_probe" and d in e.get("file", "")]
+        assert len(probes) == 1 and probes[0]["library"] == "openssl" and probes[0]["probes"] > 4, probes
+        assert probes[0]["pid"] == pids[0], (probes, pids[0])
+    finally:
+        shutil.rmtree(d, ignore_errors=True)
+
+
+def test_server_inbound_requests(tls_tracer, server):
+    """nginx (started after the agent, long-running): its inbound TLS requests, by worker pid."""
+    n = 100
+    before = tls_tracer.metric_sum("container_http_inbound_requests_total", listen_addr=server.addr, status="200")
+    c = server.connection()
+    for i in range(n):
+        c.request("GET", f"/in/x?i={i}")
+        r = c.getresponse()
+        r.read()
+        assert r.status == 200
+    c.close()
+    workers = set(server.workers())
+
+    def inbound(evs):
+        return [e for e in evs if e.get("type") == "l7" and e.get("dir") == "in" and e.get("path") == "/in/x"]
+
+    tls_tracer.wait_for(lambda evs: len(inbound(evs)) >= n, timeout=20, what=f"{n} inbound TLS requests")
+    time.sleep(0.3)
+    evs = inbound(tls_tracer.snapshot())
+    assert len(evs) == n
+    for e in evs:
+        assert e["tls"] is True and e["pid"] in workers and e["dst"] == server.addr and e["status"] == 200, e
+    after = tls_tracer.metric_sum("container_http_inbound_requests_total", listen_addr=server.addr, status="200")
+    assert after - before == n
+
+
+def test_probe_metrics(tls_tracer, server):
+    m = tls_tracer.metrics()
+    assert m["nodescope_tls_uprobes"][frozenset()] >= 10
+    assert m["nodescope_tls_probed_files"][frozenset()] >= 2  # libssl and libgnutls at least
+    assert m["nodescope_tls_files_inspected_total"][frozenset()] >= 2
+    for reason in ("file_gone", "unreadable", "return_sites", "attach", "table_full"):
+        assert frozenset({("reason", reason)}) in m["nodescope_tls_probe_failures_total"]
+    assert m["nodescope_tls_probe_failures_total"][frozenset({("reason", "attach")})] == 0
+    assert m["nodescope_tls_probe_failures_total"][frozenset({("reason", "return_sites")})] == 0
