@@ -170,7 +170,7 @@ static int file_attach(struct tls_manager *m, struct tls_file *f, int fd, const 
 
 /* Inspects and probes a file not seen before; fd is the caller's. */
 static void file_inspect(struct tls_manager *m, int fd, dev_t dev, ino_t ino, uint32_t pid,
-			 const char *path)
+			 const char *path, uint64_t event_ts)
 {
 	struct tls_file *f;
 
@@ -205,8 +205,10 @@ static void file_inspect(struct tls_manager *m, int fd, dev_t dev, ino_t ino, ui
 	}
 	if (error)
 		fprintf(stderr, "nodescope: TLS probes on %s: %s\n", path, error);
+	uint64_t now = now_ns();
 	struct trace_tls_probe r = {
-		.ts_ns = now_ns(),
+		.ts_ns = now,
+		.since_ns = event_ts && now > event_ts ? now - event_ts : 0,
 		.pid = pid,
 		.file = path,
 		.library = p->library ? p->library : "unknown",
@@ -243,7 +245,7 @@ int tls_manager_on_record(void *ctx, const void *data, size_t len)
 		forget_reported(m, e->dev, e->ino);
 		return 0;
 	}
-	file_inspect(m, fd, dev, (ino_t)e->ino, e->pid, path);
+	file_inspect(m, fd, dev, (ino_t)e->ino, e->pid, path, e->ts_ns);
 	close(fd);
 	return 0;
 }
@@ -257,7 +259,7 @@ static void scan_candidate(void *ctx, const struct tls_candidate *c)
 	int fd = open(c->open_path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	if (fd < 0)
 		return; /* gone since it was listed: its next mapping reports it */
-	file_inspect(m, fd, c->dev, c->ino, c->pid, c->path);
+	file_inspect(m, fd, c->dev, c->ino, c->pid, c->path, 0);
 	close(fd);
 }
 

@@ -30,7 +30,6 @@ struct extent {
 
 /* What the look-back needs of an instruction already decoded. */
 struct rec {
-	uint64_t addr;
 	uint64_t next;		/* address of the following instruction */
 	unsigned int id;
 	bool barrier;		/* call, ret, jmp: what came before need not flow here */
@@ -43,7 +42,7 @@ struct walk {
 	struct ret_sites *out;
 	csh cs;
 	cs_insn *insn;
-	struct extent ext[RET_SITES_MAX_FUNCS]; /* ext[0] the entry; queue from next */
+	struct extent ext[RET_SITES_MAX_FUNCS]; /* the entry, then targets as found */
 	size_t n_ext;
 	bool plt_loaded;
 	uint64_t plt_addr[N_PLT], plt_size[N_PLT];
@@ -439,7 +438,6 @@ static void remember(struct walk *w, const cs_insn *insn)
 	const cs_x86 *d = &insn->detail->x86;
 	struct rec *r = &w->ring[w->n_rec++ % RING];
 
-	r->addr = insn->address;
 	r->next = insn->address + insn->size;
 	r->id = insn->id;
 	r->barrier = cs_insn_group(w->cs, insn, X86_GRP_CALL) ||

@@ -59,10 +59,12 @@ struct ret_sites {
  *           no symbol, e.g. in a Go binary);
  *  -ENOTSUP a tail call that cannot be followed: through the PLT (into
  *           another library), through a pointer or the GOT (indirect jmp
- *           that is not a jump table), a far jmp; or not an x86-64 file;
+ *           that is not a jump table), a far jmp or ret; or not an x86-64
+ *           file;
  *  -E2BIG   more than RET_SITES_MAX sites, tail jumps deeper than
- *           RET_SITES_MAX_DEPTH, more than RET_SITES_MAX_FUNCS extents, or an
- *           extent larger than RET_SITES_MAX_FN_SIZE;
+ *           RET_SITES_MAX_DEPTH, more than RET_SITES_MAX_FUNCS extents, an
+ *           extent larger than RET_SITES_MAX_FN_SIZE, or an .eh_frame_hdr
+ *           over 64 MiB;
  *  -EILSEQ  bytes in an extent that do not decode as x86-64;
  *  -EINVAL  a corrupt file (an extent or jump target outside the
  *           executable part of the file, corrupt unwind tables);

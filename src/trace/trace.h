@@ -66,6 +66,7 @@ struct trace_tls_probe {
 	unsigned functions;  /* entry points probed */
 	unsigned probes;     /* uprobes attached: entries and return sites */
 	const char *error;   /* NULL, or why some could not be probed */
+	uint64_t since_ns;   /* time from the exec or mapping to the probes in place (0: scan) */
 };
 
 void trace_tls_probe(struct trace *t, const struct trace_tls_probe *r);

@@ -244,3 +244,57 @@ def test_probe_metrics(tls_tracer, server):
         assert frozenset({("reason", reason)}) in m["nodescope_tls_probe_failures_total"]
     assert m["nodescope_tls_probe_failures_total"][frozenset({("reason", "attach")})] == 0
     assert m["nodescope_tls_probe_failures_total"][frozenset({("reason", "return_sites")})] == 0
+
+
+@pytest.fixture(scope="module")
+def static_client():
+    """tls_get.c linked statically: SSL_write/SSL_read in the executable itself."""
+    d = tempfile.mkdtemp(prefix="nodescope-e2e-static.")
+    exe = os.path.join(d, "tls_get")
+    src = os.path.join(os.path.dirname(os.path.abspath(__file__)), "clients", "tls_get.c")
+    p = subprocess.run(["cc", "-O2", "-static", "-o", exe, src, "-lssl", "-lcrypto", "-lpthread"],
+                       capture_output=True)
+    assert p.returncode == 0, p.stderr.decode(errors="replace")
+    yield exe
+    shutil.rmtree(d, ignore_errors=True)
+
+
+def probes_of(agent, needle):
+    return [e for e in agent.snapshot() if e.get("type") == "tls_probe" and needle in e.get("file", "")]
+
+
+def test_statically_linked_client_probed_at_exec(tls_tracer, server, static_client):
+    """A program built after the agent started, with OpenSSL linked in: probed from its exec event."""
+    pids = run_clients(lambda i: [static_client, str(server.port), f"/static/{i}"], 1, "/static/0")
+    tls_tracer.wait_for(lambda evs: probes_of(tls_tracer, static_client), timeout=10, what="exe probed")
+    first = probes_of(tls_tracer, static_client)
+    assert len(first) == 1 and first[0]["library"] == "openssl" and first[0]["functions"] >= 2, first
+    # Probed while its first process ran (it may or may not have won the race to its first record).
+    assert first[0]["pid"] == pids[0] and first[0]["since_ns"] > 0, first
+    for i in range(1, 21):
+        p = run_clients(lambda _: [static_client, str(server.port), f"/static/{i}"], 1, f"/static/{i}")
+        assert_each_reported(tls_tracer, p, f"/static/{i}", 404)
+    assert len(probes_of(tls_tracer, static_client)) == 1  # one file, probed once
+
+
+def test_library_only_visible_in_another_mount_namespace(tls_tracer, server):
+    """Like a container's: a libssl on a tmpfs mounted in a private mount namespace, reached through /proc."""
+    script = f"""
+set -e
+mount -t tmpfs nodescope-e2e /mnt
+cp {LIBSSL} /mnt/libssl.so.3
+for i in 1 2 3 4 5; do
+    LD_LIBRARY_PATH=/mnt {CURL} -sk --max-time 10 -o /dev/null -w '%{{http_code}}\\n' https://{server.addr}/mntns/$i &
+    echo $!
+    wait $!
+done
+"""
+    p = subprocess.run(["unshare", "--mount", "--propagation", "private", "sh", "-c", script],
+                       capture_output=True, timeout=60)
+    assert p.returncode == 0, p.stderr.decode(errors="replace")
+    pids = [int(x) for x in p.stdout.decode().split() if len(x) != 3]
+    assert len(pids) == 5, p.stdout
+    for i, pid in enumerate(pids, 1):
+        assert_each_reported(tls_tracer, [pid], f"/mntns/{i}", 404)
+    probes = probes_of(tls_tracer, "/mnt/libssl.so.3")
+    assert len(probes) == 1 and probes[0]["pid"] == pids[0], probes
