@@ -184,8 +184,15 @@ enum ns_tls_fn {
 	NS_TLS_SSL_READ_EX = 4,	  /* int SSL_read_ex(SSL *, buf, size_t num, size_t *readbytes) */
 	NS_TLS_GNUTLS_SEND = 5,	  /* ssize_t gnutls_record_send(session, const void *, size_t) */
 	NS_TLS_GNUTLS_RECV = 6,	  /* ssize_t gnutls_record_recv(session, void *, size_t) */
+	NS_TLS_GO_WRITE = 7,	  /* Go: func (c *tls.Conn) Write(b []byte) (int, error) */
+	NS_TLS_GO_READ = 8,	  /* Go: func (c *tls.Conn) Read(b []byte) (int, error) */
 	NS_TLS_FN_COUNT,
 };
+
+/* Go cookies: the function in the low byte, and these flags. */
+#define NS_TLS_COOKIE_FN(c) ((c)&0xffu)
+#define NS_TLS_COOKIE_RET (1u << 8)	      /* a return site of that function */
+#define NS_TLS_COOKIE_GO_STACK_ABI (1u << 9) /* Go < 1.17: arguments and results on the stack */
 
 /*
  * Stream files: an executable file mapped for the first time since the agent

@@ -96,3 +96,135 @@ int BPF_KPROBE(ns_tls_ret)
 	ns_l7_emit_tls(&pt);
 	return 0;
 }
+
+/*
+ * Go's crypto/tls.(*Conn).Write and Read. Write is sent from its entry (the
+ * fewer probes a first-run binary needs, the sooner it is covered). Read's
+ * result comes at its return sites; goroutines move between threads and
+ * their stacks move, so a Read is keyed by its goroutine (g: r14 in the
+ * register ABI, the TLS slot at fs-8 before it) and every return site of the
+ * function is its return. The socket comes from the Conn: its first field is
+ * a net.Conn interface whose data is a *net.TCPConn -> *netFD -> poll.FD,
+ * Sysfd at offset 16 (fdMutex: state u64, rsema u32, wsema u32). These
+ * offsets hold for every Go release from 1.9 on.
+ */
+#define GO_IFACE_DATA 8
+#define GO_POLLFD_SYSFD 16
+
+struct go_call_key {
+	__u64 g;
+	__u32 tgid;
+	__u32 pad;
+};
+
+struct go_call {
+	__u64 buf;
+	__u64 ts_ns;
+	__s32 fd;
+	__u32 fn;
+	struct ns_l7_sock sock;
+};
+
+/* LRU: a goroutine that dies inside a call leaves nothing behind for long. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 16384);
+	__type(key, struct go_call_key);
+	__type(value, struct go_call);
+} go_calls SEC(".maps");
+
+static __always_inline __u64 go_stack_word(struct pt_regs *ctx, unsigned int i)
+{
+	__u64 v = 0;
+	bpf_probe_read_user(&v, sizeof(v), (void *)(PT_REGS_SP(ctx) + 8 * i));
+	return v;
+}
+
+static __always_inline __u64 go_goroutine(struct pt_regs *ctx, bool stack_abi)
+{
+	if (!stack_abi)
+		return ctx->r14;
+	struct task_struct *t = bpf_get_current_task_btf();
+	__u64 g = 0;
+	bpf_probe_read_user(&g, sizeof(g), (void *)(t->thread.fsbase - 8));
+	return g;
+}
+
+SEC("uprobe")
+int ns_tls_go_enter(struct pt_regs *ctx)
+{
+	__u32 cookie = bpf_get_attach_cookie(ctx);
+	bool stack_abi = cookie & NS_TLS_COOKIE_GO_STACK_ABI;
+	__u64 conn = stack_abi ? go_stack_word(ctx, 1) : ctx->ax;
+	__u64 buf = stack_abi ? go_stack_word(ctx, 2) : ctx->bx;
+	__u64 tgid = bpf_get_current_pid_tgid() >> 32;
+	__u64 data = 0, netfd = 0;
+	__s64 fd = -1;
+
+	if (bpf_probe_read_user(&data, sizeof(data), (void *)(conn + GO_IFACE_DATA)) ||
+	    bpf_probe_read_user(&netfd, sizeof(netfd), (void *)data) ||
+	    bpf_probe_read_user(&fd, sizeof(fd), (void *)(netfd + GO_POLLFD_SYSFD)) || fd < 0 ||
+	    fd > 0x7fffffff)
+		return 0;
+	__u64 key = l7_key(tgid, fd);
+	struct ns_l7_sock *sock = bpf_map_lookup_elem(&l7_socks, &key);
+	if (!sock) {
+		ns_drop(NS_DROP_TLS_NO_SOCKET);
+		return 0;
+	}
+	__u32 fn = NS_TLS_COOKIE_FN(cookie);
+	if (fn == NS_TLS_GO_WRITE) {
+		/* Write sends all of b or fails the connection: emit it now, no return probe. */
+		__u64 len = stack_abi ? go_stack_word(ctx, 3) : ctx->cx;
+		struct tls_plaintext pt = {
+			.op = NS_L7_WRITE,
+			.fd = fd,
+			.ts_ns = bpf_ktime_get_ns(),
+			.total = len,
+			.buf = buf,
+			.sock = *sock,
+		};
+		ns_l7_emit_tls(&pt);
+		return 0;
+	}
+	struct go_call_key k = { .g = go_goroutine(ctx, stack_abi), .tgid = tgid };
+	struct go_call c = {
+		.buf = buf,
+		.ts_ns = bpf_ktime_get_ns(),
+		.fd = fd,
+		.fn = fn,
+		.sock = *sock,
+	};
+	if (bpf_map_update_elem(&go_calls, &k, &c, BPF_ANY))
+		ns_drop(NS_DROP_TLS_CALLS_FULL);
+	return 0;
+}
+
+SEC("uprobe")
+int ns_tls_go_ret(struct pt_regs *ctx)
+{
+	__u32 cookie = bpf_get_attach_cookie(ctx);
+	bool stack_abi = cookie & NS_TLS_COOKIE_GO_STACK_ABI;
+	struct go_call_key k = { .g = go_goroutine(ctx, stack_abi),
+				 .tgid = bpf_get_current_pid_tgid() >> 32 };
+	struct go_call *p = bpf_map_lookup_elem(&go_calls, &k);
+
+	if (!p || p->fn != NS_TLS_COOKIE_FN(cookie))
+		return 0;
+	struct go_call c = *p;
+	bpf_map_delete_elem(&go_calls, &k);
+	/* n is the first result: rax, or on the stack after the receiver and the slice. */
+	__s64 n = stack_abi ? (__s64)go_stack_word(ctx, 5) : (__s64)ctx->ax;
+	if (n <= 0)
+		return 0;
+	struct tls_plaintext pt = {
+		.op = NS_L7_READ,
+		.fd = c.fd,
+		.ts_ns = c.ts_ns,
+		.total = n,
+		.buf = c.buf,
+		.sock = c.sock,
+	};
+	ns_l7_emit_tls(&pt);
+	return 0;
+}

@@ -23,6 +23,7 @@
 #include "l7/tracker.h"
 #include "tcp/tracker.h"
 #include "tls/manager.h"
+#include "tls/plan.h"
 #include "trace/trace.h"
 #include "version.h"
 
@@ -154,6 +155,12 @@ static void agent_read_proc_first(void *ctx)
 		stream_drain(a->streams[NS_STREAM_PROC]);
 }
 
+/* --no-tls: new executable files are nobody's business. */
+static int agent_ignore_record(void *ctx, const void *data, size_t len)
+{
+	return 0;
+}
+
 static int agent_open_streams(struct agent *a)
 {
 	for (int i = 0; i < NS_STREAM_COUNT; i++) {
@@ -181,7 +188,7 @@ static int agent_open_streams(struct agent *a)
 			p.ctx = a->l7;
 			break;
 		case NS_STREAM_FILES:
-			p.fn = tls_manager_on_record;
+			p.fn = a->tls ? tls_manager_on_record : agent_ignore_record;
 			p.ctx = a->tls;
 			break;
 		}
@@ -272,18 +279,23 @@ static int agent_start(struct agent *a)
 	struct tls_manager_opts so = {
 		.registry = a->registry,
 		.trace = (c->stream_mask & (1u << NS_STREAM_FILES)) ? &a->trace : NULL,
-		.entry = probes_tls_entry(a->probes),
-		.ret = probes_tls_return(a->probes),
+		.progs = { probes_tls_program(a->probes, TLS_PROG_ENTRY),
+			   probes_tls_program(a->probes, TLS_PROG_RET),
+			   probes_tls_program(a->probes, TLS_PROG_GO_ENTRY),
+			   probes_tls_program(a->probes, TLS_PROG_GO_RET) },
+		.uprobe_multi = probes_tls_multi(a->probes),
 		.files_seen_fd = bpf_map__fd(probes_files_seen(a->probes)),
 		.max_files = 65536,
+		.release_after_ns = (uint64_t)c->tls_release_after_s * 1000000000ull,
 	};
 	if (tcp_tracker_new(&to, &a->tcp) || l7_tracker_new(&lo, &a->l7) ||
-	    tls_manager_new(&so, &a->tls))
+	    (c->tls && tls_manager_new(&so, &a->tls)))
 		return NS_EXIT_RUNTIME;
 	if (agent_open_streams(a))
 		return NS_EXIT_RUNTIME;
 	/* After attaching, so a process or socket is either scanned or seen by an event. */
-	tls_manager_scan(a->tls);
+	if (a->tls)
+		tls_manager_scan(a->tls);
 	proc_tracker_scan(a->procs);
 	tcp_tracker_scan(a->tcp);
 

@@ -16,11 +16,11 @@ static const char usage[] =
 	"  --listen HOST:PORT    HTTP address for /metrics and the web page\n"
 	"                        (default " NS_DEFAULT_LISTEN "; trace: none unless given)\n"
 	"  --events LIST         trace: streams to print, comma-separated (default: all).\n"
-	"                        streams: proc, tcp, l7\n"
+	"                        streams: proc, tcp, l7, files (TLS probing of new files)\n"
 	"  --ringbuf-size SIZE   BPF ring buffer size for every stream, or STREAM=SIZE for\n"
 	"                        one (repeatable); k/m suffixes; rounded up to a power of\n"
 	"                        two, at least one page (defaults: proc 1m, tcp 1m,\n"
-	"                        l7 8m)\n"
+	"                        l7 8m, files 256k)\n"
 	"  --max-series N        series per metric before new ones are dropped (and\n"
 	"                        counted); default 10000\n"
 	"  --max-processes N     process table size (default 131072)\n"
@@ -28,6 +28,9 @@ static const char usage[] =
 	"  --max-destinations N  TCP destinations per container in metrics (default 1000)\n"
 	"  --cgroup DIR          process events only from processes in this cgroup v2\n"
 	"                        directory and below (e.g. /sys/fs/cgroup/unified/app)\n"
+	"  --no-tls              do not probe TLS libraries (no plaintext of HTTPS)\n"
+	"  --tls-release-after S remove a file's TLS probes once no process has mapped it\n"
+	"                        for S seconds (default 600; 0: never)\n"
 	"  --verbose             libbpf's own messages on stderr\n"
 	"  --version             print the version\n"
 	"  -h, --help            this text\n"
@@ -134,7 +137,7 @@ static int parse_uint(const char *arg, const char *flag, unsigned long long max,
 enum cli_result cli_parse(int argc, char **argv, struct ns_config *c, struct strbuf *out)
 {
 	enum { OPT_LISTEN = 256, OPT_EVENTS, OPT_RING, OPT_SERIES, OPT_PROCS, OPT_CONNS, OPT_DESTS, OPT_CGROUP, OPT_POLL,
-	       OPT_VERBOSE, OPT_VERSION };
+	       OPT_VERBOSE, OPT_VERSION, OPT_NO_TLS, OPT_TLS_RELEASE };
 	static const struct option opts[] = {
 		{ "listen", required_argument, NULL, OPT_LISTEN },
 		{ "events", required_argument, NULL, OPT_EVENTS },
@@ -146,6 +149,8 @@ enum cli_result cli_parse(int argc, char **argv, struct ns_config *c, struct str
 		{ "cgroup", required_argument, NULL, OPT_CGROUP },
 		/* Hidden: drain every stream on a fixed period, as polling agents do (bench only). */
 		{ "debug-poll-ms", required_argument, NULL, OPT_POLL },
+		{ "no-tls", no_argument, NULL, OPT_NO_TLS },
+		{ "tls-release-after", required_argument, NULL, OPT_TLS_RELEASE },
 		{ "verbose", no_argument, NULL, OPT_VERBOSE },
 		{ "version", no_argument, NULL, OPT_VERSION },
 		{ "help", no_argument, NULL, 'h' },
@@ -161,6 +166,8 @@ enum cli_result cli_parse(int argc, char **argv, struct ns_config *c, struct str
 		.max_connections = 262144,
 		.max_destinations = 1000,
 		.max_l7_connections = 16384,
+		.tls = true,
+		.tls_release_after_s = 600,
 	};
 	int first = 1;
 	if (argc > 1 && !strcmp(argv[1], "trace")) {
@@ -225,6 +232,14 @@ enum cli_result cli_parse(int argc, char **argv, struct ns_config *c, struct str
 			if (parse_uint(optarg, "--debug-poll-ms", 10000, &v, out))
 				return CLI_ERROR;
 			c->debug_poll_ms = (unsigned)v;
+			break;
+		case OPT_NO_TLS:
+			c->tls = false;
+			break;
+		case OPT_TLS_RELEASE:
+			if (parse_uint(optarg, "--tls-release-after", 31536000, &v, out))
+				return CLI_ERROR;
+			c->tls_release_after_s = (unsigned)v;
 			break;
 		case OPT_VERBOSE:
 			c->verbose = true;

@@ -23,6 +23,8 @@ struct ns_config {
 	size_t max_l7_connections;
 	unsigned debug_poll_ms;
 	const char *cgroup; /* --cgroup: a cgroup v2 directory, or NULL */
+	bool tls;			/* probe TLS libraries (--no-tls: off) */
+	unsigned tls_release_after_s;	/* a file unmapped this long loses its probes (0: never) */
 	bool verbose;
 };
 

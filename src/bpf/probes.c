@@ -11,11 +11,14 @@
 #include "exit_codes.h"
 #include "loop/stream.h"
 #include "nodescope.skel.h"
+#include "uprobe_multi.h"
+#include "tls/plan.h"
 
 #define PROBES_MAX_LINKS 64
 
 struct probes {
 	struct nodescope_bpf *skel;
+	bool tls_multi;
 	struct bpf_link *links[PROBES_MAX_LINKS];
 	unsigned n_links;
 };
@@ -139,6 +142,11 @@ int probes_start(const struct probes_opts *o, struct probes **out)
 		cfg->policy = stream_defs[s].policy.kind;
 		cfg->watermark = stream_watermark(&stream_defs[s], bpf_map__max_entries(ring));
 	}
+	/* TLS uprobes as uprobe_multi links where the kernel has them (6.6+). */
+	p->tls_multi = uprobe_multi_supported();
+	for (unsigned i = 0; p->tls_multi && i < TLS_PROG_COUNT; i++)
+		bpf_program__set_expected_attach_type(probes_tls_program(p, i),
+						      NS_BPF_TRACE_UPROBE_MULTI);
 	p->skel->rodata->filter_cgroup_id = o->cgroup_id;
 	p->skel->rodata->filter_cgroup_level = o->cgroup_level;
 	int err = nodescope_bpf__load(p->skel);
@@ -198,14 +206,24 @@ void probes_foreach_misses(struct probes *p,
 	}
 }
 
-struct bpf_program *probes_tls_entry(struct probes *p)
+struct bpf_program *probes_tls_program(struct probes *p, unsigned which)
 {
-	return p->skel->progs.ns_tls_enter;
+	switch (which) {
+	case TLS_PROG_ENTRY:
+		return p->skel->progs.ns_tls_enter;
+	case TLS_PROG_RET:
+		return p->skel->progs.ns_tls_ret;
+	case TLS_PROG_GO_ENTRY:
+		return p->skel->progs.ns_tls_go_enter;
+	case TLS_PROG_GO_RET:
+		return p->skel->progs.ns_tls_go_ret;
+	}
+	return NULL;
 }
 
-struct bpf_program *probes_tls_return(struct probes *p)
+bool probes_tls_multi(const struct probes *p)
 {
-	return p->skel->progs.ns_tls_ret;
+	return p->tls_multi;
 }
 
 struct bpf_map *probes_files_seen(struct probes *p)

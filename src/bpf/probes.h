@@ -28,8 +28,10 @@ struct bpf_map *probes_lost(struct probes *p, enum ns_stream s);
 struct bpf_map *probes_drops(struct probes *p);
 /* Not counted in probes_attached: the programs the TLS manager attaches to files. */
 unsigned probes_attached(const struct probes *p);
-struct bpf_program *probes_tls_entry(struct probes *p);
-struct bpf_program *probes_tls_return(struct probes *p);
+/* The TLS uprobe programs, by enum tls_prog (tls/plan.h). */
+struct bpf_program *probes_tls_program(struct probes *p, unsigned which);
+/* The TLS programs take uprobe_multi links (else one perf-event uprobe per site). */
+bool probes_tls_multi(const struct probes *p);
 /* Files the files stream reported (key: struct { u64 dev, ino; }). */
 struct bpf_map *probes_files_seen(struct probes *p);
 /*

@@ -3,14 +3,18 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <errno.h>
+#include <stdbool.h>
+#include <stddef.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/sysmacros.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "events.h"
+#include "bpf/uprobe_multi.h"
 #include "files.h"
 #include "metrics/registry.h"
 #include "plan.h"
@@ -21,8 +25,15 @@ struct tls_file {
 	struct hmap_node node;
 	dev_t dev;
 	ino_t ino;
+	uint64_t kdev;	     /* dev as the kernel (and the files_seen map) spells it */
+	uint64_t used_ns;    /* last known to be mapped */
+	bool pinned;	     /* from a library dir: never released */
+	char *path;	     /* probed files only */
+	unsigned n_uprobes;	 /* 0 when the file has nothing probed */
 	unsigned n_links;
-	struct bpf_link **links; /* NULL when the file has nothing to probe */
+	struct bpf_link **links; /* perf-event uprobes: one link per site */
+	unsigned n_multi;
+	int multi[TLS_PROG_COUNT]; /* uprobe_multi links: one per program */
 };
 
 enum tls_failure {
@@ -42,11 +53,23 @@ static const char *const failure_names[TLS_FAIL_COUNT] = {
 	[TLS_FAIL_TABLE_FULL] = "table_full",
 };
 
+#define PLAN_CACHE 32
+
+/* A plan by program contents: a copy of a known binary is not planned again. */
+struct plan_cache_entry {
+	struct tls_plan_key key;
+	struct tls_plan *plan; /* only its n sites allocated */
+};
+
 struct tls_manager {
 	struct tls_manager_opts o;
 	struct hmap files;
 	struct tls_plan plan; /* big: one, reused */
-	uint64_t n_probes, n_probed_files;
+	struct plan_cache_entry cache[PLAN_CACHE];
+	unsigned cache_next;
+	uint64_t n_plan_cached;
+	uint64_t n_probes, n_probed_files, n_released;
+	uint64_t last_sweep_ns;
 	uint64_t n_inspected, failures[TLS_FAIL_COUNT];
 	struct metric *m_failures;
 };
@@ -98,6 +121,14 @@ int tls_manager_new(const struct tls_manager_opts *o, struct tls_manager **out)
 				   &m->n_probed_files);
 	err |= metric_register_u64(r, "nodescope_tls_uprobes", "TLS uprobes attached.",
 				   METRIC_GAUGE, &m->n_probes);
+	err |= metric_register_u64(r, "nodescope_tls_plans_reused_total",
+				   "Files probed with the plan of an identical program (same size "
+				   "and build id) inspected before.",
+				   METRIC_COUNTER, &m->n_plan_cached);
+	err |= metric_register_u64(r, "nodescope_tls_files_released_total",
+				   "Files whose TLS probes were removed: no process had mapped "
+				   "them for --tls-release-after.",
+				   METRIC_COUNTER, &m->n_released);
 	if (err || !m->m_failures) {
 		tls_manager_free(m);
 		return -EINVAL;
@@ -109,15 +140,17 @@ int tls_manager_new(const struct tls_manager_opts *o, struct tls_manager **out)
 
 static void file_detach(struct tls_manager *m, struct tls_file *f)
 {
+	for (unsigned i = 0; i < f->n_multi; i++)
+		close(f->multi[i]);
 	for (unsigned i = 0; i < f->n_links; i++)
 		bpf_link__destroy(f->links[i]);
-	if (f->n_links) {
-		m->n_probes -= f->n_links;
+	if (f->n_uprobes) {
+		m->n_probes -= f->n_uprobes;
 		m->n_probed_files--;
 	}
 	free(f->links);
 	f->links = NULL;
-	f->n_links = 0;
+	f->n_links = f->n_multi = f->n_uprobes = 0;
 }
 
 void tls_manager_free(struct tls_manager *m)
@@ -128,10 +161,57 @@ void tls_manager_free(struct tls_manager *m)
 	while ((n = hmap_pop(&m->files))) {
 		struct tls_file *f = hmap_entry(n, struct tls_file, node);
 		file_detach(m, f);
+		free(f->path);
 		free(f);
 	}
 	hmap_destroy(&m->files);
+	for (int i = 0; i < PLAN_CACHE; i++)
+		free(m->cache[i].plan);
 	free(m);
+}
+
+static size_t plan_bytes(const struct tls_plan *p)
+{
+	return offsetof(struct tls_plan, sites) + p->n * sizeof(p->sites[0]);
+}
+
+static bool plan_cached(struct tls_manager *m, const struct tls_plan_key *k)
+{
+	for (int i = 0; i < PLAN_CACHE; i++) {
+		struct plan_cache_entry *c = &m->cache[i];
+		if (c->plan && c->key.size == k->size && c->key.id_len == k->id_len &&
+		    !memcmp(c->key.id, k->id, k->id_len)) {
+			memcpy(&m->plan, c->plan, plan_bytes(c->plan));
+			m->n_plan_cached++;
+			return true;
+		}
+	}
+	return false;
+}
+
+static void plan_remember(struct tls_manager *m, const struct tls_plan_key *k)
+{
+	struct plan_cache_entry *c = &m->cache[m->cache_next++ % PLAN_CACHE];
+	struct tls_plan *copy = malloc(plan_bytes(&m->plan));
+	if (!copy)
+		return;
+	memcpy(copy, &m->plan, plan_bytes(&m->plan));
+	free(c->plan);
+	c->plan = copy;
+	c->key = *k;
+}
+
+/* The plan for the file on fd: from the cache when its contents are known. */
+static int plan_file(struct tls_manager *m, int fd)
+{
+	struct tls_plan_key k;
+	bool keyed = tls_plan_key_fd(fd, &k) == 0 && k.id_len;
+	if (keyed && plan_cached(m, &k))
+		return 0;
+	int err = tls_plan_fd(fd, &m->plan);
+	if (!err && keyed)
+		plan_remember(m, &k);
+	return err;
 }
 
 static uint64_t now_ns(void)
@@ -141,36 +221,72 @@ static uint64_t now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-/* Attaches the plan's uprobes to the file open on fd; all or none. */
-static int file_attach(struct tls_manager *m, struct tls_file *f, int fd, const struct tls_plan *p)
+/* One uprobe_multi link per program, in the order the plan first names them. */
+static int attach_multi(struct tls_manager *m, struct tls_file *f, const char *path,
+			const struct tls_plan *p)
 {
-	char path[64];
-	f->links = calloc(p->n, sizeof(*f->links));
-	if (!f->links)
-		return -ENOMEM;
-	/* The kernel resolves the magic link to the inode: any mount namespace works. */
-	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	uint64_t offsets[TLS_PLAN_MAX], cookies[TLS_PLAN_MAX];
+	bool done[TLS_PROG_COUNT] = { false };
+
 	for (size_t i = 0; i < p->n; i++) {
-		LIBBPF_OPTS(bpf_uprobe_opts, uo, .bpf_cookie = p->sites[i].fn);
-		struct bpf_program *prog = p->sites[i].fn == NS_TLS_RET ? m->o.ret : m->o.entry;
-		struct bpf_link *l = bpf_program__attach_uprobe_opts(prog, -1, path,
-								     p->sites[i].offset, &uo);
-		if (!l) {
-			int err = -errno;
-			file_detach(m, f);
-			return err ? err : -EINVAL;
-		}
-		f->links[f->n_links++] = l;
-		if (f->n_links == 1)
-			m->n_probed_files++;
-		m->n_probes++;
+		uint32_t prog = p->sites[i].prog;
+		if (done[prog])
+			continue;
+		done[prog] = true;
+		size_t n = 0;
+		for (size_t j = i; j < p->n; j++)
+			if (p->sites[j].prog == prog) {
+				offsets[n] = p->sites[j].offset;
+				cookies[n++] = p->sites[j].cookie;
+			}
+		int fd = uprobe_multi_attach(bpf_program__fd(m->o.progs[prog]), path, offsets,
+					     cookies, n);
+		if (fd < 0)
+			return fd;
+		f->multi[f->n_multi++] = fd;
+		f->n_uprobes += n;
 	}
 	return 0;
 }
 
+/* Kernels before 6.6: one perf-event uprobe per site. */
+static int attach_each(struct tls_manager *m, struct tls_file *f, const char *path,
+		       const struct tls_plan *p)
+{
+	if (!(f->links = calloc(p->n, sizeof(*f->links))))
+		return -ENOMEM;
+	for (size_t i = 0; i < p->n; i++) {
+		LIBBPF_OPTS(bpf_uprobe_opts, uo, .bpf_cookie = p->sites[i].cookie);
+		struct bpf_program *prog = m->o.progs[p->sites[i].prog];
+		struct bpf_link *l = bpf_program__attach_uprobe_opts(prog, -1, path,
+								     p->sites[i].offset, &uo);
+		if (!l)
+			return errno ? -errno : -EINVAL;
+		f->links[f->n_links++] = l;
+		f->n_uprobes++;
+	}
+	return 0;
+}
+
+/* Attaches the plan's uprobes to the file open on fd; all or none. */
+static int file_attach(struct tls_manager *m, struct tls_file *f, int fd, const struct tls_plan *p)
+{
+	char path[64];
+	/* The kernel resolves the magic link to the inode: any mount namespace works. */
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	int err = m->o.uprobe_multi ? attach_multi(m, f, path, p) : attach_each(m, f, path, p);
+	if (f->n_uprobes) {
+		m->n_probed_files++;
+		m->n_probes += f->n_uprobes;
+	}
+	if (err)
+		file_detach(m, f);
+	return err;
+}
+
 /* Inspects and probes a file not seen before; fd is the caller's. */
 static void file_inspect(struct tls_manager *m, int fd, dev_t dev, ino_t ino, uint32_t pid,
-			 const char *path, uint64_t event_ts)
+			 const char *path, uint64_t event_ts, bool pinned)
 {
 	struct tls_file *f;
 
@@ -182,11 +298,14 @@ static void file_inspect(struct tls_manager *m, int fd, dev_t dev, ino_t ino, ui
 		return;
 	f->dev = dev;
 	f->ino = ino;
+	f->kdev = ((uint64_t)major(dev) << 20) | minor(dev);
+	f->used_ns = now_ns();
+	f->pinned = pinned;
 	hmap_insert(&m->files, &f->node, file_key(dev, ino));
 	m->n_inspected++;
 
 	struct tls_plan *p = &m->plan;
-	int err = tls_plan_fd(fd, p);
+	int err = plan_file(m, fd);
 	if (err) {
 		if (err != -ENOEXEC)
 			m->failures[TLS_FAIL_UNREADABLE]++;
@@ -205,6 +324,8 @@ static void file_inspect(struct tls_manager *m, int fd, dev_t dev, ino_t ino, ui
 	}
 	if (error)
 		fprintf(stderr, "nodescope: TLS probes on %s: %s\n", path, error);
+	if (f->n_uprobes)
+		f->path = strdup(path);
 	uint64_t now = now_ns();
 	struct trace_tls_probe r = {
 		.ts_ns = now,
@@ -212,8 +333,9 @@ static void file_inspect(struct tls_manager *m, int fd, dev_t dev, ino_t ino, ui
 		.pid = pid,
 		.file = path,
 		.library = p->library ? p->library : "unknown",
-		.functions = f->n_links ? p->functions : 0,
-		.probes = f->n_links,
+		.version = p->go_version[0] ? p->go_version : NULL,
+		.functions = f->n_uprobes ? p->functions : 0,
+		.probes = f->n_uprobes,
 		.error = error,
 	};
 	trace_tls_probe(m->o.trace, &r);
@@ -227,6 +349,81 @@ static void forget_reported(struct tls_manager *m, uint64_t kdev, uint64_t ino)
 		bpf_map_delete_elem(m->o.files_seen_fd, key);
 }
 
+/* When the BPF side last saw the file mapped (0: unknown, e.g. evicted). */
+static uint64_t last_mapped(struct tls_manager *m, const struct tls_file *f)
+{
+	uint64_t key[2] = { f->kdev, (uint64_t)f->ino }, ts = 0;
+	if (m->o.files_seen_fd >= 0)
+		bpf_map_lookup_elem(m->o.files_seen_fd, key, &ts);
+	return ts;
+}
+
+struct sweep {
+	struct tls_manager *m;
+	uint64_t now;
+	size_t n;
+	struct tls_file **idle;
+};
+
+static void collect_idle(void *ctx, struct hmap_node *n)
+{
+	struct sweep *s = ctx;
+	struct tls_file *f = hmap_entry(n, struct tls_file, node);
+	uint64_t seen = last_mapped(s->m, f);
+
+	if (seen > f->used_ns)
+		f->used_ns = seen;
+	if (!f->pinned && s->now - f->used_ns > s->m->o.release_after_ns)
+		s->idle[s->n++] = f;
+}
+
+/* A process still maps an idle file (a server started long ago): it stays. */
+static void mark_in_use(void *ctx, const struct tls_candidate *c)
+{
+	struct sweep *s = ctx;
+	for (size_t i = 0; i < s->n; i++)
+		if (s->idle[i] && s->idle[i]->dev == c->dev && s->idle[i]->ino == c->ino) {
+			s->idle[i]->used_ns = s->now;
+			s->idle[i] = NULL;
+		}
+}
+
+static void file_release(struct tls_manager *m, struct tls_file *f, uint64_t now)
+{
+	if (f->n_uprobes) {
+		trace_tls_release(m->o.trace, now, f->path, f->n_uprobes);
+		m->n_released++;
+	}
+	file_detach(m, f);
+	hmap_unlink(&m->files, &f->node);
+	/* Its next mapping is reported and inspected afresh. */
+	forget_reported(m, f->kdev, (uint64_t)f->ino);
+	free(f->path);
+	free(f);
+}
+
+/* At most once per half release period, on the back of an event. */
+static void maybe_sweep(struct tls_manager *m)
+{
+	uint64_t now = now_ns();
+	if (!m->o.release_after_ns || now - m->last_sweep_ns < m->o.release_after_ns / 2)
+		return;
+	m->last_sweep_ns = now;
+	struct sweep s = { m, now, 0, calloc(m->files.count + 1, sizeof(*s.idle)) };
+	if (!s.idle)
+		return;
+	hmap_foreach(&m->files, collect_idle, &s);
+	bool probed_idle = false;
+	for (size_t i = 0; i < s.n; i++)
+		probed_idle |= s.idle[i]->n_uprobes > 0;
+	if (probed_idle)
+		tls_scan_processes(mark_in_use, &s);
+	for (size_t i = 0; i < s.n; i++)
+		if (s.idle[i])
+			file_release(m, s.idle[i], now);
+	free(s.idle);
+}
+
 int tls_manager_on_record(void *ctx, const void *data, size_t len)
 {
 	struct tls_manager *m = ctx;
@@ -235,6 +432,7 @@ int tls_manager_on_record(void *ctx, const void *data, size_t len)
 
 	if (len < sizeof(*e) || (e->type != NS_FILE_EXEC && e->type != NS_FILE_MMAP))
 		return -EINVAL;
+	maybe_sweep(m);
 	dev_t dev = tls_dev_from_kernel(e->dev);
 	if (file_find(m, dev, (ino_t)e->ino))
 		return 0;
@@ -245,7 +443,7 @@ int tls_manager_on_record(void *ctx, const void *data, size_t len)
 		forget_reported(m, e->dev, e->ino);
 		return 0;
 	}
-	file_inspect(m, fd, dev, (ino_t)e->ino, e->pid, path, e->ts_ns);
+	file_inspect(m, fd, dev, (ino_t)e->ino, e->pid, path, e->ts_ns, false);
 	close(fd);
 	return 0;
 }
@@ -259,7 +457,7 @@ static void scan_candidate(void *ctx, const struct tls_candidate *c)
 	int fd = open(c->open_path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	if (fd < 0)
 		return; /* gone since it was listed: its next mapping reports it */
-	file_inspect(m, fd, c->dev, c->ino, c->pid, c->path, 0);
+	file_inspect(m, fd, c->dev, c->ino, c->pid, c->path, 0, c->pid == 0);
 	close(fd);
 }
 

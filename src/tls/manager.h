@@ -10,8 +10,11 @@
 #ifndef NODESCOPE_TLS_MANAGER_H
 #define NODESCOPE_TLS_MANAGER_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+
+#include "plan.h"
 
 struct bpf_program;
 struct metric_registry;
@@ -21,9 +24,16 @@ struct tls_manager;
 struct tls_manager_opts {
 	struct metric_registry *registry;
 	struct trace *trace; /* may be NULL: "tls_probe" lines */
-	struct bpf_program *entry, *ret;
+	struct bpf_program *progs[TLS_PROG_COUNT];
+	bool uprobe_multi;   /* the programs were loaded for uprobe_multi links */
 	int files_seen_fd;   /* BPF map of reported files: a file not inspected is forgotten */
 	size_t max_files;    /* inspected files remembered */
+	/*
+	 * A file no process has mapped for this long loses its probes (0: never).
+	 * Checked when files-stream events arrive, never on a timer; files of
+	 * the host's library dirs keep theirs, so a first run never races.
+	 */
+	uint64_t release_after_ns;
 };
 
 int tls_manager_new(const struct tls_manager_opts *o, struct tls_manager **out);

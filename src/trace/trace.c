@@ -250,6 +250,8 @@ void trace_format_tls_probe(struct strbuf *sb, const struct trace_tls_probe *r,
 	json_key_u64(sb, "pid", r->pid);
 	json_key_str(sb, "file", r->file);
 	json_key_str(sb, "library", r->library);
+	if (r->version)
+		json_key_str(sb, "version", r->version);
 	json_key_u64(sb, "functions", r->functions);
 	json_key_u64(sb, "probes", r->probes);
 	if (r->error)
@@ -264,5 +266,17 @@ void trace_tls_probe(struct trace *t, const struct trace_tls_probe *r)
 	if (!trace_on(t))
 		return;
 	trace_format_tls_probe(&t->line, r, t->mono_to_real_ns);
+	trace_write(t);
+}
+
+void trace_tls_release(struct trace *t, uint64_t ts_ns, const char *file, unsigned probes)
+{
+	if (!trace_on(t))
+		return;
+	json_begin(&t->line, "tls_release");
+	json_key_ts(&t->line, ts_ns, t->mono_to_real_ns);
+	json_key_str(&t->line, "file", file ? file : "");
+	json_key_u64(&t->line, "probes", probes);
+	json_end(&t->line);
 	trace_write(t);
 }

@@ -62,7 +62,8 @@ struct trace_tls_probe {
 	uint64_t ts_ns;
 	uint32_t pid;	     /* the process whose mapping or exec revealed it */
 	const char *file;    /* its path as that process sees it */
-	const char *library; /* "openssl", "gnutls" */
+	const char *library; /* "openssl", "gnutls", "go" */
+	const char *version; /* the Go version of a Go program, else NULL */
 	unsigned functions;  /* entry points probed */
 	unsigned probes;     /* uprobes attached: entries and return sites */
 	const char *error;   /* NULL, or why some could not be probed */
@@ -72,6 +73,9 @@ struct trace_tls_probe {
 void trace_tls_probe(struct trace *t, const struct trace_tls_probe *r);
 void trace_format_tls_probe(struct strbuf *sb, const struct trace_tls_probe *r,
 			    int64_t mono_to_real_ns);
+
+/* A file's TLS probes removed: no process had mapped it for a while. */
+void trace_tls_release(struct trace *t, uint64_t ts_ns, const char *file, unsigned probes);
 
 /* Inbound connections print the peer as src and the local address as dst. */
 void trace_tcp(struct trace *t, const struct ns_tcp_event *e, uint32_t pid, const char *container);

@@ -298,3 +298,54 @@ done
         assert_each_reported(tls_tracer, [pid], f"/mntns/{i}", 404)
     probes = probes_of(tls_tracer, "/mnt/libssl.so.3")
     assert len(probes) == 1 and probes[0]["pid"] == pids[0], probes
+
+
+def test_probes_released_when_unused_and_kept_while_mapped(agent_factory, server, static_client):
+    """--tls-release-after: a file no process maps loses its probes (and gets them back when run
+    again); one a running process still maps keeps them; the host's libssl is never released."""
+    a = agent_factory("--events", "l7,files", "--tls-release-after", "1")
+    d = tempfile.mkdtemp(prefix="nodescope-e2e-release.")
+    holder = None
+    try:
+        exe = os.path.join(d, "tls_get")
+        shutil.copy(static_client, exe)
+        os.mkdir(os.path.join(d, "lib"))
+        shutil.copy(LIBSSL, os.path.join(d, "lib", "libssl.so.3"))
+        # A long-running process mapping its own libssl copy (Python's ssl module loads it).
+        holder = subprocess.Popen([sys.executable, "-c", "import ssl, time; print('up', flush=True); time.sleep(60)"],
+                                  env=dict(os.environ, LD_LIBRARY_PATH=os.path.join(d, "lib")),
+                                  stdout=subprocess.PIPE)
+        assert holder.stdout.readline() == b"up\n"
+        run_clients(lambda i: [exe, str(server.port), "/release/1"], 1, "/release/1")
+        a.wait_for(lambda evs: probes_of(a, exe) and probes_of(a, "/lib/libssl.so.3"), timeout=10,
+                   what="both files probed")
+        time.sleep(1.5)
+        # Any new executable mapping brings the check along: no timer does it.
+        trigger = os.path.join(d, "true")
+        shutil.copy("/bin/true", trigger)
+        subprocess.run([trigger], check=True)
+        released = lambda evs: [e for e in evs if e.get("type") == "tls_release"]
+        a.wait_for(released, timeout=10, what="a tls_release line")
+        time.sleep(0.3)
+        rel = released(a.snapshot())
+        assert [e["file"] for e in rel] == [exe], rel  # not the copy the holder maps, not the host's
+        assert a.metric("nodescope_tls_files_released_total") == 1
+        # Run again: probed afresh from its exec, and its requests seen.
+        pids = run_clients(lambda i: [exe, str(server.port), "/release/2"], 1, "/release/2")
+        a.wait_for(lambda evs: len(probes_of(a, exe)) == 2, timeout=10, what="probed again")
+        pids += run_clients(lambda i: [exe, str(server.port), "/release/3"], 1, "/release/3")
+        assert_each_reported(a, pids[1:], "/release/3", 404)
+    finally:
+        if holder:
+            holder.kill()
+            holder.wait()
+        shutil.rmtree(d, ignore_errors=True)
+
+
+def test_no_tls_flag(agent_factory, server):
+    a = agent_factory("--events", "l7,files", "--no-tls")
+    pids = run_clients(curl_argv(server, "/notls"), 3, "/notls")
+    time.sleep(0.5)
+    evs = a.snapshot()
+    assert not [e for e in evs if e.get("type") in ("tls_probe", "l7")], evs
+    assert "nodescope_tls_uprobes" not in a.metrics()

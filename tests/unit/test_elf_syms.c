@@ -327,7 +327,10 @@ static void assert_offset_matches_memory(const char *path, const struct elf_sym 
 	assert_true(s->offset < file_size(path));
 	assert_int_equal((uintptr_t)fn, load_bias + (uintptr_t)s->addr);
 	read_at(path, s->offset, got, sizeof(got));
-	assert_memory_equal(got, fn, sizeof(got));
+	/* A uprobe (nodescope's own, running on this machine) shows as int3 at the entry. */
+	const unsigned char *mem = fn;
+	assert_true(mem[0] == got[0] || mem[0] == 0xcc);
+	assert_memory_equal(got + 1, mem + 1, sizeof(got) - 1);
 }
 
 static uintptr_t load_bias(void *h)

@@ -1,7 +1,8 @@
 /*
  * tls_plan against the system's TLS libraries (Debian's libssl3 and
- * libgnutls30 are build dependencies, so they are always there), a program
- * with no TLS code, and files that are not ELF.
+ * libgnutls30 are build dependencies, so they are always there), a stripped
+ * Go HTTPS client built here with Debian's go, a program with no TLS code,
+ * and files that are not ELF; and the plan key that lets copies share a plan.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -17,6 +18,7 @@
 #include <unistd.h>
 
 #include "tls/elf_syms.h"
+#include "tls/go_binary.h"
 #include "tls/plan.h"
 
 #define LIBSSL "/usr/lib/x86_64-linux-gnu/libssl.so.3"
@@ -46,7 +48,8 @@ static void check_sites(const char *path, const char *const *names, const uint32
 		assert_int_equal(elf_syms_find(e, names[i], &s), 0);
 		for (size_t j = 0; j < plan.n; j++)
 			if (plan.sites[j].offset == s.offset) {
-				assert_int_equal(plan.sites[j].fn, fns[i]);
+				assert_int_equal(plan.sites[j].cookie, fns[i]);
+				assert_int_equal(plan.sites[j].prog, TLS_PROG_ENTRY);
 				found = true;
 			}
 		if (!found)
@@ -58,7 +61,7 @@ static void check_sites(const char *path, const char *const *names, const uint32
 	assert_non_null(f);
 	size_t rets = 0;
 	for (size_t j = 0; j < plan.n; j++) {
-		if (plan.sites[j].fn != NS_TLS_RET)
+		if (plan.sites[j].prog != TLS_PROG_RET && plan.sites[j].prog != TLS_PROG_GO_RET)
 			continue;
 		unsigned char b[2];
 		assert_int_equal(fseek(f, (long)plan.sites[j].offset, SEEK_SET), 0);
@@ -99,6 +102,113 @@ static void test_libgnutls_send2_stands_for_send(void **state)
 	check_sites(LIBGNUTLS, names, fns, 2);
 }
 
+static char go_dir[] = "/tmp/nodescope-plan-go-XXXXXX";
+
+static const char go_client[] =
+	"package main\n"
+	"import (\"crypto/tls\"; \"net/http\"; \"os\")\n"
+	"func main() {\n"
+	"	tr := &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}\n"
+	"	r, err := (&http.Client{Transport: tr}).Get(os.Args[1])\n"
+	"	if err == nil { r.Body.Close() }\n"
+	"}\n";
+
+/* Builds go_dir/client (stripped) and go_dir/other (a different program). */
+static int build_go(void **state)
+{
+	char cmd[1024];
+	if (!mkdtemp(go_dir))
+		return -1;
+	snprintf(cmd, sizeof(cmd), "%s/main.go", go_dir);
+	FILE *f = fopen(cmd, "w");
+	if (!f)
+		return -1;
+	fputs(go_client, f);
+	fclose(f);
+	snprintf(cmd, sizeof(cmd),
+		 "cd %s && export HOME=%s GOCACHE=%s/cache GO111MODULE=off GOFLAGS= && "
+		 "go build -ldflags='-s -w' -o client main.go && "
+		 "go build -ldflags='-s -w -X main.unused=1' -o other main.go && cp client copy",
+		 go_dir, go_dir, go_dir);
+	if (system(cmd) != 0) {
+		fprintf(stderr, "cannot build the Go client (is golang-go installed? "
+				"scripts/install-deps.sh installs it)\n");
+		return -1;
+	}
+	return 0;
+}
+
+static int remove_go(void **state)
+{
+	char cmd[128];
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", go_dir);
+	return system(cmd) == 0 ? 0 : -1;
+}
+
+static void test_stripped_go_client(void **state)
+{
+	char path[128];
+	struct go_binary *g;
+	struct go_func w, r;
+
+	snprintf(path, sizeof(path), "%s/client", go_dir);
+	assert_int_equal(plan_path(path), 0);
+	assert_string_equal(plan.library, "go");
+	assert_true(!strncmp(plan.go_version, "go1.", 4));
+	assert_int_equal(plan.functions, 2);
+	assert_int_equal(plan.skipped, 0);
+	assert_int_equal(go_binary_open(path, &g), 0);
+	assert_int_equal(go_binary_find_func(g, "crypto/tls.(*Conn).Write", &w), 0);
+	assert_int_equal(go_binary_find_func(g, "crypto/tls.(*Conn).Read", &r), 0);
+	go_binary_close(g);
+	/* Write: its entry only, first. Read: its return sites, then its entry. */
+	assert_true(plan.n >= 3);
+	assert_int_equal(plan.sites[0].offset, w.offset);
+	assert_int_equal(plan.sites[0].prog, TLS_PROG_GO_ENTRY);
+	assert_int_equal(plan.sites[0].cookie, NS_TLS_GO_WRITE);
+	assert_int_equal(plan.sites[plan.n - 1].offset, r.offset);
+	assert_int_equal(plan.sites[plan.n - 1].prog, TLS_PROG_GO_ENTRY);
+	assert_int_equal(plan.sites[plan.n - 1].cookie, NS_TLS_GO_READ);
+	for (size_t i = 1; i + 1 < plan.n; i++) {
+		assert_int_equal(plan.sites[i].prog, TLS_PROG_GO_RET);
+		assert_int_equal(plan.sites[i].cookie, NS_TLS_GO_READ | NS_TLS_COOKIE_RET);
+		assert_true(plan.sites[i].offset > r.offset && plan.sites[i].offset < r.offset + r.size);
+	}
+	static const char *const none[1];
+	static const uint32_t nofn[1];
+	check_sites(path, none, nofn, 0); /* every return site is a ret */
+}
+
+static void test_plan_key_same_for_copies_only(void **state)
+{
+	struct tls_plan_key a, b, c;
+	char p[128];
+	int fd;
+
+	snprintf(p, sizeof(p), "%s/client", go_dir);
+	assert_true((fd = open(p, O_RDONLY)) >= 0);
+	assert_int_equal(tls_plan_key_fd(fd, &a), 0);
+	close(fd);
+	snprintf(p, sizeof(p), "%s/copy", go_dir);
+	assert_true((fd = open(p, O_RDONLY)) >= 0);
+	assert_int_equal(tls_plan_key_fd(fd, &b), 0);
+	close(fd);
+	snprintf(p, sizeof(p), "%s/other", go_dir);
+	assert_true((fd = open(p, O_RDONLY)) >= 0);
+	assert_int_equal(tls_plan_key_fd(fd, &c), 0);
+	close(fd);
+	assert_true(a.id_len > 0); /* the Go build id note */
+	assert_true(a.size == b.size && a.id_len == b.id_len && !memcmp(a.id, b.id, a.id_len));
+	assert_true(a.id_len != c.id_len || memcmp(a.id, c.id, a.id_len));
+	assert_true((fd = open(LIBSSL, O_RDONLY)) >= 0);
+	assert_int_equal(tls_plan_key_fd(fd, &c), 0); /* the GNU build id */
+	close(fd);
+	assert_int_equal(c.id_len, 20);
+	assert_true((fd = open("/etc/passwd", O_RDONLY)) >= 0);
+	assert_int_equal(tls_plan_key_fd(fd, &c), -ENOEXEC);
+	close(fd);
+}
+
 static void test_program_without_tls(void **state)
 {
 	assert_int_equal(plan_path("/bin/true"), 0);
@@ -123,8 +233,10 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_libssl),
 		cmocka_unit_test(test_libgnutls_send2_stands_for_send),
+		cmocka_unit_test(test_stripped_go_client),
+		cmocka_unit_test(test_plan_key_same_for_copies_only),
 		cmocka_unit_test(test_program_without_tls),
 		cmocka_unit_test(test_not_elf),
 	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	return cmocka_run_group_tests(tests, build_go, remove_go);
 }
