@@ -27,15 +27,19 @@ struct l7_call {
 	__s32 fd;
 	__u32 op;
 	__u32 kind;
-	__u32 pad;
+	__u32 active; /* a call is in flight (the storage outlives it) */
 	/* Copied at entry: a reset may close the connection before the call returns. */
 	struct ns_l7_sock sock;
 };
 
+/*
+ * The read or write a thread is in, in the thread's own storage: no hash
+ * update and delete per call (they were the biggest single cost under load).
+ */
 struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 16384);
-	__type(key, __u64); /* pid_tgid of the thread in the syscall */
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
 	__type(value, struct l7_call);
 } l7_calls SEC(".maps");
 
@@ -84,10 +88,19 @@ static __always_inline int l7_enter(__s32 fd, __u64 ptr, __u32 op, __u32 kind, _
 		return 0; /* not a tracked socket: the common, cheap case */
 	if (l7_inside_tls_call(id, fd, sp, sock) || (sock->flags & NS_L7_F_ENCRYPTED))
 		return 0;
-	struct l7_call c = { .ts_ns = bpf_ktime_get_ns(), .ptr = ptr, .fd = fd, .op = op,
-			     .kind = kind, .sock = *sock };
-	if (bpf_map_update_elem(&l7_calls, &id, &c, BPF_ANY))
+	struct l7_call *c = bpf_task_storage_get(&l7_calls, bpf_get_current_task_btf(), 0,
+						 BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (!c) {
 		ns_drop(NS_DROP_L7_CALLS_FULL);
+		return 0;
+	}
+	c->ts_ns = bpf_ktime_get_ns();
+	c->ptr = ptr;
+	c->fd = fd;
+	c->op = op;
+	c->kind = kind;
+	c->sock = *sock;
+	c->active = 1;
 	return 0;
 }
 
@@ -149,13 +162,13 @@ static __always_inline bool l7_is_tls_record(const struct ns_l7_event *e)
 static __always_inline int l7_exit(long ret)
 {
 	__u64 id = bpf_get_current_pid_tgid();
-	struct l7_call *c = bpf_map_lookup_elem(&l7_calls, &id);
+	struct l7_call *c = bpf_task_storage_get(&l7_calls, bpf_get_current_task_btf(), 0, 0);
 	__u32 zero = 0;
 
-	if (!c)
+	if (!c || !c->active)
 		return 0;
+	c->active = 0;
 	struct l7_call call = *c;
-	bpf_map_delete_elem(&l7_calls, &id);
 	if (ret <= 0)
 		return 0;
 	if (call.kind == L7_BUF_MMSG) {

@@ -3,6 +3,8 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <errno.h>
+#include <setjmp.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <fcntl.h>
@@ -202,13 +204,48 @@ static void plan_remember(struct tls_manager *m, const struct tls_plan_key *k)
 }
 
 /* The plan for the file on fd: from the cache when its contents are known. */
+/*
+ * The ELF readers map the file: one truncated under them (a library copied
+ * over in place) would raise SIGBUS. While a plan is made, that signal
+ * abandons the plan instead of the agent (what it had allocated leaks: rare).
+ */
+static sigjmp_buf *plan_guard;
+
+static void plan_on_sigbus(int sig)
+{
+	if (plan_guard)
+		siglongjmp(*plan_guard, 1);
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+static int plan_guarded(int fd, struct tls_plan *plan)
+{
+	static bool installed;
+	sigjmp_buf jb;
+	if (!installed) {
+		struct sigaction sa = { .sa_handler = plan_on_sigbus };
+		sigemptyset(&sa.sa_mask);
+		sigaction(SIGBUS, &sa, NULL);
+		installed = true;
+	}
+	if (sigsetjmp(jb, 1)) {
+		plan_guard = NULL;
+		return -EIO;
+	}
+	plan_guard = &jb;
+	int err = tls_plan_fd(fd, plan);
+	plan_guard = NULL;
+	return err;
+}
+
 static int plan_file(struct tls_manager *m, int fd)
 {
 	struct tls_plan_key k;
 	bool keyed = tls_plan_key_fd(fd, &k) == 0 && k.id_len;
 	if (keyed && plan_cached(m, &k))
 		return 0;
-	int err = tls_plan_fd(fd, &m->plan);
+	int err = plan_guarded(fd, &m->plan);
 	if (!err && keyed)
 		plan_remember(m, &k);
 	return err;

@@ -296,8 +296,10 @@ def test_bpf_tracking_drops_are_exported(tcp_tracer):
     m = tcp_tracer.metrics()["nodescope_bpf_tracking_dropped_total"]
     reasons = {dict(k)["reason"] for k in m}
     assert reasons == {"socket_table_full", "pending_table_full", "l7_socket_table_full",
-                       "l7_calls_table_full"}
-    assert all(v == 0 for v in m.values())
+                       "l7_calls_table_full", "tls_calls_table_full", "tls_socket_unknown",
+                       "files_seen_table_full"}
+    # Every table has room; plaintext of a TLS session opened before the agent may lack its socket.
+    assert all(v == 0 for k, v in m.items() if dict(k)["reason"] != "tls_socket_unknown")
 
 
 def test_destination_cap_per_container(agent_factory):
