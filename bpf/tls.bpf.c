@@ -15,6 +15,16 @@ char LICENSE[] SEC("license") = "GPL";
 
 extern int ns_l7_emit_tls(const struct tls_plaintext *p);
 
+/* Hands total bytes of plaintext at buf, moved on fd's connection sock, to stream l7. */
+static __always_inline void tls_send(__u32 op, __s32 fd, __u64 ts_ns, __u64 total, __u64 buf,
+				     const struct ns_l7_sock *sock)
+{
+	struct tls_plaintext pt = {
+		.op = op, .fd = fd, .ts_ns = ts_ns, .total = total, .buf = buf, .sock = *sock,
+	};
+	ns_l7_emit_tls(&pt);
+}
+
 SEC("uprobe")
 int BPF_KPROBE(ns_tls_enter, void *session, void *buf, __u64 num, void *len_ptr)
 {
@@ -85,15 +95,7 @@ int BPF_KPROBE(ns_tls_ret)
 	}
 	bool write = c.fn == NS_TLS_SSL_WRITE || c.fn == NS_TLS_SSL_WRITE_EX ||
 		     c.fn == NS_TLS_GNUTLS_SEND;
-	struct tls_plaintext pt = {
-		.op = write ? NS_L7_WRITE : NS_L7_READ,
-		.fd = c.fd,
-		.ts_ns = c.ts_ns,
-		.total = n,
-		.buf = c.buf,
-		.sock = c.sock,
-	};
-	ns_l7_emit_tls(&pt);
+	tls_send(write ? NS_L7_WRITE : NS_L7_READ, c.fd, c.ts_ns, n, c.buf, &c.sock);
 	return 0;
 }
 
@@ -176,15 +178,7 @@ int ns_tls_go_enter(struct pt_regs *ctx)
 	if (fn == NS_TLS_GO_WRITE) {
 		/* Write sends all of b or fails the connection: emit it now, no return probe. */
 		__u64 len = stack_abi ? go_stack_word(ctx, 3) : ctx->cx;
-		struct tls_plaintext pt = {
-			.op = NS_L7_WRITE,
-			.fd = fd,
-			.ts_ns = bpf_ktime_get_ns(),
-			.total = len,
-			.buf = buf,
-			.sock = *sock,
-		};
-		ns_l7_emit_tls(&pt);
+		tls_send(NS_L7_WRITE, fd, bpf_ktime_get_ns(), len, buf, sock);
 		return 0;
 	}
 	struct go_call_key k = { .g = go_goroutine(ctx, stack_abi), .tgid = tgid };
@@ -217,14 +211,6 @@ int ns_tls_go_ret(struct pt_regs *ctx)
 	__s64 n = stack_abi ? (__s64)go_stack_word(ctx, 5) : (__s64)ctx->ax;
 	if (n <= 0)
 		return 0;
-	struct tls_plaintext pt = {
-		.op = NS_L7_READ,
-		.fd = c.fd,
-		.ts_ns = c.ts_ns,
-		.total = n,
-		.buf = c.buf,
-		.sock = c.sock,
-	};
-	ns_l7_emit_tls(&pt);
+	tls_send(NS_L7_READ, c.fd, c.ts_ns, n, c.buf, &c.sock);
 	return 0;
 }

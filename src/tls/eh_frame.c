@@ -1,5 +1,7 @@
 #include "eh_frame.h"
 
+#include "util/last_error.h"
+
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -25,22 +27,7 @@
 /* A ULEB128/SLEB128 of a 64-bit value takes at most this many bytes. */
 #define LEB_MAX 10
 
-static __thread char last_error[256];
-
-const char *eh_frame_last_error(void)
-{
-	return last_error;
-}
-
-__attribute__((format(printf, 2, 3))) static int fail(int rc, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(last_error, sizeof(last_error), fmt, ap);
-	va_end(ap);
-	return rc;
-}
+LAST_ERROR_DEFINE(eh_frame)
 
 /* Reads from buf[pos..len); pos <= len always holds. */
 struct cursor {

@@ -1,6 +1,8 @@
 #define _GNU_SOURCE /* memrchr */
 #include "elf_syms.h"
 
+#include "util/last_error.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
@@ -64,22 +66,7 @@ struct query {
 	struct elf_sym best;
 };
 
-static __thread char last_error[256];
-
-const char *elf_syms_last_error(void)
-{
-	return last_error;
-}
-
-__attribute__((format(printf, 2, 3))) static int fail(int rc, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(last_error, sizeof(last_error), fmt, ap);
-	va_end(ap);
-	return rc;
-}
+LAST_ERROR_DEFINE(elf_syms)
 
 static const char *elf_msg(void)
 {

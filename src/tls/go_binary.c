@@ -1,6 +1,8 @@
 #define _GNU_SOURCE /* memmem */
 #include "go_binary.h"
 
+#include "util/last_error.h"
+
 #include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -82,22 +84,7 @@ struct go_binary {
 	struct pcln t;
 };
 
-static __thread char last_error[256];
-
-const char *go_binary_last_error(void)
-{
-	return last_error;
-}
-
-__attribute__((format(printf, 2, 3))) static int fail(int rc, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(last_error, sizeof(last_error), fmt, ap);
-	va_end(ap);
-	return rc;
-}
+LAST_ERROR_DEFINE(go_binary)
 
 #define ULL(x) ((unsigned long long)(x))
 

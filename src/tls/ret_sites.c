@@ -1,5 +1,7 @@
 #include "ret_sites.h"
 
+#include "util/last_error.h"
+
 #include <capstone/capstone.h>
 #include <elf.h>
 #include <errno.h>
@@ -53,22 +55,7 @@ struct walk {
 	size_t n_rec;
 };
 
-static __thread char last_error[256];
-
-const char *ret_sites_last_error(void)
-{
-	return last_error;
-}
-
-__attribute__((format(printf, 2, 3))) static int fail(int rc, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(last_error, sizeof(last_error), fmt, ap);
-	va_end(ap);
-	return rc;
-}
+LAST_ERROR_DEFINE(ret_sites)
 
 /* Passes on an error of a module below, its message prefixed with what we did. */
 static int fail_from(int rc, const char *what, const char *msg)

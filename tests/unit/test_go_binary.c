@@ -33,10 +33,11 @@
 #include "tls/elf_syms.h"
 #include "tls/go_binary.h"
 
+#include "fixture.h"
+
 /* The synthetic executables and the fuzz harness's checks (gs_*). */
 #include "../fuzz/fuzz_go_binary.c"
 
-static char dir[256];
 static char go_problem[512];	/* why the Go fixtures are missing; "" once built */
 static bool keep_fixtures;	/* a build failed: its log is in there */
 static char go_version[64];	/* "go1.19.8", as `go version` says */
@@ -86,49 +87,6 @@ static const char main_go[] = "package main\n"
 	"GOFLAGS= GOTOOLCHAIN=local; "
 
 /* ---- helpers -------------------------------------------------------------- */
-
-static const char *P(const char *name)
-{
-	static char bufs[8][sizeof(dir) + 64];
-	static unsigned int next;
-	char *b = bufs[next++ % 8];
-
-	snprintf(b, sizeof(bufs[0]), "%s/%.60s", dir, name);
-	return b;
-}
-
-__attribute__((format(printf, 1, 2))) static int run(const char *fmt, ...)
-{
-	char cmd[4096], full[sizeof(cmd) + sizeof(dir) + 64];
-	va_list ap;
-	int rc;
-
-	va_start(ap, fmt);
-	vsnprintf(cmd, sizeof(cmd), fmt, ap);
-	va_end(ap);
-	snprintf(full, sizeof(full), "cd '%s' && (%s) >>build.log 2>&1", dir, cmd);
-	rc = system(full);
-	if (rc != 0)
-		fprintf(stderr, "command failed (%d): %s (see %s/build.log)\n", rc, cmd, dir);
-	return rc;
-}
-
-static unsigned char *slurp(const char *path, size_t *len)
-{
-	struct stat st;
-	unsigned char *buf;
-	int fd = open(path, O_RDONLY);
-
-	if (fd < 0)
-		fail_msg("open %s: %s", path, strerror(errno));
-	assert_int_equal(fstat(fd, &st), 0);
-	buf = malloc((size_t)st.st_size + 1);
-	assert_non_null(buf);
-	assert_int_equal(pread(fd, buf, (size_t)st.st_size, 0), st.st_size);
-	close(fd);
-	*len = (size_t)st.st_size;
-	return buf;
-}
 
 static int write_file(const char *path, const void *data, size_t len)
 {

@@ -28,62 +28,15 @@
 #include "tls/elf_syms.h"
 #include "tls/ret_sites.h"
 
+#include "fixture.h"
+
 #define SYS_LIBDIR "/usr/lib/x86_64-linux-gnu"
 
-static char dir[256];
 static bool have_clang;
 
-static const char *P(const char *name)
-{
-	static char bufs[8][sizeof(dir) + 64];
-	static unsigned int next;
-	char *b = bufs[next++ % 8];
 
-	snprintf(b, sizeof(bufs[0]), "%s/%.60s", dir, name);
-	return b;
-}
 
-__attribute__((format(printf, 1, 2))) static int run(const char *fmt, ...)
-{
-	char cmd[4096], full[sizeof(cmd) + sizeof(dir) + 64];
-	va_list ap;
-	int rc;
 
-	va_start(ap, fmt);
-	vsnprintf(cmd, sizeof(cmd), fmt, ap);
-	va_end(ap);
-	snprintf(full, sizeof(full), "cd '%s' && (%s) >>build.log 2>&1", dir, cmd);
-	rc = system(full);
-	if (rc != 0)
-		fprintf(stderr, "command failed (%d): %s (see %s/build.log)\n", rc, cmd, dir);
-	return rc;
-}
-
-static int write_text(const char *name, const char *text)
-{
-	FILE *f = fopen(P(name), "w");
-
-	if (!f)
-		return -1;
-	fputs(text, f);
-	return fclose(f);
-}
-
-static unsigned char *slurp(const char *path, size_t *len)
-{
-	struct stat st;
-	unsigned char *buf;
-	int fd = open(path, O_RDONLY);
-
-	assert_true(fd >= 0);
-	assert_int_equal(fstat(fd, &st), 0);
-	buf = malloc((size_t)st.st_size + 1);
-	assert_non_null(buf);
-	assert_int_equal(pread(fd, buf, (size_t)st.st_size, 0), st.st_size);
-	close(fd);
-	*len = (size_t)st.st_size;
-	return buf;
-}
 
 static struct elf_syms *open_ok(const char *path)
 {
