@@ -59,12 +59,12 @@ struct {
 static __always_inline bool l7_inside_tls_call(__u64 id, __s32 fd, __u64 sp,
 					       struct ns_l7_sock *sock)
 {
-	struct tls_call *c = bpf_map_lookup_elem(&tls_calls, &id);
-	if (!c)
+	struct tls_call *c = bpf_task_storage_get(&tls_calls, bpf_get_current_task_btf(), 0, 0);
+	if (!c || !c->sp)
 		return false;
 	if (sp >= c->sp) {
 		/* The call returned unseen (longjmp, a missed return site): forget it. */
-		bpf_map_delete_elem(&tls_calls, &id);
+		c->sp = 0;
 		return false;
 	}
 	if (c->fd < 0) {

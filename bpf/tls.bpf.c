@@ -28,20 +28,21 @@ static __always_inline void tls_send(__u32 op, __s32 fd, __u64 ts_ns, __u64 tota
 SEC("uprobe")
 int BPF_KPROBE(ns_tls_enter, void *session, void *buf, __u64 num, void *len_ptr)
 {
-	__u64 id = bpf_get_current_pid_tgid();
 	__u32 fn = bpf_get_attach_cookie(ctx);
-	struct tls_call c = {
-		.session = (__u64)session,
-		.buf = (__u64)buf,
-		.len_ptr = (fn == NS_TLS_SSL_WRITE_EX || fn == NS_TLS_SSL_READ_EX) ? (__u64)len_ptr : 0,
-		.sp = PT_REGS_SP(ctx),
-		.ts_ns = bpf_ktime_get_ns(),
-		.fd = -1,
-		.fn = fn,
-	};
+	struct tls_call *c = bpf_task_storage_get(&tls_calls, bpf_get_current_task_btf(), 0,
+						  BPF_LOCAL_STORAGE_GET_F_CREATE);
 
-	if (bpf_map_update_elem(&tls_calls, &id, &c, BPF_ANY))
+	if (!c) {
 		ns_drop(NS_DROP_TLS_CALLS_FULL);
+		return 0;
+	}
+	c->session = (__u64)session;
+	c->buf = (__u64)buf;
+	c->len_ptr = (fn == NS_TLS_SSL_WRITE_EX || fn == NS_TLS_SSL_READ_EX) ? (__u64)len_ptr : 0;
+	c->sp = PT_REGS_SP(ctx);
+	c->ts_ns = bpf_ktime_get_ns();
+	c->fd = -1;
+	c->fn = fn;
 	return 0;
 }
 
@@ -71,13 +72,13 @@ SEC("uprobe")
 int BPF_KPROBE(ns_tls_ret)
 {
 	__u64 id = bpf_get_current_pid_tgid();
-	struct tls_call *p = bpf_map_lookup_elem(&tls_calls, &id);
+	struct tls_call *p = bpf_task_storage_get(&tls_calls, bpf_get_current_task_btf(), 0, 0);
 
 	/* Another call's return (nested, or a function with no call saved). */
-	if (!p || PT_REGS_SP(ctx) != p->sp)
+	if (!p || !p->sp || PT_REGS_SP(ctx) != p->sp)
 		return 0;
 	struct tls_call c = *p;
-	bpf_map_delete_elem(&tls_calls, &id);
+	p->sp = 0;
 
 	__u64 n = tls_result(&c, PT_REGS_RC(ctx));
 	if (!n)

@@ -14,17 +14,19 @@ struct tls_call {
 	__u64 session; /* SSL * or gnutls_session_t */
 	__u64 buf;
 	__u64 len_ptr; /* _ex functions: where the byte count is written */
-	__u64 sp;      /* stack pointer at entry: a return with the same one ends this call */
+	__u64 sp;      /* stack pointer at entry: a return with the same one ends this call
+			* (0: no call in flight; the storage outlives the call) */
 	__u64 ts_ns;
 	__s32 fd;      /* -1 until a socket syscall inside the call names it */
 	__u32 fn;      /* enum ns_tls_fn */
 	struct ns_l7_sock sock; /* fd's connection, copied: it may close before the call returns */
 };
 
+/* The call a thread is in, in the thread's own storage (gone with the thread). */
 struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 16384);
-	__type(key, __u64); /* pid_tgid of the thread in the call */
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
 	__type(value, struct tls_call);
 } tls_calls SEC(".maps") __weak;
 

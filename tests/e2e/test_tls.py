@@ -347,5 +347,7 @@ def test_no_tls_flag(agent_factory, server):
     pids = run_clients(curl_argv(server, "/notls"), 3, "/notls")
     time.sleep(0.5)
     evs = a.snapshot()
-    assert not [e for e in evs if e.get("type") in ("tls_probe", "l7")], evs
+    assert not [e for e in evs if e.get("type") == "tls_probe"], evs
+    # Neither plaintext (no probes) nor ciphertext (recognised and skipped) of these requests.
+    assert not [e for e in evs if e.get("type") == "l7" and e.get("dst") == server.addr], evs
     assert "nodescope_tls_uprobes" not in a.metrics()
