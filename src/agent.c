@@ -246,7 +246,7 @@ static int agent_start(struct agent *a)
 	if (proc_tracker_new(&po, &a->procs))
 		return NS_EXIT_RUNTIME;
 
-	struct probes_opts bo = { .verbose = c->verbose };
+	struct probes_opts bo = { .verbose = c->verbose, .no_uprobe_multi = c->no_uprobe_multi };
 	if (c->cgroup) {
 		int err = cgroup_v2_id(c->cgroup, &bo.cgroup_id, &bo.cgroup_level);
 		if (err) {

@@ -137,7 +137,7 @@ static int parse_uint(const char *arg, const char *flag, unsigned long long max,
 enum cli_result cli_parse(int argc, char **argv, struct ns_config *c, struct strbuf *out)
 {
 	enum { OPT_LISTEN = 256, OPT_EVENTS, OPT_RING, OPT_SERIES, OPT_PROCS, OPT_CONNS, OPT_DESTS, OPT_CGROUP, OPT_POLL,
-	       OPT_VERBOSE, OPT_VERSION, OPT_NO_TLS, OPT_TLS_RELEASE };
+	       OPT_VERBOSE, OPT_VERSION, OPT_NO_TLS, OPT_TLS_RELEASE, OPT_NO_UPROBE_MULTI };
 	static const struct option opts[] = {
 		{ "listen", required_argument, NULL, OPT_LISTEN },
 		{ "events", required_argument, NULL, OPT_EVENTS },
@@ -151,6 +151,8 @@ enum cli_result cli_parse(int argc, char **argv, struct ns_config *c, struct str
 		{ "debug-poll-ms", required_argument, NULL, OPT_POLL },
 		{ "no-tls", no_argument, NULL, OPT_NO_TLS },
 		{ "tls-release-after", required_argument, NULL, OPT_TLS_RELEASE },
+		/* Hidden: one perf-event uprobe per site, as on kernels before 6.6 (tests). */
+		{ "debug-no-uprobe-multi", no_argument, NULL, OPT_NO_UPROBE_MULTI },
 		{ "verbose", no_argument, NULL, OPT_VERBOSE },
 		{ "version", no_argument, NULL, OPT_VERSION },
 		{ "help", no_argument, NULL, 'h' },
@@ -235,6 +237,9 @@ enum cli_result cli_parse(int argc, char **argv, struct ns_config *c, struct str
 			break;
 		case OPT_NO_TLS:
 			c->tls = false;
+			break;
+		case OPT_NO_UPROBE_MULTI:
+			c->no_uprobe_multi = true;
 			break;
 		case OPT_TLS_RELEASE:
 			if (parse_uint(optarg, "--tls-release-after", 31536000, &v, out))

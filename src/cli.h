@@ -25,6 +25,7 @@ struct ns_config {
 	const char *cgroup; /* --cgroup: a cgroup v2 directory, or NULL */
 	bool tls;			/* probe TLS libraries (--no-tls: off) */
 	unsigned tls_release_after_s;	/* a file unmapped this long loses its probes (0: never) */
+	bool no_uprobe_multi;		/* perf-event uprobes even where uprobe_multi exists */
 	bool verbose;
 };
 

@@ -143,7 +143,7 @@ int probes_start(const struct probes_opts *o, struct probes **out)
 		cfg->watermark = stream_watermark(&stream_defs[s], bpf_map__max_entries(ring));
 	}
 	/* TLS uprobes as uprobe_multi links where the kernel has them (6.6+). */
-	p->tls_multi = uprobe_multi_supported();
+	p->tls_multi = !o->no_uprobe_multi && uprobe_multi_supported();
 	for (unsigned i = 0; p->tls_multi && i < TLS_PROG_COUNT; i++)
 		bpf_program__set_expected_attach_type(probes_tls_program(p, i),
 						      NS_BPF_TRACE_UPROBE_MULTI);

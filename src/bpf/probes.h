@@ -16,6 +16,7 @@ struct probes_opts {
 	bool verbose;			     /* pass libbpf's debug output through */
 	uint64_t cgroup_id;		     /* proc events only below this cgroup v2 (0: all) */
 	uint32_t cgroup_level;
+	bool no_uprobe_multi; /* TLS uprobes one perf event each, as before kernel 6.6 */
 };
 
 /* Returns 0, or an enum ns_exit code after printing what went wrong. */

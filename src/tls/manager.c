@@ -503,8 +503,3 @@ void tls_manager_scan(struct tls_manager *m)
 	tls_scan_library_dirs(scan_candidate, m);
 	tls_scan_processes(scan_candidate, m);
 }
-
-unsigned tls_manager_probes(const struct tls_manager *m)
-{
-	return (unsigned)m->n_probes;
-}

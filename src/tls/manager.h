@@ -42,7 +42,5 @@ void tls_manager_free(struct tls_manager *m);
 int tls_manager_on_record(void *ctx, const void *data, size_t len);
 /* Probes what is installed and mapped now (call after the files stream is open). */
 void tls_manager_scan(struct tls_manager *m);
-/* uprobes attached now. */
-unsigned tls_manager_probes(const struct tls_manager *m);
 
 #endif

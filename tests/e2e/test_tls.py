@@ -351,3 +351,14 @@ def test_no_tls_flag(agent_factory, server):
     # Neither plaintext (no probes) nor ciphertext (recognised and skipped) of these requests.
     assert not [e for e in evs if e.get("type") == "l7" and e.get("dst") == server.addr], evs
     assert "nodescope_tls_uprobes" not in a.metrics()
+
+
+def test_perf_event_uprobes_as_on_older_kernels(agent_factory, server):
+    """Kernels before 6.6 have no uprobe_multi links: one perf-event uprobe per site works the same."""
+    a = agent_factory("--events", "l7,files", "--debug-no-uprobe-multi")
+    pids = run_clients(curl_argv(server, "/perf"), 5, "/perf")
+    assert_each_reported(a, pids, "/perf", 404)
+    assert a.metric("nodescope_tls_uprobes") >= 8
+    started = time.monotonic()
+    assert a.stop(timeout=30) == 0
+    print(f"shutdown with perf-event uprobes took {time.monotonic() - started:.2f} s")
