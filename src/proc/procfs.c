@@ -2,6 +2,8 @@
 
 #include "util/file.h"
 
+#include <ctype.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -65,5 +67,19 @@ int procfs_read_exe(pid_t pid, char *out, size_t outlen)
 		return -errno;
 	}
 	out[n] = '\0';
+	return 0;
+}
+
+int procfs_foreach_pid(void (*fn)(void *ctx, pid_t pid), void *ctx)
+{
+	DIR *d = opendir("/proc");
+	struct dirent *de;
+
+	if (!d)
+		return -errno;
+	while ((de = readdir(d)))
+		if (isdigit((unsigned char)de->d_name[0]))
+			fn(ctx, (pid_t)strtol(de->d_name, NULL, 10));
+	closedir(d);
 	return 0;
 }

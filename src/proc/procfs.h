@@ -17,5 +17,7 @@ struct procfs_stat {
 int procfs_parse_stat(const char *text, long clk_tck, struct procfs_stat *out);
 int procfs_read_stat(pid_t pid, struct procfs_stat *out);
 int procfs_read_exe(pid_t pid, char *out, size_t outlen);
+/* Calls fn for every process in /proc. 0, or -errno when /proc can't be read. */
+int procfs_foreach_pid(void (*fn)(void *ctx, pid_t pid), void *ctx);
 
 #endif

@@ -1,7 +1,5 @@
 #include "tracker.h"
 
-#include <ctype.h>
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <unistd.h>
@@ -192,36 +190,30 @@ struct proc_table *proc_tracker_table(struct proc_tracker *t)
 	return t->table;
 }
 
+static void scan_one(void *ctx, pid_t pid)
+{
+	struct proc_tracker *t = ctx;
+	struct procfs_stat st;
+	char container[512];
+	bool created;
+
+	if (procfs_read_stat(pid, &st) || st.state == 'Z' ||
+	    cgroup_read_container(pid, container, sizeof(container)))
+		return; /* gone meanwhile, or a zombie */
+	struct proc_entry *e = proc_table_upsert(t->table, pid, &created);
+	if (!e)
+		return;
+	e->ppid = st.ppid;
+	e->start_ns = st.start_ns;
+	e->inspected = true;
+	memcpy(e->comm, st.comm, sizeof(e->comm));
+	procfs_read_exe(pid, e->exe, sizeof(e->exe));
+	proc_table_set_container(t->table, e, container);
+}
+
 int proc_tracker_scan(struct proc_tracker *t)
 {
-	DIR *d = opendir("/proc");
-	struct dirent *de;
-
-	if (!d)
-		return -errno;
-	while ((de = readdir(d))) {
-		if (!isdigit((unsigned char)de->d_name[0]))
-			continue;
-		uint32_t pid = (uint32_t)strtoul(de->d_name, NULL, 10);
-		struct procfs_stat st;
-		char container[512];
-		bool created;
-
-		if (procfs_read_stat(pid, &st) || st.state == 'Z' ||
-		    cgroup_read_container(pid, container, sizeof(container)))
-			continue; /* gone meanwhile, or a zombie */
-		struct proc_entry *e = proc_table_upsert(t->table, pid, &created);
-		if (!e)
-			continue;
-		e->ppid = st.ppid;
-		e->start_ns = st.start_ns;
-		e->inspected = true;
-		memcpy(e->comm, st.comm, sizeof(e->comm));
-		procfs_read_exe(pid, e->exe, sizeof(e->exe));
-		proc_table_set_container(t->table, e, container);
-	}
-	closedir(d);
-	return 0;
+	return procfs_foreach_pid(scan_one, t);
 }
 
 /* A process seen for the first time by an event: it inherits its parent's container. */

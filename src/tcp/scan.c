@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "proc/procfs.h"
 #include "util/hmap.h"
 
 #define SCAN_MAX_SOCKETS 262144
@@ -173,31 +174,34 @@ static void free_all(struct hmap *m, size_t offset)
 	hmap_destroy(m);
 }
 
+/* Pass 0 reads each namespace's tables; pass 1 maps sockets to processes. */
+struct scan_pass {
+	struct scan *s;
+	tcp_scan_fn fn;
+	void *ctx;
+	int pass;
+};
+
+static void scan_pid(void *ctx, pid_t pid)
+{
+	struct scan_pass *sp = ctx;
+	if (sp->pass == 0)
+		scan_netns_of(sp->s, pid);
+	else
+		scan_fds_of(sp->s, pid, sp->fn, sp->ctx);
+}
+
 int tcp_scan(tcp_scan_fn fn, void *ctx)
 {
 	struct scan s;
-	int pass;
 
 	if (hmap_init(&s.socks, 4096) || hmap_init(&s.netns, 64) ||
 	    hmap_init(&s.listen_ports, 1024))
 		return -ENOMEM;
-	/* Pass 0 reads each namespace's tables; pass 1 maps sockets to processes. */
-	for (pass = 0; pass < 2; pass++) {
-		DIR *d = opendir("/proc");
-		struct dirent *de;
-		if (!d)
+	struct scan_pass sp = { &s, fn, ctx, 0 };
+	for (sp.pass = 0; sp.pass < 2; sp.pass++)
+		if (procfs_foreach_pid(scan_pid, &sp))
 			break;
-		while ((de = readdir(d))) {
-			if (!isdigit((unsigned char)de->d_name[0]))
-				continue;
-			int pid = atoi(de->d_name);
-			if (pass == 0)
-				scan_netns_of(&s, pid);
-			else
-				scan_fds_of(&s, pid, fn, ctx);
-		}
-		closedir(d);
-	}
 	free_all(&s.socks, offsetof(struct scan_sock, node));
 	free_all(&s.netns, 0);
 	free_all(&s.listen_ports, 0);

@@ -1,6 +1,7 @@
 #include "files.h"
 
-#include <ctype.h>
+#include "proc/procfs.h"
+
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -42,26 +43,30 @@ static void link_target(const char *link, char *path, size_t path_len)
 		snprintf(path, path_len, "%s", link);
 }
 
-/* The /proc/PID/map_files entry of the mapping that starts at addr. */
+static void scan_maps(uint32_t pid, tls_candidate_fn fn, void *ctx);
+
+struct entry_at {
+	uint64_t addr;
+	char *out;
+	size_t out_len;
+	bool found;
+};
+
+static void match_start(void *ctx, const struct tls_candidate *c)
+{
+	struct entry_at *a = ctx;
+	if (c->start == a->addr && !a->found) {
+		snprintf(a->out, a->out_len, "%s", c->open_path);
+		a->found = true;
+	}
+}
+
+/* The /proc/PID/map_files entry of the executable mapping that starts at addr. */
 static int map_files_entry(uint32_t pid, uint64_t addr, char *out, size_t out_len)
 {
-	char p[64], line[512];
-	snprintf(p, sizeof(p), "/proc/%" PRIu32 "/maps", pid);
-	FILE *f = fopen(p, "re");
-	if (!f)
-		return -errno;
-	int rc = -ENOENT;
-	while (fgets(line, sizeof(line), f)) {
-		uint64_t start, end;
-		if (sscanf(line, "%" SCNx64 "-%" SCNx64, &start, &end) == 2 && start == addr) {
-			snprintf(out, out_len, "/proc/%" PRIu32 "/map_files/%" PRIx64 "-%" PRIx64,
-				 pid, start, end);
-			rc = 0;
-			break;
-		}
-	}
-	fclose(f);
-	return rc;
+	struct entry_at a = { addr, out, out_len, false };
+	scan_maps(pid, match_start, &a);
+	return a.found ? 0 : -ENOENT;
 }
 
 int tls_open_event_file(uint32_t pid, int fd, uint64_t addr, dev_t dev, ino_t ino, char *path,
@@ -112,7 +117,7 @@ void tls_scan_library_dirs(tls_candidate_fn fn, void *ctx)
 			snprintf(p, sizeof(p), "%s/%s", lib_dirs[d], de->d_name);
 			if (!match || stat(p, &st) || !S_ISREG(st.st_mode))
 				continue;
-			struct tls_candidate c = { 0, st.st_dev, st.st_ino, p, p };
+			struct tls_candidate c = { 0, st.st_dev, st.st_ino, p, p, 0 };
 			fn(ctx, &c);
 		}
 		closedir(dir);
@@ -139,23 +144,25 @@ static void scan_maps(uint32_t pid, tls_candidate_fn fn, void *ctx)
 		name[strcspn(name, "\n")] = 0;
 		snprintf(open_path, sizeof(open_path),
 			 "/proc/%" PRIu32 "/map_files/%" PRIx64 "-%" PRIx64, pid, start, end);
-		struct tls_candidate c = { pid, makedev(maj, min), (ino_t)ino, open_path, name };
+		struct tls_candidate c = { pid, makedev(maj, min), (ino_t)ino, open_path, name, start };
 		fn(ctx, &c);
 	}
 	fclose(f);
 }
 
+struct scan_ctx {
+	tls_candidate_fn fn;
+	void *ctx;
+};
+
+static void scan_pid(void *ctx, pid_t pid)
+{
+	struct scan_ctx *sc = ctx;
+	scan_maps((uint32_t)pid, sc->fn, sc->ctx);
+}
+
 void tls_scan_processes(tls_candidate_fn fn, void *ctx)
 {
-	DIR *proc = opendir("/proc");
-	struct dirent *de;
-
-	if (!proc)
-		return;
-	while ((de = readdir(proc))) {
-		if (!isdigit((unsigned char)de->d_name[0]))
-			continue;
-		scan_maps((uint32_t)strtoul(de->d_name, NULL, 10), fn, ctx);
-	}
-	closedir(proc);
+	struct scan_ctx sc = { fn, ctx };
+	procfs_foreach_pid(scan_pid, &sc);
 }

@@ -18,6 +18,7 @@ struct tls_candidate {
 	ino_t ino;
 	const char *open_path; /* a path that opens this very file */
 	const char *path;      /* its name as the process sees it */
+	uint64_t start;	       /* where the mapping starts (0 for library dirs) */
 };
 
 typedef void (*tls_candidate_fn)(void *ctx, const struct tls_candidate *c);
