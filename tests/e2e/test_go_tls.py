@@ -95,6 +95,7 @@ def test_unstripped_client(go_tracer, server, go_bin):
 def test_first_run_of_fresh_copies(go_tracer, server, go_bin):
     """Each launch a new inode: probed from its own exec, before its first TLS record."""
     d = tempfile.mkdtemp(prefix="nodescope-e2e-gocopy.")
+    reused = go_tracer.metric("nodescope_tls_plans_reused_total")
     try:
         pids = []
         for i in range(20):
@@ -104,6 +105,9 @@ def test_first_run_of_fresh_copies(go_tracer, server, go_bin):
         assert_each_reported(go_tracer, pids, "/first", 404)
         probed = {e["pid"] for e in probes_of(go_tracer, d)}
         assert probed == set(pids), (probed, pids)
+        # Same program, same build id: each copy reuses a plan made before (the first copy
+        # may plan afresh if other programs have rotated the plan cache since).
+        assert go_tracer.metric("nodescope_tls_plans_reused_total") - reused >= 19
     finally:
         shutil.rmtree(d, ignore_errors=True)
 
