@@ -223,6 +223,20 @@ static int parse_hdr(const uint8_t *hdr, size_t len, uint64_t hdr_addr, struct h
 	return 0;
 }
 
+/*
+ * A table's bytes must fit in the address space: the address of each byte,
+ * addr + offset, must not wrap past 2^64 (it is what an FDE's address and a
+ * pcrel pointer's base are computed from). The last byte may be at 2^64 - 1.
+ */
+static int check_extent(uint64_t addr, size_t len, const char *what)
+{
+	if (len > 0 && (uint64_t)(len - 1) > UINT64_MAX - addr)
+		return fail(-EINVAL, "corrupt %s: %zu bytes at 0x%llx run past the end of the "
+				     "address space",
+			    what, len, (unsigned long long)addr);
+	return 0;
+}
+
 int eh_frame_hdr_frame_addr(const uint8_t *hdr, size_t len, uint64_t hdr_addr,
 			    uint64_t *frame_addr)
 {
@@ -231,6 +245,9 @@ int eh_frame_hdr_frame_addr(const uint8_t *hdr, size_t len, uint64_t hdr_addr,
 
 	if (!hdr)
 		return fail(-EINVAL, "no .eh_frame_hdr");
+	rc = check_extent(hdr_addr, len, ".eh_frame_hdr");
+	if (rc)
+		return rc;
 	rc = parse_hdr(hdr, len, hdr_addr, &h);
 	if (rc)
 		return rc;
@@ -500,6 +517,9 @@ int eh_frame_find(const struct eh_frame_image *img, uint64_t pc, struct eh_frame
 
 	memset(out, 0, sizeof(*out));
 	if (img->hdr) {
+		rc = check_extent(img->hdr_addr, img->hdr_len, ".eh_frame_hdr");
+		if (rc)
+			return rc;
 		rc = parse_hdr(img->hdr, img->hdr_len, img->hdr_addr, &h);
 		if (rc)
 			return rc;
@@ -511,6 +531,10 @@ int eh_frame_find(const struct eh_frame_image *img, uint64_t pc, struct eh_frame
 	}
 	if (!img->frame)
 		return fail(-ENOENT, "no .eh_frame");
+	/* else an FDE's address, frame_addr + its offset, could wrap to below it */
+	rc = check_extent(img->frame_addr, img->frame_len, ".eh_frame");
+	if (rc)
+		return rc;
 	rc = h.have_table ? search_table(img, &h, pc, &fde) : scan_frame(img, pc, &fde);
 	if (rc == 0)
 		*out = fde;
