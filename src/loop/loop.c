@@ -23,6 +23,7 @@ struct loop_timer {
 	bool armed;
 	loop_timer_fn fn;
 	void *ctx;
+	struct loop_timer *next; /* the loop's timers, freed with it */
 };
 
 struct loop_worker {
@@ -36,6 +37,7 @@ struct loop {
 	bool stop;
 	uint64_t wakeups;
 	struct loop_source *sources;
+	struct loop_timer *timers;
 	struct loop_worker workers[LOOP_MAX_WORKERS];
 	int n_workers;
 };
@@ -63,6 +65,12 @@ void loop_free(struct loop *l)
 		struct loop_source *s = l->sources;
 		l->sources = s->next;
 		free(s);
+	}
+	while (l->timers) {
+		struct loop_timer *t = l->timers;
+		l->timers = t->next;
+		close(t->fd);
+		free(t);
 	}
 	close(l->epfd);
 	free(l);
@@ -134,6 +142,8 @@ int loop_timer_new(struct loop *l, loop_timer_fn fn, void *ctx, struct loop_time
 		free(t);
 		return err;
 	}
+	t->next = l->timers;
+	l->timers = t;
 	*out = t;
 	return 0;
 }

@@ -23,6 +23,7 @@ void loop_free(struct loop *l);
 int loop_add_fd(struct loop *l, int fd, uint32_t events, loop_fd_fn fn, void *ctx);
 int loop_del_fd(struct loop *l, int fd);
 
+/* The timer belongs to the loop: loop_free() frees it. */
 int loop_timer_new(struct loop *l, loop_timer_fn fn, void *ctx, struct loop_timer **out);
 /* One-shot, relative. Re-arming replaces the pending expiry. */
 int loop_timer_arm(struct loop_timer *t, uint64_t after_ns);
