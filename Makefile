@@ -21,7 +21,7 @@ LIB_OBJS := $(filter-out $(BUILD)/obj/main.o,$(OBJS))
 UNIT_SRCS:= $(wildcard tests/unit/test_*.c)
 UNIT_BINS:= $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRCS))
 
-.PHONY: all deps run check test test-unit test-e2e bench clean
+.PHONY: all deps run check check-asan test test-unit test-e2e bench clean
 all: $(BUILD)/nodescope
 
 deps:
@@ -81,6 +81,18 @@ check: deps
 
 bench: $(BUILD)/nodescope
 	bench/idle
+
+# The agent built with AddressSanitizer and UndefinedBehaviorSanitizer into
+# build-asan/ (never ./build) and run through the whole e2e suite. For a
+# sanitized agent tests/e2e/conftest.py sets ASAN_OPTIONS/UBSAN_OPTIONS (unless
+# given): the first report aborts the agent, leaks are checked at its exit, and
+# a report in its stderr or an abort fails the test that ran it.
+ASAN_BUILD  := build-asan
+ASAN_CFLAGS := -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined \
+               -fno-sanitize-recover=undefined
+check-asan: deps
+	CFLAGS='$(ASAN_CFLAGS)' $(MAKE) BUILD=$(ASAN_BUILD) all
+	NODESCOPE_AGENT=$(CURDIR)/$(ASAN_BUILD)/nodescope $(PYTHON) -m pytest -v tests/e2e
 
 # libFuzzer targets: tests/fuzz/fuzz_NAME.c -> $(BUILD)/fuzz/fuzz_NAME, each run for
 # FUZZ_SECONDS with its corpus in $(BUILD)/fuzz/corpus/fuzz_NAME (plus

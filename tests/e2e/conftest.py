@@ -1,6 +1,7 @@
 """Shared fixtures for the end-to-end tests: the real agent, as root, with its real BPF programs."""
 import json
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -11,7 +12,31 @@ import urllib.request
 import pytest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-AGENT = os.path.join(ROOT, "build", "nodescope")
+# The agent under test: ./build's, or another build of it (make check-asan sets build-asan's).
+AGENT = os.environ.get("NODESCOPE_AGENT") or os.path.join(ROOT, "build", "nodescope")
+
+
+def _sanitized(path):
+    """Whether the agent was built with AddressSanitizer (its runtime's entry point is named in it)."""
+    try:
+        with open(path, "rb") as f:
+            return b"__asan_init" in f.read()
+    except OSError:
+        return False
+
+
+SANITIZED = _sanitized(AGENT)
+if SANITIZED:
+    # The first report aborts the agent (so it is never missed for a later one), and
+    # LeakSanitizer runs at its exit. Options already in the environment are kept.
+    os.environ.setdefault("ASAN_OPTIONS", "halt_on_error=1:abort_on_error=1:detect_leaks=1")
+    os.environ.setdefault("UBSAN_OPTIONS", "halt_on_error=1:abort_on_error=1:print_stacktrace=1")
+
+# A report of AddressSanitizer, LeakSanitizer or UndefinedBehaviorSanitizer on stderr.
+SANITIZER_REPORT = re.compile(r"ERROR: (AddressSanitizer|LeakSanitizer)|: runtime error: |"
+                              r"SUMMARY: \w+Sanitizer")
+# Exits by a signal that means the agent crashed (abort_on_error gives SIGABRT).
+CRASH_SIGNALS = {signal.SIGABRT, signal.SIGSEGV, signal.SIGBUS, signal.SIGILL, signal.SIGFPE}
 
 
 def pytest_sessionstart(session):
@@ -20,6 +45,10 @@ def pytest_sessionstart(session):
         pytest.exit("e2e tests must run as root (sudo make check)", returncode=1)
     if not os.access(AGENT, os.X_OK):
         pytest.exit(f"{AGENT} is missing: run make first", returncode=1)
+
+
+def pytest_report_header(config):
+    return f"agent: {AGENT}" + (" (AddressSanitizer, UBSan, LeakSanitizer)" if SANITIZED else "")
 
 
 def free_port():
@@ -61,7 +90,13 @@ def parse_metrics(text):
 
 
 class Agent:
-    """One running nodescope, its JSON lines collected by a reader thread."""
+    """One running nodescope, its JSON lines collected by a reader thread.
+
+    When it has exited (stop(), or at the end of the test that started it), its stderr
+    and exit code are checked: a sanitizer report or a crash fails the test.
+    """
+
+    started = []  # the Agents of the running test (and of wider fixtures), checked at its end
 
     def __init__(self, *args, trace=True, listen=True):
         self.port = free_port() if listen else None
@@ -75,8 +110,11 @@ class Agent:
         self.ready = False
         self.proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         self.stderr_lines = []
+        self.checked = False
+        Agent.started.append(self)
         threading.Thread(target=self._read_stdout, daemon=True).start()
-        threading.Thread(target=self._read_stderr, daemon=True).start()
+        self._stderr_reader = threading.Thread(target=self._read_stderr, daemon=True)
+        self._stderr_reader.start()
         self._wait_ready(trace)
 
     def _read_stdout(self):
@@ -144,14 +182,48 @@ class Agent:
         return sum(v for k, v in self.metrics().get(name, {}).items() if want <= set(k))
 
     def stop(self, timeout=5):
+        killed = False
         if self.proc.poll() is None:
             self.proc.send_signal(signal.SIGTERM)
             try:
-                self.proc.wait(timeout)
+                # A sanitized agent exits slower: it checks for leaks and symbolizes reports.
+                self.proc.wait(timeout * (6 if SANITIZED else 1))
             except subprocess.TimeoutExpired:
                 self.proc.kill()
                 self.proc.wait()
+                killed = True
+        self.check_exit(killed)
         return self.proc.returncode
+
+    def check_exit(self, killed=False):
+        """Once the agent has exited: fails the test on a sanitizer report or a crash."""
+        rc = self.proc.poll()
+        if rc is None or self.checked:
+            return
+        self.checked = True
+        self._stderr_reader.join(10)  # the whole report
+        err = self.stderr()
+        m = SANITIZER_REPORT.search(err)
+        if m or -rc in CRASH_SIGNALS:
+            start = err.rfind("\n", 0, m.start()) + 1 if m else 0
+            pytest.fail(f"agent {self.cmd} exited with {rc} "
+                        f"({'sanitizer report' if m else 'crashed'}):\n{err[start:][-20000:]}",
+                        pytrace=False)
+        if killed and SANITIZED:
+            pytest.fail(f"agent {self.cmd} did not exit within its stop timeout after SIGTERM "
+                        f"and was killed: its leak check could not run\nstderr:\n{err[-5000:]}",
+                        pytrace=False)
+
+
+@pytest.fixture(autouse=True)
+def _agents_exit_cleanly():
+    """Checks the agents a test started and left exited (waited for itself) without stop()."""
+    n = len(Agent.started)
+    yield
+    mine = Agent.started[n:]
+    del Agent.started[n:]  # an agent still running checks itself at its stop()
+    for a in mine:
+        a.check_exit()
 
 
 @pytest.fixture
