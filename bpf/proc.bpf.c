@@ -52,13 +52,51 @@ int ns_proc_exec(struct trace_event_raw_sched_process_exec *ctx)
 	return 0;
 }
 
+/*
+ * Exits already reported, by (tgid, start time): on kernels whose exit
+ * tracepoint does not say which thread was last, several threads leaving at
+ * once can each see the live count at 0; the first to claim the process
+ * reports it. LRU: claims of processes long gone make room by themselves.
+ */
+struct exit_key {
+	__u64 start_ns;
+	__u32 tgid;
+	__u32 pad;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 8192);
+	__type(key, struct exit_key);
+	__type(value, __u8);
+} exits_claimed SEC(".maps");
+
+/* True for exactly one thread of an exiting process: the last one out. */
+static __always_inline bool proc_last_thread(struct trace_event_raw_sched_process_exit *ctx,
+					     struct task_struct *task)
+{
+	/* 6.16+: the tracepoint carries do_exit's own atomic_dec_and_test result. */
+	if (bpf_core_field_exists(ctx->group_dead))
+		return ctx->group_dead;
+	/*
+	 * Older kernels: do_exit decrements signal->live long before the
+	 * tracepoint, so two threads can both read 0 here. Claim it once.
+	 */
+	if (BPF_CORE_READ(task, signal, live.counter) != 0)
+		return false;
+	struct exit_key k = { .start_ns = BPF_CORE_READ(task, group_leader, start_time),
+			      .tgid = BPF_CORE_READ(task, tgid) };
+	__u8 one = 1;
+	return bpf_map_update_elem(&exits_claimed, &k, &one, BPF_NOEXIST) == 0;
+}
+
 SEC("tracepoint/sched/sched_process_exit")
-int ns_proc_exit(void *ctx)
+int ns_proc_exit(struct trace_event_raw_sched_process_exit *ctx)
 {
 	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
 
 	/* One event per process: only when its last thread leaves. */
-	if (BPF_CORE_READ(task, signal, live.counter) != 0 || !proc_wanted())
+	if (!proc_wanted() || !proc_last_thread(ctx, task))
 		return 0;
 
 	struct ns_proc_exit *e = proc_reserve(sizeof(*e));

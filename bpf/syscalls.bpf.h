@@ -33,4 +33,21 @@
 #define NS_SYSCALL_SP(regs) BPF_CORE_READ(regs, sp)
 #define NS_SYSCALL_NR(regs) BPF_CORE_READ(regs, orig_ax)
 
+/*
+ * A 32-bit (ia32) process makes syscalls from another table with other
+ * registers: its read (3) is our close, its pipe (42) our connect. x86
+ * marks such a syscall in thread_info.status (TS_COMPAT, set at entry from
+ * int 0x80/sysenter/compat syscall); they are skipped, not misread. Checked
+ * only once a number matched, so other syscalls pay nothing.
+ */
+#define NS_TS_COMPAT 0x0002
+static __always_inline bool ns_syscall_compat(void)
+{
+#if defined(__TARGET_ARCH_x86)
+	return bpf_get_current_task_btf()->thread_info.status & NS_TS_COMPAT;
+#else
+	return false;
+#endif
+}
+
 #endif

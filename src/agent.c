@@ -25,6 +25,7 @@
 #include "tls/manager.h"
 #include "tls/plan.h"
 #include "trace/trace.h"
+#include "util/clock.h"
 #include "version.h"
 
 struct agent {
@@ -155,6 +156,13 @@ static void agent_read_proc_first(void *ctx)
 		stream_drain(a->streams[NS_STREAM_PROC]);
 }
 
+/* After each l7 read: connections closed long enough ago go. */
+static void agent_l7_drained(void *ctx)
+{
+	struct agent *a = ctx;
+	l7_tracker_reap(a->l7, clock_mono_ns());
+}
+
 /* --no-tls: new executable files are nobody's business. */
 static int agent_ignore_record(void *ctx, const void *data, size_t len)
 {
@@ -186,6 +194,8 @@ static int agent_open_streams(struct agent *a)
 		case NS_STREAM_L7:
 			p.fn = l7_tracker_on_record;
 			p.ctx = a->l7;
+			p.after_drain = agent_l7_drained;
+			p.after_drain_ctx = a;
 			break;
 		case NS_STREAM_FILES:
 			p.fn = a->tls ? tls_manager_on_record : agent_ignore_record;
@@ -218,7 +228,7 @@ static void agent_conn_closed(void *ctx, uint64_t sock, uint64_t start_ns)
 	struct agent *a = ctx;
 	if (a->streams[NS_STREAM_L7])
 		stream_drain(a->streams[NS_STREAM_L7]);
-	l7_tracker_conn_closed(a->l7, sock, start_ns);
+	l7_tracker_conn_closed(a->l7, sock, start_ns, clock_mono_ns());
 }
 
 static int agent_start(struct agent *a)

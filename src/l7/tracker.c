@@ -16,6 +16,13 @@
 
 #define L7_PENDING 16	  /* requests awaiting a response per connection (pipelining) */
 #define L7_DETECT_CHUNKS 4 /* chunks looked at before a connection is called unknown */
+/*
+ * How long a closed connection's state outlives its close. The close comes
+ * from the TCP state change, which is not the end of its data: a reset
+ * closes a socket whose queued bytes the process reads afterwards, and a
+ * record reserved by a preempted uprobe program holds back those behind it.
+ */
+#define L7_CLOSE_GRACE_NS 2000000000ull
 
 enum l7_proto { L7_UNKNOWN, L7_HTTP, L7_OTHER };
 
@@ -36,11 +43,15 @@ struct l7_conn {
 	struct l7_request pending[L7_PENDING];
 	unsigned p_head, p_tail;
 	struct http_stream *req, *resp; /* allocated once HTTP is detected */
+	/* When the connection was seen closed (0: open); it is kept a while. */
+	uint64_t closed_ns;
+	struct l7_conn *closing_next;
 };
 
 struct l7_tracker {
 	struct l7_tracker_opts o;
 	struct hmap conns;
+	struct l7_conn *closing; /* closed connections whose last records may be unread */
 	uint64_t n_refused, n_unpaired, n_overflow, n_unknown, n_truncated;
 	struct metric *requests, *duration, *in_requests, *in_duration;
 	struct metric *m_errors, *m_conns;
@@ -171,13 +182,54 @@ static struct l7_conn *conn_find(struct l7_tracker *t, uint64_t sock, uint64_t s
 	return NULL;
 }
 
-void l7_tracker_conn_closed(struct l7_tracker *t, uint64_t sock, uint64_t start_ns)
+static void conn_forget(struct l7_tracker *t, struct l7_conn *c)
 {
-	struct l7_conn *c = conn_find(t, sock, start_ns);
-	if (!c)
-		return;
 	hmap_unlink(&t->conns, &c->node);
 	conn_free(c);
+}
+
+void l7_tracker_reap(struct l7_tracker *t, uint64_t now_ns);
+
+static struct l7_conn *conn_new(struct l7_tracker *t, uint64_t sock, uint64_t start_ns, bool inbound)
+{
+	struct l7_conn *c;
+	if (t->conns.count >= t->o.max_connections)
+		l7_tracker_reap(t, 0); /* closed ones go first, whatever their age */
+	if (t->conns.count >= t->o.max_connections || !(c = calloc(1, sizeof(*c)))) {
+		t->n_refused++;
+		return NULL;
+	}
+	c->sock = sock;
+	c->start_ns = start_ns;
+	c->inbound = inbound;
+	hmap_insert(&t->conns, &c->node, sock);
+	return c;
+}
+
+void l7_tracker_conn_closed(struct l7_tracker *t, uint64_t sock, uint64_t start_ns, uint64_t now_ns)
+{
+	struct l7_conn *c = conn_find(t, sock, start_ns);
+	/* Its records may all be unread yet: they will find it here. */
+	if (!c && !(c = conn_new(t, sock, start_ns, false)))
+		return;
+	if (c->closed_ns)
+		return;
+	c->closed_ns = now_ns ? now_ns : 1;
+	c->closing_next = t->closing;
+	t->closing = c;
+}
+
+void l7_tracker_reap(struct l7_tracker *t, uint64_t now_ns)
+{
+	for (struct l7_conn **p = &t->closing; *p;) {
+		struct l7_conn *c = *p;
+		if (now_ns && c->closed_ns + L7_CLOSE_GRACE_NS > now_ns) {
+			p = &c->closing_next;
+			continue;
+		}
+		*p = c->closing_next;
+		conn_forget(t, c);
+	}
 }
 
 static void record_pair(struct l7_chunk *k, const struct l7_request *rq, int status)
@@ -268,21 +320,10 @@ int l7_tracker_on_record(void *ctx, const void *data, size_t len)
 		t->n_truncated++;
 
 	struct l7_conn *c = conn_find(t, e->conn.sock, e->conn.start_ns);
-	if (!c) {
-		if (t->conns.count >= t->o.max_connections) {
-			t->n_refused++;
-			return 0;
-		}
-		c = calloc(1, sizeof(*c));
-		if (!c) {
-			t->n_refused++;
-			return 0;
-		}
-		c->sock = e->conn.sock;
-		c->start_ns = e->conn.start_ns;
-		c->inbound = e->conn.flags & NS_L7_F_INBOUND;
-		hmap_insert(&t->conns, &c->node, c->sock);
-	}
+	if (!c && !(c = conn_new(t, e->conn.sock, e->conn.start_ns, false)))
+		return 0;
+	if (!c->tls && !c->proto && !c->chunks_seen)
+		c->inbound = e->conn.flags & NS_L7_F_INBOUND; /* its first record says */
 	if (e->conn.flags & NS_L7_F_TLS) {
 		if (!c->tls)
 			conn_switch_to_tls(c);

@@ -25,7 +25,13 @@ int l7_tracker_new(const struct l7_tracker_opts *o, struct l7_tracker **out);
 void l7_tracker_free(struct l7_tracker *t);
 /* stream_record_fn for the l7 stream. */
 int l7_tracker_on_record(void *ctx, const void *data, size_t len);
-/* The connection ended: its state goes (call after draining the l7 stream). */
-void l7_tracker_conn_closed(struct l7_tracker *t, uint64_t sock, uint64_t start_ns);
+/*
+ * The connection ended, as TCP sees it: its state is kept for a grace period,
+ * since records of it can still be unread or unmade (a reset connection's
+ * queued bytes are read after the close).
+ */
+void l7_tracker_conn_closed(struct l7_tracker *t, uint64_t sock, uint64_t start_ns, uint64_t now_ns);
+/* Forgets connections closed longer than the grace period ago (now_ns 0: all closed ones). */
+void l7_tracker_reap(struct l7_tracker *t, uint64_t now_ns);
 
 #endif

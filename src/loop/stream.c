@@ -55,6 +55,7 @@ struct stream {
 	struct loop_timer *flush;
 	struct stream_policy policy; /* the definition's, watermark fitted to the ring */
 	bool draining;
+	bool before_running;
 	uint64_t events;
 	uint64_t malformed;
 	uint64_t wakeups;
@@ -74,15 +75,27 @@ static uint64_t stream_pending(const struct stream *s)
 	return *s->producer_pos - *s->consumer_pos;
 }
 
+/*
+ * before_drain runs before this stream counts as draining: what it reads may
+ * need this stream read first (a process exit read from proc drains tcp,
+ * whose close of a connection drains l7 before forgetting the connection).
+ * Were l7 marked busy by then, its records of that connection would be read
+ * after the connection was forgotten, and its last response lost.
+ */
 static void stream_consume(struct stream *s)
 {
 	if (s->draining)
 		return; /* libbpf's consumer is not re-entrant */
-	s->draining = true;
-	if (s->p.before_drain)
+	if (s->p.before_drain && !s->before_running) {
+		s->before_running = true;
 		s->p.before_drain(s->p.before_drain_ctx);
+		s->before_running = false;
+	}
+	s->draining = true;
 	ring_buffer__consume(s->rb);
 	s->draining = false;
+	if (s->p.after_drain)
+		s->p.after_drain(s->p.after_drain_ctx);
 }
 
 void stream_drain(struct stream *s)

@@ -44,6 +44,9 @@ struct stream_params {
 	/* Called before each drain (the agent reads the immediate streams first). */
 	void (*before_drain)(void *ctx);
 	void *before_drain_ctx;
+	/* Called after each drain. */
+	void (*after_drain)(void *ctx);
+	void *after_drain_ctx;
 };
 
 int stream_open(struct loop *l, const struct stream_params *p, struct stream **out);

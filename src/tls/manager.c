@@ -21,6 +21,7 @@
 #include "metrics/registry.h"
 #include "plan.h"
 #include "trace/trace.h"
+#include "util/clock.h"
 #include "util/hmap.h"
 
 struct tls_file {
@@ -251,13 +252,6 @@ static int plan_file(struct tls_manager *m, int fd)
 	return err;
 }
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 /* One uprobe_multi link per program, in the order the plan first names them. */
 static int attach_multi(struct tls_manager *m, struct tls_file *f, const char *path,
 			const struct tls_plan *p)
@@ -336,7 +330,7 @@ static void file_inspect(struct tls_manager *m, int fd, dev_t dev, ino_t ino, ui
 	f->dev = dev;
 	f->ino = ino;
 	f->kdev = ((uint64_t)major(dev) << 20) | minor(dev);
-	f->used_ns = now_ns();
+	f->used_ns = clock_mono_ns();
 	f->pinned = pinned;
 	hmap_insert(&m->files, &f->node, file_key(dev, ino));
 	m->n_inspected++;
@@ -363,7 +357,7 @@ static void file_inspect(struct tls_manager *m, int fd, dev_t dev, ino_t ino, ui
 		fprintf(stderr, "nodescope: TLS probes on %s: %s\n", path, error);
 	if (f->n_uprobes)
 		f->path = strdup(path);
-	uint64_t now = now_ns();
+	uint64_t now = clock_mono_ns();
 	struct trace_tls_probe r = {
 		.ts_ns = now,
 		.since_ns = event_ts && now > event_ts ? now - event_ts : 0,
@@ -442,7 +436,7 @@ static void file_release(struct tls_manager *m, struct tls_file *f, uint64_t now
 /* At most once per half release period, on the back of an event. */
 static void maybe_sweep(struct tls_manager *m)
 {
-	uint64_t now = now_ns();
+	uint64_t now = clock_mono_ns();
 	if (!m->o.release_after_ns || now - m->last_sweep_ns < m->o.release_after_ns / 2)
 		return;
 	m->last_sweep_ns = now;

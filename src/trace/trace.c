@@ -12,13 +12,8 @@
 #include "loop/loop.h"
 #include "tcp/addr.h"
 #include "tcp/event.h"
+#include "util/clock.h"
 
-static int64_t clock_ns(clockid_t c)
-{
-	struct timespec ts;
-	clock_gettime(c, &ts);
-	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
 
 #define TRACE_BACKLOG_MAX (8u << 20)
 
@@ -27,7 +22,7 @@ void trace_init(struct trace *t, int fd, struct loop *loop)
 	struct stat st;
 
 	*t = (struct trace){ .loop = loop, .fd = fd, .line = STRBUF_INIT, .backlog = STRBUF_INIT };
-	t->mono_to_real_ns = clock_ns(CLOCK_REALTIME) - clock_ns(CLOCK_MONOTONIC);
+	t->mono_to_real_ns = (int64_t)(clock_ns(CLOCK_REALTIME) - clock_mono_ns());
 	/* Terminals and files keep blocking writes (they don't stall for long). */
 	if (fd >= 0 && loop && fstat(fd, &st) == 0 && (S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode))) {
 		t->saved_flags = fcntl(fd, F_GETFL);
