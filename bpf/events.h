@@ -168,6 +168,7 @@ enum ns_drop_reason {
 	NS_DROP_TLS_CALLS_FULL = 4, /* tls: no room for a library call in flight */
 	NS_DROP_TLS_NO_SOCKET = 5,  /* tls: plaintext whose socket was not found */
 	NS_DROP_FILES_SEEN_FULL = 6, /* files: could not remember a file (reported again) */
+	NS_DROP_HOLDS_FULL = 7,	     /* files: a first run not held, the table of holds full */
 	NS_DROP_COUNT,
 };
 
@@ -204,12 +205,18 @@ enum ns_file_event_type {
 	NS_FILE_MMAP = 2, /* a file mapped executable (a library, by ld.so or dlopen) */
 };
 
+/*
+ * --hold-first-runs: the process was stopped (SIGSTOP) when it mapped this
+ * new file; user space continues it (SIGCONT) once the file is probed.
+ */
+#define NS_FILE_F_HELD 1u
+
 struct ns_file_event {
 	__u32 type; /* enum ns_file_event_type */
 	__u32 pid;
 	__u64 ts_ns;
 	__s32 fd;    /* mmap: the fd mapped (still open when the event was made); exec: -1 */
-	__u32 pad;
+	__u32 flags; /* NS_FILE_F_* */
 	__u64 addr;  /* mmap: where it was mapped */
 	__u64 dev;   /* the kernel's dev_t (major << 20 | minor) */
 	__u64 ino;

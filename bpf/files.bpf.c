@@ -27,6 +27,54 @@ struct {
 	__type(value, __u64); /* when last mapped */
 } files_seen SEC(".maps");
 
+/* --hold-first-runs: files reported whose probing user space has not finished. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 4096);
+	__type(key, struct file_id);
+	__type(value, __u64);
+} files_probing SEC(".maps");
+
+/*
+ * --hold-first-runs, in .bss so user space turns it on once its watchdog runs
+ * (the watchdog continues whatever is held if the agent dies) and off when it
+ * stops.
+ */
+volatile __u32 hold_first_runs;
+
+#define NS_SIGSTOP 19
+
+/* Processes stopped at a new file until user space has probed it: tgid -> when. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 8192);
+	__type(key, __u32);
+	__type(value, __u64);
+} held SEC(".maps");
+
+/*
+ * Stops the current process (it stops on its way back to user space, before
+ * the new program's first instruction or the mapping's first use) and says
+ * so. One hold per process at a time: a second new file mapped by another of
+ * its threads before the stop lands is not held.
+ */
+static __always_inline bool files_hold(__u32 tgid, __u64 now)
+{
+	if (!hold_first_runs)
+		return false;
+	long err = bpf_map_update_elem(&held, &tgid, &now, BPF_NOEXIST);
+	if (err) {
+		if (err != -17 /* EEXIST */)
+			ns_drop(NS_DROP_HOLDS_FULL);
+		return false;
+	}
+	if (bpf_send_signal(NS_SIGSTOP)) {
+		bpf_map_delete_elem(&held, &tgid);
+		return false;
+	}
+	return true;
+}
+
 static __always_inline void files_report(struct file *f, __u32 type, __s32 fd, __u64 addr)
 {
 	struct file_id id = {
@@ -38,18 +86,27 @@ static __always_inline void files_report(struct file *f, __u32 type, __s32 fd, _
 
 	if (seen) {
 		*seen = now;
+		/* Reported, not probed yet: a second first run is held too. */
+		if (!hold_first_runs || !bpf_map_lookup_elem(&files_probing, &id))
+			return;
+	} else {
+		if (bpf_map_update_elem(&files_seen, &id, &now, BPF_NOEXIST))
+			ns_drop(NS_DROP_FILES_SEEN_FULL);
+		if (hold_first_runs)
+			bpf_map_update_elem(&files_probing, &id, &now, BPF_ANY);
+	}
+	struct ns_file_event *e = files_reserve(sizeof(*e));
+	if (!e) {
+		/* Lost (and counted): its next mapping is reported instead. */
+		bpf_map_delete_elem(&files_seen, &id);
+		bpf_map_delete_elem(&files_probing, &id);
 		return;
 	}
-	if (bpf_map_update_elem(&files_seen, &id, &now, BPF_NOEXIST))
-		ns_drop(NS_DROP_FILES_SEEN_FULL);
-	struct ns_file_event *e = files_reserve(sizeof(*e));
-	if (!e)
-		return;
 	e->type = type;
 	e->pid = ns_current_tgid();
 	e->ts_ns = now;
 	e->fd = fd;
-	e->pad = 0;
+	e->flags = files_hold(e->pid, now) ? NS_FILE_F_HELD : 0;
 	e->addr = addr;
 	e->dev = id.dev;
 	e->ino = id.ino;

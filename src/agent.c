@@ -22,6 +22,7 @@
 #include "proc/tracker.h"
 #include "l7/tracker.h"
 #include "tcp/tracker.h"
+#include "tls/hold.h"
 #include "tls/manager.h"
 #include "tls/plan.h"
 #include "trace/trace.h"
@@ -38,6 +39,7 @@ struct agent {
 	struct tcp_tracker *tcp;
 	struct l7_tracker *l7;
 	struct tls_manager *tls;
+	struct tls_hold *hold;
 	struct trace trace;
 	struct http_routes routes;
 	struct http_server *http;
@@ -231,6 +233,25 @@ static void agent_conn_closed(void *ctx, uint64_t sock, uint64_t start_ns)
 	l7_tracker_conn_closed(a->l7, sock, start_ns, clock_mono_ns());
 }
 
+static int agent_start_holds(struct agent *a)
+{
+	struct tls_hold_opts ho = {
+		.registry = a->registry,
+		.loop = a->loop,
+		.held_fd = bpf_map__fd(probes_held(a->probes)),
+		.probing_fd = bpf_map__fd(probes_files_probing(a->probes)),
+		.enabled = probes_hold_switch(a->probes),
+	};
+	int err = tls_hold_start(&ho, &a->hold);
+	if (err) {
+		fprintf(stderr, "nodescope: --hold-first-runs: cannot start its watchdog: %s\n",
+			strerror(-err));
+		return NS_EXIT_RUNTIME;
+	}
+	tls_manager_set_hold(a->tls, a->hold);
+	return 0;
+}
+
 static int agent_start(struct agent *a)
 {
 	const struct ns_config *c = a->cfg;
@@ -308,6 +329,9 @@ static int agent_start(struct agent *a)
 		tls_manager_scan(a->tls);
 	proc_tracker_scan(a->procs);
 	tcp_tracker_scan(a->tcp);
+	/* After the scans: a process started meanwhile is not held for their length. */
+	if (c->hold_first_runs && (rc = agent_start_holds(a)))
+		return rc;
 
 	if (c->listen) {
 		a->routes = (struct http_routes){ a->registry, proc_tracker_table(a->procs) };
@@ -320,6 +344,11 @@ static int agent_start(struct agent *a)
 
 static void agent_stop(struct agent *a)
 {
+	/* Nothing is held from here on; what is held goes on. */
+	if (a->hold) {
+		tls_manager_set_hold(a->tls, NULL);
+		tls_hold_stop(a->hold);
+	}
 	/* Detach first so nothing new arrives, then read what is left. */
 	struct probes *p = a->probes;
 	if (p) {

@@ -31,6 +31,9 @@ static const char usage[] =
 	"  --no-tls              do not probe TLS libraries (no plaintext of HTTPS)\n"
 	"  --tls-release-after S remove a file's TLS probes once no process has mapped it\n"
 	"                        for S seconds (default 600; 0: never)\n"
+	"  --hold-first-runs     stop a process that runs or maps a file not probed yet\n"
+	"                        until its TLS probes are in place (SIGSTOP, SIGCONT), so\n"
+	"                        even its first run is seen; see README for side effects\n"
 	"  --verbose             libbpf's own messages on stderr\n"
 	"  --version             print the version\n"
 	"  -h, --help            this text\n"
@@ -137,7 +140,8 @@ static int parse_uint(const char *arg, const char *flag, unsigned long long max,
 enum cli_result cli_parse(int argc, char **argv, struct ns_config *c, struct strbuf *out)
 {
 	enum { OPT_LISTEN = 256, OPT_EVENTS, OPT_RING, OPT_SERIES, OPT_PROCS, OPT_CONNS, OPT_DESTS, OPT_CGROUP, OPT_POLL,
-	       OPT_VERBOSE, OPT_VERSION, OPT_NO_TLS, OPT_TLS_RELEASE, OPT_NO_UPROBE_MULTI };
+	       OPT_VERBOSE, OPT_VERSION, OPT_NO_TLS, OPT_TLS_RELEASE, OPT_NO_UPROBE_MULTI,
+	       OPT_HOLD };
 	static const struct option opts[] = {
 		{ "listen", required_argument, NULL, OPT_LISTEN },
 		{ "events", required_argument, NULL, OPT_EVENTS },
@@ -151,6 +155,7 @@ enum cli_result cli_parse(int argc, char **argv, struct ns_config *c, struct str
 		{ "debug-poll-ms", required_argument, NULL, OPT_POLL },
 		{ "no-tls", no_argument, NULL, OPT_NO_TLS },
 		{ "tls-release-after", required_argument, NULL, OPT_TLS_RELEASE },
+		{ "hold-first-runs", no_argument, NULL, OPT_HOLD },
 		/* Hidden: one perf-event uprobe per site, as on kernels before 6.6 (tests). */
 		{ "debug-no-uprobe-multi", no_argument, NULL, OPT_NO_UPROBE_MULTI },
 		{ "verbose", no_argument, NULL, OPT_VERBOSE },
@@ -241,6 +246,9 @@ enum cli_result cli_parse(int argc, char **argv, struct ns_config *c, struct str
 		case OPT_NO_UPROBE_MULTI:
 			c->no_uprobe_multi = true;
 			break;
+		case OPT_HOLD:
+			c->hold_first_runs = true;
+			break;
 		case OPT_TLS_RELEASE:
 			if (parse_uint(optarg, "--tls-release-after", 31536000, &v, out))
 				return CLI_ERROR;
@@ -271,6 +279,11 @@ enum cli_result cli_parse(int argc, char **argv, struct ns_config *c, struct str
 	}
 	if (optind < gargc) {
 		strbuf_printf(out, "nodescope: unexpected argument '%s'\n%s", gargv[optind], usage);
+		return CLI_ERROR;
+	}
+	if (c->hold_first_runs && !c->tls) {
+		strbuf_puts(out, "nodescope: --hold-first-runs holds processes until their TLS probes "
+				 "are in place: it needs TLS probing (drop --no-tls)\n");
 		return CLI_ERROR;
 	}
 	if (!listen_given && !c->trace)

@@ -231,6 +231,21 @@ struct bpf_map *probes_files_seen(struct probes *p)
 	return p->skel->maps.files_seen;
 }
 
+struct bpf_map *probes_held(struct probes *p)
+{
+	return p->skel->maps.held;
+}
+
+struct bpf_map *probes_files_probing(struct probes *p)
+{
+	return p->skel->maps.files_probing;
+}
+
+volatile uint32_t *probes_hold_switch(struct probes *p)
+{
+	return &p->skel->bss->hold_first_runs;
+}
+
 unsigned probes_attached(const struct probes *p)
 {
 	return p->n_links;

@@ -35,6 +35,11 @@ struct bpf_program *probes_tls_program(struct probes *p, unsigned which);
 bool probes_tls_multi(const struct probes *p);
 /* Files the files stream reported (key: struct { u64 dev, ino; }). */
 struct bpf_map *probes_files_seen(struct probes *p);
+/* --hold-first-runs: processes held (tgid -> ns), files reported and not probed yet. */
+struct bpf_map *probes_held(struct probes *p);
+struct bpf_map *probes_files_probing(struct probes *p);
+/* The BPF side's hold switch (0: off), writable at run time. */
+volatile uint32_t *probes_hold_switch(struct probes *p);
 /*
  * Calls fn with each program's count of runs the kernel skipped because
  * another BPF program was running on that CPU (recursion_misses).

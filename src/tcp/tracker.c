@@ -44,6 +44,7 @@ static const char *const bpf_drop_reasons[NS_DROP_COUNT] = {
 	[NS_DROP_TLS_CALLS_FULL] = "tls_calls_table_full",
 	[NS_DROP_TLS_NO_SOCKET] = "tls_socket_unknown",
 	[NS_DROP_FILES_SEEN_FULL] = "files_seen_table_full",
+	[NS_DROP_HOLDS_FULL] = "hold_table_full",
 };
 
 static void tcp_collect(void *ctx)

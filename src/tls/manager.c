@@ -18,6 +18,7 @@
 #include "events.h"
 #include "bpf/uprobe_multi.h"
 #include "files.h"
+#include "hold.h"
 #include "metrics/registry.h"
 #include "plan.h"
 #include "trace/trace.h"
@@ -75,7 +76,13 @@ struct tls_manager {
 	uint64_t last_sweep_ns;
 	uint64_t n_inspected, failures[TLS_FAIL_COUNT];
 	struct metric *m_failures;
+	struct metric *m_probe_delay;
+	struct tls_hold *hold;
 };
+
+/* From a file's first exec or mapping to its probes in place, in seconds. */
+static const double probe_delay_bounds[] = { 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005,
+					     0.01,   0.025,   0.05,   0.1,   0.25,   1 };
 
 static uint64_t file_key(dev_t dev, ino_t ino)
 {
@@ -119,6 +126,13 @@ int tls_manager_new(const struct tls_manager_opts *o, struct tls_manager **out)
 	int err = metric_register_u64(r, "nodescope_tls_files_inspected_total",
 				      "Executable files inspected for TLS library functions.",
 				      METRIC_COUNTER, &m->n_inspected);
+	m->m_probe_delay = metric_register_histogram(
+		r, "nodescope_tls_probe_delay_seconds",
+		"Time from a new file's first exec or executable mapping to its TLS probes in "
+		"place (files with probes only).",
+		0, 0, NULL, probe_delay_bounds,
+		sizeof(probe_delay_bounds) / sizeof(probe_delay_bounds[0]));
+	err |= !m->m_probe_delay;
 	err |= metric_register_u64(r, "nodescope_tls_probed_files",
 				   "Files with TLS uprobes attached.", METRIC_GAUGE,
 				   &m->n_probed_files);
@@ -358,6 +372,9 @@ static void file_inspect(struct tls_manager *m, int fd, dev_t dev, ino_t ino, ui
 	if (f->n_uprobes)
 		f->path = strdup(path);
 	uint64_t now = clock_mono_ns();
+	if (f->n_uprobes && event_ts)
+		metric_observe(m->m_probe_delay, NULL,
+			       now > event_ts ? (double)(now - event_ts) / 1e9 : 0);
 	struct trace_tls_probe r = {
 		.ts_ns = now,
 		.since_ns = event_ts && now > event_ts ? now - event_ts : 0,
@@ -455,27 +472,44 @@ static void maybe_sweep(struct tls_manager *m)
 	free(s.idle);
 }
 
-int tls_manager_on_record(void *ctx, const void *data, size_t len)
+static void on_file_event(struct tls_manager *m, const struct ns_file_event *e)
 {
-	struct tls_manager *m = ctx;
-	const struct ns_file_event *e = data;
 	char path[512];
 
-	if (len < sizeof(*e) || (e->type != NS_FILE_EXEC && e->type != NS_FILE_MMAP))
-		return -EINVAL;
 	maybe_sweep(m);
 	dev_t dev = tls_dev_from_kernel(e->dev);
 	if (file_find(m, dev, (ino_t)e->ino))
-		return 0;
+		return;
 	int fd = tls_open_event_file(e->pid, e->type == NS_FILE_EXEC ? -1 : e->fd, e->addr, dev,
 				     (ino_t)e->ino, path, sizeof(path));
 	if (fd < 0) {
 		m->failures[TLS_FAIL_GONE]++;
 		forget_reported(m, e->dev, e->ino);
-		return 0;
+		return;
 	}
 	file_inspect(m, fd, dev, (ino_t)e->ino, e->pid, path, e->ts_ns, false);
 	close(fd);
+}
+
+void tls_manager_set_hold(struct tls_manager *m, struct tls_hold *h)
+{
+	m->hold = h;
+}
+
+int tls_manager_on_record(void *ctx, const void *data, size_t len)
+{
+	struct tls_manager *m = ctx;
+	const struct ns_file_event *e = data;
+
+	if (len < sizeof(*e) || (e->type != NS_FILE_EXEC && e->type != NS_FILE_MMAP))
+		return -EINVAL;
+	on_file_event(m, e);
+	/* Probed, or not to be: a process held for it goes on, whatever happened. */
+	if (m->hold) {
+		tls_hold_file_done(m->hold, e->dev, e->ino);
+		if (e->flags & NS_FILE_F_HELD)
+			tls_hold_release(m->hold, e->pid, e->ts_ns);
+	}
 	return 0;
 }
 

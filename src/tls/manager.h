@@ -18,6 +18,7 @@
 
 struct bpf_program;
 struct metric_registry;
+struct tls_hold;
 struct trace;
 struct tls_manager;
 
@@ -40,6 +41,8 @@ int tls_manager_new(const struct tls_manager_opts *o, struct tls_manager **out);
 void tls_manager_free(struct tls_manager *m);
 /* stream_record_fn for the files stream. */
 int tls_manager_on_record(void *ctx, const void *data, size_t len);
+/* --hold-first-runs: processes held for a file go on once it is handled. */
+void tls_manager_set_hold(struct tls_manager *m, struct tls_hold *h);
 /* Probes what is installed and mapped now (call after the files stream is open). */
 void tls_manager_scan(struct tls_manager *m);
 

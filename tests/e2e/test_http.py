@@ -394,3 +394,51 @@ def test_pipelined_requests_in_one_write(l7_tracer, nginx):
         assert [e["ts"] for e in es] == sorted(e["ts"] for e in es)
         assert all(e["dst"] == dst and e["duration_ns"] > 0 for e in es)
     assert {e["pid"] for e in l7(evs, dir="out", src=src)} == {os.getpid()}
+
+
+@pytest.fixture(scope="module")
+def http_get32():
+    """A 32-bit (ia32) HTTP client, built here with gcc -m32 (Debian's gcc-multilib)."""
+    d = tempfile.mkdtemp(prefix="nodescope-e2e-m32.")
+    exe = os.path.join(d, "http_get32")
+    src = os.path.join(os.path.dirname(os.path.abspath(__file__)), "clients", "http_get32.c")
+    p = subprocess.run(["cc", "-m32", "-O2", "-o", exe, src], capture_output=True)
+    assert p.returncode == 0, "gcc -m32 failed (gcc-multilib?): " + p.stderr.decode(errors="replace")
+    yield exe
+    shutil.rmtree(d, ignore_errors=True)
+
+
+def test_32bit_process_syscalls_are_not_misread(agent_factory, nginx, http_get32):
+    """A 32-bit process's syscalls come from another table (its read is our close, its pipe our
+    connect, its getegid our listen): they are skipped, so it gets no wrong event, and the 64-bit
+    processes around it (nginx serving it, curl beside it) are counted exactly."""
+    a = agent_factory("--events", "tcp,l7")
+    n = 10
+    bound, pids32, curl_pids = [], [], []
+    for i in range(n):
+        p = subprocess.Popen([http_get32, str(nginx.port), f"/m32/{i}"], stdout=subprocess.PIPE)
+        out, _ = p.communicate(timeout=10)
+        assert p.returncode == 0 and out.startswith(b"HTTP/1.1 404"), (p.returncode, out)
+        bound.append(int(out.split(b"bound ")[1]))
+        pids32.append(p.pid)
+        c = subprocess.Popen([CURL, "-s", "-o", "/dev/null", f"http://{nginx.addr}/m64/{i}"])
+        assert c.wait(10) == 0
+        curl_pids.append(c.pid)
+
+    def served(evs):
+        return len([e for e in l7(evs, dir="in") if e["path"].startswith(("/m32/", "/m64/"))]) >= 2 * n
+
+    evs = settle(a, served, f"{2 * n} inbound requests")
+    inbound = [e for e in l7(evs, dir="in") if e["path"].startswith(("/m32/", "/m64/"))]
+    assert sorted(e["path"] for e in inbound) == sorted([f"/m32/{i}" for i in range(n)] +
+                                                        [f"/m64/{i}" for i in range(n)])
+    out64 = [e for e in l7(evs, dir="out") if e["path"].startswith("/m64/")]
+    assert sorted(e["pid"] for e in out64) == sorted(curl_pids), out64
+    # Nothing on the client side from the 32-bit process: not a wrong path, pid or socket.
+    assert not [e for e in l7(evs, dir="out") if e["path"].startswith("/m32/")]
+    # Its getegid with a bound socket's fd in edi is not a listen().
+    assert not [e for e in evs if e["type"] == "listen" and e["pid"] in pids32], evs
+    # What TCP itself saw of it stays right: one connection each to nginx, bytes exact.
+    for pid in pids32:
+        closes = [e for e in evs if e["type"] == "close" and e["pid"] == pid]
+        assert len(closes) == 1 and closes[0]["dst"] == nginx.addr, closes

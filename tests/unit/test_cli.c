@@ -155,6 +155,19 @@ static void test_events(void **state)
 	assert_int_equal(p->c.stream_mask, 1u << NS_STREAM_PROC);
 }
 
+static void test_hold_first_runs(void **state)
+{
+	struct parsed *p = *state;
+
+	assert_int_equal(PARSE(p, "trace"), CLI_RUN);
+	assert_false(p->c.hold_first_runs);
+	assert_int_equal(PARSE(p, "--hold-first-runs"), CLI_RUN);
+	assert_true(p->c.hold_first_runs && p->c.tls);
+	/* Holding for probes that never come would be all cost. */
+	assert_int_equal(PARSE(p, "--hold-first-runs", "--no-tls"), CLI_ERROR);
+	assert_contains(p->out.buf, "--no-tls");
+}
+
 static void test_events_unknown(void **state)
 {
 	struct parsed *p = *state;
@@ -561,6 +574,7 @@ int main(void)
 		cmocka_unit_test(test_listen_empty_disables_http),
 		cmocka_unit_test(test_events),
 		cmocka_unit_test(test_events_unknown),
+		cmocka_unit_test(test_hold_first_runs),
 		cmocka_unit_test(test_ringbuf_size_all),
 		cmocka_unit_test(test_ringbuf_size_one_stream),
 		cmocka_unit_test(test_ringbuf_size_bad),
