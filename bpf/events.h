@@ -125,6 +125,12 @@ struct ns_tcp_event {
 enum ns_l7_op {
 	NS_L7_WRITE = 1,
 	NS_L7_READ = 2,
+	/*
+	 * A TLS session's socket became known: conn and fd are the socket's,
+	 * data holds the session (a u64, the library's SSL *). Records of that
+	 * session sent before with NS_L7_F_UNBOUND belong to this connection.
+	 */
+	NS_L7_BIND = 3,
 };
 
 /* Where a captured buffer came from. */
@@ -132,6 +138,12 @@ enum ns_l7_op {
 #define NS_L7_F_TLS 2u	   /* plaintext from a TLS library */
 /* Its raw bytes are TLS records (ciphertext): the socket syscalls are not captured. */
 #define NS_L7_F_ENCRYPTED 4u
+/*
+ * Plaintext of a TLS session whose socket is not known yet (a library on
+ * memory BIOs, whose event loop writes the ciphertext after the call): fd is
+ * -1, conn.sock holds the session (SSL *), and an NS_L7_BIND record follows.
+ */
+#define NS_L7_F_UNBOUND 8u
 
 /* What the BPF side remembers of a tracked socket, per (tgid, fd). */
 struct ns_l7_sock {

@@ -78,6 +78,51 @@ static __always_inline bool l7_inside_tls_call(__u64 id, __s32 fd, __u64 sp,
 	return true;
 }
 
+/* A bind record: the session's plaintext sent unbound belongs to fd's connection. */
+static __always_inline void l7_emit_bind(__u64 session, __s32 fd, const struct ns_l7_sock *sock)
+{
+	__u32 zero = 0;
+	struct ns_l7_event *e = bpf_map_lookup_elem(&l7_scratch, &zero);
+	if (!e)
+		return;
+	e->op = NS_L7_BIND;
+	e->pid = bpf_get_current_pid_tgid() >> 32;
+	e->ts_ns = bpf_ktime_get_ns();
+	e->fd = fd;
+	e->total = e->captured = sizeof(session);
+	e->conn = *sock;
+	__builtin_memcpy(e->data, &session, sizeof(session));
+	l7_output(e, NS_L7_HEADER_SIZE + sizeof(session));
+}
+
+/*
+ * Ciphertext moved outside any TLS call: an event loop driving a library on
+ * memory BIOs. A read is remembered for the thread's next SSL_read; a write
+ * is the ciphertext of the thread's last SSL_write whose socket was unknown.
+ */
+static __always_inline void l7_ciphertext(__u64 id, __s32 fd, __u32 op, const struct ns_l7_sock *sock)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct tls_call *c;
+
+	if (op == NS_L7_READ) {
+		c = bpf_task_storage_get(&tls_calls, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+		if (c) {
+			c->enc_read_set = 1;
+			c->enc_read_fd = fd;
+			c->enc_read_sock = *sock;
+		}
+		return;
+	}
+	c = bpf_task_storage_get(&tls_calls, task, 0, 0);
+	if (!c || !c->pending_session)
+		return;
+	__u64 session = c->pending_session;
+	c->pending_session = 0;
+	tls_session_bind(session, id >> 32, fd, sock);
+	l7_emit_bind(session, fd, sock);
+}
+
 static __always_inline int l7_enter(__s32 fd, __u64 ptr, __u32 op, __u32 kind, __u64 sp)
 {
 	__u64 id = bpf_get_current_pid_tgid();
@@ -86,8 +131,13 @@ static __always_inline int l7_enter(__s32 fd, __u64 ptr, __u32 op, __u32 kind, _
 
 	if (!sock)
 		return 0; /* not a tracked socket: the common, cheap case */
-	if (l7_inside_tls_call(id, fd, sp, sock) || (sock->flags & NS_L7_F_ENCRYPTED))
+	if (l7_inside_tls_call(id, fd, sp, sock))
 		return 0;
+	if (sock->flags & NS_L7_F_ENCRYPTED) {
+		if (kind != L7_BUF_NONE)
+			l7_ciphertext(id, fd, op, sock);
+		return 0;
+	}
 	struct l7_call *c = bpf_task_storage_get(&l7_calls, bpf_get_current_task_btf(), 0,
 						 BPF_LOCAL_STORAGE_GET_F_CREATE);
 	if (!c) {
@@ -199,6 +249,8 @@ static __always_inline int l7_exit(long ret)
 			struct ns_l7_sock *sock = bpf_map_lookup_elem(&l7_socks, &key);
 			if (sock && sock->sock == call.sock.sock)
 				sock->flags |= NS_L7_F_ENCRYPTED;
+			call.sock.flags |= NS_L7_F_ENCRYPTED;
+			l7_ciphertext(id, call.fd, call.op, &call.sock);
 			return 0;
 		}
 	}

@@ -83,20 +83,33 @@ int BPF_KPROBE(ns_tls_ret)
 	__u64 n = tls_result(&c, PT_REGS_RC(ctx));
 	if (!n)
 		return 0;
-	if (c.fd < 0) {
-		/* Served from the library's buffer: the session's socket is known. */
-		struct tls_session_key k = { .session = c.session, .tgid = id >> 32 };
-		struct tls_session *known = bpf_map_lookup_elem(&tls_sessions, &k);
-		if (!known) {
-			ns_drop(NS_DROP_TLS_NO_SOCKET);
-			return 0;
-		}
-		c.fd = known->fd;
-		c.sock = known->sock;
-	}
 	bool write = c.fn == NS_TLS_SSL_WRITE || c.fn == NS_TLS_SSL_WRITE_EX ||
 		     c.fn == NS_TLS_GNUTLS_SEND;
-	tls_send(write ? NS_L7_WRITE : NS_L7_READ, c.fd, c.ts_ns, n, c.buf, &c.sock);
+	__u32 op = write ? NS_L7_WRITE : NS_L7_READ;
+	if (c.fd >= 0) {
+		tls_send(op, c.fd, c.ts_ns, n, c.buf, &c.sock);
+		return 0;
+	}
+	/* No syscall inside: served from the library's buffer, or a memory BIO. */
+	__u32 tgid = id >> 32;
+	struct tls_session *known = tls_session_of(c.session, tgid);
+	if (known) {
+		struct ns_l7_sock sock = known->sock;
+		tls_send(op, known->fd, c.ts_ns, n, c.buf, &sock);
+	} else if (!write && p->enc_read_set) {
+		/* Its ciphertext was the thread's latest read. */
+		struct ns_l7_sock sock = p->enc_read_sock;
+		__s32 fd = p->enc_read_fd;
+		tls_session_bind(c.session, tgid, fd, &sock);
+		tls_send(op, fd, c.ts_ns, n, c.buf, &sock);
+	} else if (write) {
+		/* Its ciphertext is the thread's next write: sent now, bound then. */
+		struct ns_l7_sock unbound = { .sock = c.session, .flags = NS_L7_F_UNBOUND };
+		p->pending_session = c.session;
+		tls_send(op, -1, c.ts_ns, n, c.buf, &unbound);
+	} else {
+		ns_drop(NS_DROP_TLS_NO_SOCKET);
+	}
 	return 0;
 }
 

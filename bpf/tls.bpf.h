@@ -9,6 +9,7 @@
 #define NODESCOPE_TLS_BPF_H
 
 #include "common.bpf.h"
+#include "sockets.bpf.h"
 
 struct tls_call {
 	__u64 session; /* SSL * or gnutls_session_t */
@@ -20,6 +21,18 @@ struct tls_call {
 	__s32 fd;      /* -1 until a socket syscall inside the call names it */
 	__u32 fn;      /* enum ns_tls_fn */
 	struct ns_l7_sock sock; /* fd's connection, copied: it may close before the call returns */
+	/*
+	 * Libraries on memory BIOs (Node.js, Python asyncio) never touch the
+	 * socket inside a call: their event loop reads the ciphertext, feeds it
+	 * in and calls SSL_read on the same thread, and writes out what SSL_write
+	 * produced right after it. So a session with no known socket takes, for
+	 * a read, the thread's latest ciphertext read and, for a write, the
+	 * thread's next ciphertext write. Kept outside any call:
+	 */
+	__u64 pending_session;	      /* an SSL_write waiting for its ciphertext write */
+	__u32 enc_read_set;	      /* enc_read_* hold this thread's latest ciphertext read */
+	__s32 enc_read_fd;
+	struct ns_l7_sock enc_read_sock;
 };
 
 /* The call a thread is in, in the thread's own storage (gone with the thread). */
@@ -49,6 +62,29 @@ struct {
 	__type(key, struct tls_session_key);
 	__type(value, struct tls_session);
 } tls_sessions SEC(".maps") __weak;
+
+/* The session's socket, if it is still the one open on that fd in tgid. */
+static __always_inline struct tls_session *tls_session_of(__u64 session, __u32 tgid)
+{
+	struct tls_session_key k = { .session = session, .tgid = tgid };
+	struct tls_session *known = bpf_map_lookup_elem(&tls_sessions, &k);
+	if (!known)
+		return NULL;
+	/* An SSL * freed and reused for another connection names a socket since closed. */
+	__u64 key = l7_key(tgid, known->fd);
+	struct ns_l7_sock *open = bpf_map_lookup_elem(&l7_socks, &key);
+	if (!open || open->sock != known->sock.sock || open->start_ns != known->sock.start_ns)
+		return NULL;
+	return known;
+}
+
+static __always_inline void tls_session_bind(__u64 session, __u32 tgid, __s32 fd,
+					     const struct ns_l7_sock *sock)
+{
+	struct tls_session_key k = { .session = session, .tgid = tgid };
+	struct tls_session ts = { .fd = fd, .sock = *sock };
+	bpf_map_update_elem(&tls_sessions, &k, &ts, BPF_ANY);
+}
 
 /* Plaintext a TLS call moved, handed to the l7 stream (ns_l7_emit_tls). */
 struct tls_plaintext {

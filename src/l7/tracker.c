@@ -23,6 +23,13 @@
  * record reserved by a preempted uprobe program holds back those behind it.
  */
 #define L7_CLOSE_GRACE_NS 2000000000ull
+/*
+ * TLS plaintext waiting for its session's socket (memory BIOs: the write's
+ * ciphertext goes out after the call, and a bind record names the socket).
+ * The oldest goes first when full; one unbound for this long is given up.
+ */
+#define L7_UNBOUND_MAX 256
+#define L7_UNBOUND_MAX_AGE_NS 5000000000ull
 
 enum l7_proto { L7_UNKNOWN, L7_HTTP, L7_OTHER };
 
@@ -48,8 +55,17 @@ struct l7_conn {
 	struct l7_conn *closing_next;
 };
 
+/* A copy of an unbound record: its header and what it captured. */
+struct l7_unbound {
+	struct ns_l7_event *e;
+	size_t len;
+};
+
 struct l7_tracker {
 	struct l7_tracker_opts o;
+	struct l7_unbound unbound[L7_UNBOUND_MAX]; /* oldest first */
+	unsigned n_unbound;
+	uint64_t n_unbound_dropped;
 	struct hmap conns;
 	struct l7_conn *closing; /* closed connections whose last records may be unread */
 	uint64_t n_refused, n_unpaired, n_overflow, n_unknown, n_truncated;
@@ -127,6 +143,10 @@ int l7_tracker_new(const struct l7_tracker_opts *o, struct l7_tracker **out)
 		  metric_register_u64(r, "nodescope_l7_unknown_protocol_connections_total",
 				      "Connections whose protocol was not recognised.", METRIC_COUNTER,
 				      &t->n_unknown) |
+		  metric_register_u64(r, "nodescope_l7_tls_unbound_dropped_total",
+				      "TLS plaintext whose socket never became known (a library on "
+				      "memory BIOs whose ciphertext write was not seen).",
+				      METRIC_COUNTER, &t->n_unbound_dropped) ||
 		  metric_register_u64(r, "nodescope_l7_truncated_total",
 				      "Reads and writes captured only in part (longer than the "
 				      "capture size).",
@@ -166,6 +186,8 @@ void l7_tracker_free(struct l7_tracker *t)
 	struct hmap_node *n;
 	if (!t)
 		return;
+	for (unsigned i = 0; i < t->n_unbound; i++)
+		free(t->unbound[i].e);
 	while ((n = hmap_pop(&t->conns)))
 		conn_free(hmap_entry(n, struct l7_conn, node));
 	hmap_destroy(&t->conns);
@@ -308,14 +330,76 @@ static bool detect(const struct ns_l7_event *e, bool is_request_dir)
 	return http_looks_like_response(d, e->captured);
 }
 
+static void unbound_drop_first(struct l7_tracker *t)
+{
+	free(t->unbound[0].e);
+	memmove(&t->unbound[0], &t->unbound[1], --t->n_unbound * sizeof(t->unbound[0]));
+	t->n_unbound_dropped++;
+}
+
+/* Keeps a copy of plaintext whose session has no socket yet. */
+static void unbound_keep(struct l7_tracker *t, const struct ns_l7_event *e, size_t len)
+{
+	while (t->n_unbound &&
+	       (t->n_unbound == L7_UNBOUND_MAX ||
+		t->unbound[0].e->ts_ns + L7_UNBOUND_MAX_AGE_NS < e->ts_ns))
+		unbound_drop_first(t);
+	struct ns_l7_event *copy = malloc(len);
+	if (!copy) {
+		t->n_unbound_dropped++;
+		return;
+	}
+	memcpy(copy, e, len);
+	t->unbound[t->n_unbound++] = (struct l7_unbound){ copy, len };
+}
+
+static int on_data(struct l7_tracker *t, const struct ns_l7_event *e);
+
+/* The session's socket is known: what it sent unbound is fed now, in order. */
+static void unbound_bind(struct l7_tracker *t, const struct ns_l7_event *b)
+{
+	uint64_t session;
+	memcpy(&session, b->data, sizeof(session));
+	unsigned kept = 0;
+	for (unsigned i = 0; i < t->n_unbound; i++) {
+		struct ns_l7_event *e = t->unbound[i].e;
+		if (e->pid != b->pid || e->conn.sock != session) {
+			t->unbound[kept++] = t->unbound[i];
+			continue;
+		}
+		e->fd = b->fd;
+		e->conn = b->conn;
+		e->conn.flags = (b->conn.flags & ~NS_L7_F_UNBOUND) | NS_L7_F_TLS;
+		on_data(t, e);
+		free(e);
+	}
+	t->n_unbound = kept;
+}
+
 int l7_tracker_on_record(void *ctx, const void *data, size_t len)
 {
 	struct l7_tracker *t = ctx;
 	const struct ns_l7_event *e = data;
 
 	if (len < NS_L7_HEADER_SIZE || e->captured > NS_L7_CAPTURE || e->captured > e->total ||
-	    len < NS_L7_HEADER_SIZE + e->captured || (e->op != NS_L7_READ && e->op != NS_L7_WRITE))
+	    len < NS_L7_HEADER_SIZE + e->captured ||
+	    (e->op != NS_L7_READ && e->op != NS_L7_WRITE && e->op != NS_L7_BIND) ||
+	    (e->op == NS_L7_BIND && e->captured != sizeof(uint64_t)))
 		return -EINVAL;
+	if (e->op == NS_L7_BIND) {
+		unbound_bind(t, e);
+		return 0;
+	}
+	if (e->conn.flags & NS_L7_F_UNBOUND) {
+		unbound_keep(t, e, NS_L7_HEADER_SIZE + e->captured);
+		return 0;
+	}
+	return on_data(t, e);
+}
+
+/* A read or write of a known connection. */
+static int on_data(struct l7_tracker *t, const struct ns_l7_event *e)
+{
 	if (e->captured < e->total)
 		t->n_truncated++;
 

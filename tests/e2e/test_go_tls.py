@@ -65,8 +65,9 @@ def first_launch_probed(agent, exe, argv_of, path, expect):
     Whether that run beat its probes is a benchmark figure (bench/shortlived), not asserted; that
     it was probed from its own exec is. Returns the launch's pid."""
     pid = run_clients(argv_of, 1, path, expect=expect)[0]
-    agent.wait_for(lambda evs: probes_of(agent, exe), timeout=20, what=f"{exe} probed")
-    probes = probes_of(agent, exe)
+    exact = lambda: [e for e in probes_of(agent, exe) if e["file"] == exe]
+    agent.wait_for(lambda evs: exact(), timeout=20, what=f"{exe} probed")
+    probes = exact()
     assert len(probes) == 1 and probes[0]["pid"] == pid, (probes, pid)
     return pid
 
@@ -79,7 +80,7 @@ def test_stripped_client_every_launch(go_tracer, server, go_bin):
     got = assert_each_reported(go_tracer, pids, "/ok", 200)
     for evs in got.values():
         assert evs[0]["dst"] == server.addr and evs[0]["duration_ns"] > 0, evs
-    probes = probes_of(go_tracer, exe)
+    probes = [e for e in probes_of(go_tracer, exe) if e["file"] == exe]
     assert len(probes) == 1 and probes[0]["library"] == "go" and probes[0]["functions"] == 2, probes
     assert probes[0]["version"].startswith("go1."), probes
 
