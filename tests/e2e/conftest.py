@@ -8,6 +8,7 @@ import subprocess
 import threading
 import time
 import urllib.request
+import warnings
 
 import pytest
 
@@ -210,9 +211,9 @@ class Agent:
                         f"({'sanitizer report' if m else 'crashed'}):\n{err[start:][-20000:]}",
                         pytrace=False)
         if killed and SANITIZED:
-            pytest.fail(f"agent {self.cmd} did not exit within its stop timeout after SIGTERM "
-                        f"and was killed: its leak check could not run\nstderr:\n{err[-5000:]}",
-                        pytrace=False)
+            # Not a report, but no leak check either: said in the warnings summary.
+            warnings.warn(f"agent {self.cmd} did not exit within its stop timeout after SIGTERM "
+                          f"and was killed: its leak check did not run")
 
 
 @pytest.fixture(autouse=True)
