@@ -11,7 +11,7 @@ LISTEN   ?= 127.0.0.1:9645
 CFLAGS   ?= -O2 -g
 CFLAGS   += -std=gnu11 -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers \
             -I$(BUILD) -Isrc -Ibpf -MMD -MP
-LDLIBS   := -lbpf -lelf -lz -lmicrohttpd -lcapstone
+LDLIBS   := -lbpf -lelf -lz -lmicrohttpd -lcapstone -pthread
 
 BPF_SRCS := $(wildcard bpf/*.bpf.c)
 BPF_OBJS := $(patsubst bpf/%.bpf.c,$(BUILD)/bpf/%.bpf.o,$(BPF_SRCS))

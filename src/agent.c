@@ -10,6 +10,7 @@
 #include <sys/signalfd.h>
 #include <unistd.h>
 
+#include "bpf/link_closer.h"
 #include "bpf/preflight.h"
 #include "bpf/probes.h"
 #include "exit_codes.h"
@@ -40,6 +41,7 @@ struct agent {
 	struct l7_tracker *l7;
 	struct tls_manager *tls;
 	struct tls_hold *hold;
+	struct link_closer *closer;
 	struct trace trace;
 	struct http_routes routes;
 	struct http_server *http;
@@ -289,6 +291,11 @@ static int agent_start(struct agent *a)
 	memcpy(bo.ring_size, c->ring_size, sizeof(bo.ring_size));
 	if ((rc = probes_start(&bo, &a->probes)))
 		return rc;
+	if (link_closer_new(a->registry,
+			    probes_tls_multi(a->probes) ? LINK_CLOSER_MAX_THREADS
+							: LINK_CLOSER_PERF_THREADS,
+			    &a->closer))
+		return NS_EXIT_RUNTIME;
 	struct tcp_tracker_opts to = {
 		.registry = a->registry,
 		.procs = proc_tracker_table(a->procs),
@@ -315,6 +322,7 @@ static int agent_start(struct agent *a)
 			   probes_tls_program(a->probes, TLS_PROG_GO_ENTRY),
 			   probes_tls_program(a->probes, TLS_PROG_GO_RET) },
 		.uprobe_multi = probes_tls_multi(a->probes),
+		.closer = a->closer,
 		.files_seen_fd = bpf_map__fd(probes_files_seen(a->probes)),
 		.max_files = 65536,
 		.release_after_ns = (uint64_t)c->tls_release_after_s * 1000000000ull,
@@ -359,8 +367,10 @@ static void agent_stop(struct agent *a)
 	http_server_stop(a->http);
 	for (int i = 0; i < NS_STREAM_COUNT; i++)
 		stream_close(a->streams[i]);
-	tls_manager_free(a->tls);
+	tls_manager_free(a->tls); /* hands its links to the closer */
 	probes_stop(p);
+	/* Their grace periods overlapped with the above: wait until every link is gone. */
+	link_closer_free(a->closer);
 	l7_tracker_free(a->l7);
 	tcp_tracker_free(a->tcp);
 	proc_tracker_free(a->procs);

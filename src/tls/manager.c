@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "events.h"
+#include "bpf/link_closer.h"
 #include "bpf/uprobe_multi.h"
 #include "files.h"
 #include "hold.h"
@@ -155,12 +156,13 @@ int tls_manager_new(const struct tls_manager_opts *o, struct tls_manager **out)
 	return 0;
 }
 
+/* Closing a link waits for grace periods: the closer's threads do it, off the loop. */
 static void file_detach(struct tls_manager *m, struct tls_file *f)
 {
 	for (unsigned i = 0; i < f->n_multi; i++)
-		close(f->multi[i]);
+		link_closer_close_fd(m->o.closer, f->multi[i]);
 	for (unsigned i = 0; i < f->n_links; i++)
-		bpf_link__destroy(f->links[i]);
+		link_closer_destroy_link(m->o.closer, f->links[i]);
 	if (f->n_uprobes) {
 		m->n_probes -= f->n_uprobes;
 		m->n_probed_files--;

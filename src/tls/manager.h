@@ -17,6 +17,7 @@
 #include "plan.h"
 
 struct bpf_program;
+struct link_closer;
 struct metric_registry;
 struct tls_hold;
 struct trace;
@@ -27,6 +28,7 @@ struct tls_manager_opts {
 	struct trace *trace; /* may be NULL: "tls_probe" lines */
 	struct bpf_program *progs[TLS_PROG_COUNT];
 	bool uprobe_multi;   /* the programs were loaded for uprobe_multi links */
+	struct link_closer *closer; /* closes released files' links (NULL: here, blocking) */
 	int files_seen_fd;   /* BPF map of reported files: a file not inspected is forgotten */
 	size_t max_files;    /* inspected files remembered */
 	/*
