@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <unistd.h>
 
@@ -261,6 +262,14 @@ static int agent_start(struct agent *a)
 
 	if ((rc = preflight_all()))
 		return rc;
+	/*
+	 * A new program's probes race it to its first TLS record: woken by its
+	 * exec, the agent should run before busy work does. Before any thread
+	 * starts, so they share it.
+	 */
+	if (setpriority(PRIO_PROCESS, 0, c->nice) < 0)
+		fprintf(stderr, "nodescope: cannot set nice %d: %s (running at %d)\n", c->nice,
+			strerror(errno), getpriority(PRIO_PROCESS, 0));
 	if (loop_new(&a->loop) || !(a->registry = metric_registry_new()))
 		return NS_EXIT_RUNTIME;
 	if (agent_signals(a) || agent_self_metrics(a))

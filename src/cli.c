@@ -34,6 +34,9 @@ static const char usage[] =
 	"  --hold-first-runs     stop a process that runs or maps a file not probed yet\n"
 	"                        until its TLS probes are in place (SIGSTOP, SIGCONT), so\n"
 	"                        even its first run is seen; see README for side effects\n"
+	"  --nice N              the agent's scheduling priority, -20..19 (default -20:\n"
+	"                        woken by a new program, it runs before busy work, so the\n"
+	"                        program is probed sooner)\n"
 	"  --verbose             libbpf's own messages on stderr\n"
 	"  --version             print the version\n"
 	"  -h, --help            this text\n"
@@ -141,7 +144,7 @@ enum cli_result cli_parse(int argc, char **argv, struct ns_config *c, struct str
 {
 	enum { OPT_LISTEN = 256, OPT_EVENTS, OPT_RING, OPT_SERIES, OPT_PROCS, OPT_CONNS, OPT_DESTS, OPT_CGROUP, OPT_POLL,
 	       OPT_VERBOSE, OPT_VERSION, OPT_NO_TLS, OPT_TLS_RELEASE, OPT_NO_UPROBE_MULTI,
-	       OPT_HOLD };
+	       OPT_HOLD, OPT_NICE };
 	static const struct option opts[] = {
 		{ "listen", required_argument, NULL, OPT_LISTEN },
 		{ "events", required_argument, NULL, OPT_EVENTS },
@@ -156,6 +159,7 @@ enum cli_result cli_parse(int argc, char **argv, struct ns_config *c, struct str
 		{ "no-tls", no_argument, NULL, OPT_NO_TLS },
 		{ "tls-release-after", required_argument, NULL, OPT_TLS_RELEASE },
 		{ "hold-first-runs", no_argument, NULL, OPT_HOLD },
+		{ "nice", required_argument, NULL, OPT_NICE },
 		/* Hidden: one perf-event uprobe per site, as on kernels before 6.6 (tests). */
 		{ "debug-no-uprobe-multi", no_argument, NULL, OPT_NO_UPROBE_MULTI },
 		{ "verbose", no_argument, NULL, OPT_VERBOSE },
@@ -175,6 +179,7 @@ enum cli_result cli_parse(int argc, char **argv, struct ns_config *c, struct str
 		.max_l7_connections = 16384,
 		.tls = true,
 		.tls_release_after_s = 600,
+		.nice = -20,
 	};
 	int first = 1;
 	if (argc > 1 && !strcmp(argv[1], "trace")) {
@@ -249,6 +254,16 @@ enum cli_result cli_parse(int argc, char **argv, struct ns_config *c, struct str
 		case OPT_HOLD:
 			c->hold_first_runs = true;
 			break;
+		case OPT_NICE: {
+			char *end;
+			long n = strtol(optarg, &end, 10);
+			if (end == optarg || *end || n < -20 || n > 19) {
+				strbuf_printf(out, "nodescope: bad --nice '%s' (-20..19)\n", optarg);
+				return CLI_ERROR;
+			}
+			c->nice = (int)n;
+			break;
+		}
 		case OPT_TLS_RELEASE:
 			if (parse_uint(optarg, "--tls-release-after", 31536000, &v, out))
 				return CLI_ERROR;

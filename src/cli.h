@@ -27,6 +27,7 @@ struct ns_config {
 	unsigned tls_release_after_s;	/* a file unmapped this long loses its probes (0: never) */
 	bool no_uprobe_multi;		/* perf-event uprobes even where uprobe_multi exists */
 	bool hold_first_runs;		/* stop a process at a new file until it is probed */
+	int nice;			/* the agent's own nice value (-20..19) */
 	bool verbose;
 };
 

@@ -332,10 +332,16 @@ static int file_attach(struct tls_manager *m, struct tls_file *f, int fd, const 
 }
 
 /* Inspects and probes a file not seen before; fd is the caller's. */
+/* When a files event was made, read and its file opened (all 0 for a scan). */
+struct inspect_times {
+	uint64_t event, read, opened;
+};
+
 static void file_inspect(struct tls_manager *m, int fd, dev_t dev, ino_t ino, uint32_t pid,
-			 const char *path, uint64_t event_ts, bool pinned)
+			 const char *path, const struct inspect_times *at, bool pinned)
 {
 	struct tls_file *f;
+	uint64_t event_ts = at ? at->event : 0;
 
 	if (m->files.count >= m->o.max_files) {
 		m->failures[TLS_FAIL_TABLE_FULL]++;
@@ -352,7 +358,9 @@ static void file_inspect(struct tls_manager *m, int fd, dev_t dev, ino_t ino, ui
 	m->n_inspected++;
 
 	struct tls_plan *p = &m->plan;
+	uint64_t plan_start = clock_mono_ns();
 	int err = plan_file(m, fd);
+	uint64_t planned = clock_mono_ns();
 	if (err) {
 		if (err != -ENOEXEC)
 			m->failures[TLS_FAIL_UNREADABLE]++;
@@ -388,6 +396,12 @@ static void file_inspect(struct tls_manager *m, int fd, dev_t dev, ino_t ino, ui
 		.probes = f->n_uprobes,
 		.error = error,
 	};
+	if (at && r.since_ns) {
+		r.wait_ns = at->read > at->event ? at->read - at->event : 0;
+		r.open_ns = at->opened - at->read;
+		r.plan_ns = planned - plan_start;
+		r.attach_ns = now - planned;
+	}
 	trace_tls_probe(m->o.trace, &r);
 }
 
@@ -477,6 +491,7 @@ static void maybe_sweep(struct tls_manager *m)
 static void on_file_event(struct tls_manager *m, const struct ns_file_event *e)
 {
 	char path[512];
+	struct inspect_times at = { .event = e->ts_ns, .read = clock_mono_ns() };
 
 	maybe_sweep(m);
 	dev_t dev = tls_dev_from_kernel(e->dev);
@@ -489,7 +504,8 @@ static void on_file_event(struct tls_manager *m, const struct ns_file_event *e)
 		forget_reported(m, e->dev, e->ino);
 		return;
 	}
-	file_inspect(m, fd, dev, (ino_t)e->ino, e->pid, path, e->ts_ns, false);
+	at.opened = clock_mono_ns();
+	file_inspect(m, fd, dev, (ino_t)e->ino, e->pid, path, &at, false);
 	close(fd);
 }
 
@@ -524,7 +540,7 @@ static void scan_candidate(void *ctx, const struct tls_candidate *c)
 	int fd = open(c->open_path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	if (fd < 0)
 		return; /* gone since it was listed: its next mapping reports it */
-	file_inspect(m, fd, c->dev, c->ino, c->pid, c->path, 0, c->pid == 0);
+	file_inspect(m, fd, c->dev, c->ino, c->pid, c->path, NULL, c->pid == 0);
 	close(fd);
 }
 

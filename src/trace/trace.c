@@ -251,8 +251,13 @@ void trace_format_tls_probe(struct strbuf *sb, const struct trace_tls_probe *r,
 	json_key_u64(sb, "probes", r->probes);
 	if (r->error)
 		json_key_str(sb, "error", r->error);
-	if (r->since_ns)
+	if (r->since_ns) {
 		json_key_u64(sb, "since_ns", r->since_ns);
+		json_key_u64(sb, "wait_ns", r->wait_ns);
+		json_key_u64(sb, "open_ns", r->open_ns);
+		json_key_u64(sb, "plan_ns", r->plan_ns);
+		json_key_u64(sb, "attach_ns", r->attach_ns);
+	}
 	json_end(sb);
 }
 

@@ -68,6 +68,9 @@ struct trace_tls_probe {
 	unsigned probes;     /* uprobes attached: entries and return sites */
 	const char *error;   /* NULL, or why some could not be probed */
 	uint64_t since_ns;   /* time from the exec or mapping to the probes in place (0: scan) */
+	/* Where since_ns went (0 for a scan): the event waiting to be read, opening the
+	 * file, planning (ELF read, symbols, return sites) and attaching. */
+	uint64_t wait_ns, open_ns, plan_ns, attach_ns;
 };
 
 void trace_tls_probe(struct trace *t, const struct trace_tls_probe *r);

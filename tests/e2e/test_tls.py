@@ -331,8 +331,9 @@ def test_probes_released_when_unused_and_kept_while_mapped(agent_factory, server
         a.wait_for(released, timeout=10, what="a tls_release line")
         time.sleep(0.3)
         rel = released(a.snapshot())
-        assert [e["file"] for e in rel] == [exe], rel  # not the copy the holder maps, not the host's
-        assert a.metric("nodescope_tls_files_released_total") == 1
+        # Not the copy the holder maps, not the host's (other programs of the node may go too).
+        assert [e["file"] for e in rel if e["file"].startswith(d)] == [exe], rel
+        assert a.metric("nodescope_tls_files_released_total") == len(released(a.snapshot()))
         # Run again: probed afresh from its exec, and its requests seen.
         pids = run_clients(lambda i: [exe, str(server.port), "/release/2"], 1, "/release/2")
         a.wait_for(lambda evs: len(probes_of(a, exe)) == 2, timeout=10, what="probed again")

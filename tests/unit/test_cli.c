@@ -168,6 +168,22 @@ static void test_hold_first_runs(void **state)
 	assert_contains(p->out.buf, "--no-tls");
 }
 
+static void test_nice(void **state)
+{
+	struct parsed *p = *state;
+
+	assert_int_equal(PARSE(p, "trace"), CLI_RUN);
+	assert_int_equal(p->c.nice, -20);
+	assert_int_equal(PARSE(p, "--nice", "0"), CLI_RUN);
+	assert_int_equal(p->c.nice, 0);
+	assert_int_equal(PARSE(p, "--nice=19"), CLI_RUN);
+	assert_int_equal(p->c.nice, 19);
+	assert_int_equal(PARSE(p, "--nice", "-21"), CLI_ERROR);
+	assert_int_equal(PARSE(p, "--nice", "20"), CLI_ERROR);
+	assert_int_equal(PARSE(p, "--nice", "x"), CLI_ERROR);
+	assert_contains(p->out.buf, "--nice");
+}
+
 static void test_events_unknown(void **state)
 {
 	struct parsed *p = *state;
@@ -575,6 +591,7 @@ int main(void)
 		cmocka_unit_test(test_events),
 		cmocka_unit_test(test_events_unknown),
 		cmocka_unit_test(test_hold_first_runs),
+		cmocka_unit_test(test_nice),
 		cmocka_unit_test(test_ringbuf_size_all),
 		cmocka_unit_test(test_ringbuf_size_one_stream),
 		cmocka_unit_test(test_ringbuf_size_bad),
