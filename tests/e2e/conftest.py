@@ -261,3 +261,21 @@ def cgroup2_root():
 
 def by_pid(events, pid, type_=None):
     return [e for e in events if e.get("pid") == pid and (type_ is None or e["type"] == type_)]
+
+
+@pytest.fixture(scope="session")
+def build_client(tmp_path_factory):
+    """Compiles tests/e2e/clients/NAME with cc and the given flags; returns the program's path."""
+    built = {}
+
+    def build(name, *flags, libs=()):
+        key = (name, flags, tuple(libs))
+        if key not in built:
+            out = str(tmp_path_factory.mktemp("clients") / os.path.splitext(name)[0])
+            src = os.path.join(os.path.dirname(os.path.abspath(__file__)), "clients", name)
+            p = subprocess.run(["cc", "-O2", *flags, "-o", out, src, *libs], capture_output=True)
+            assert p.returncode == 0, f"cc {' '.join(flags)} {name}: " + p.stderr.decode(errors="replace")
+            built[key] = out
+        return built[key]
+
+    return build

@@ -61,6 +61,14 @@ def proc_state(pid):
         return "gone"
 
 
+def wait_stopped(pid):
+    """Waits until pid is stopped (state T); deterministic once something holds it."""
+    deadline = time.monotonic() + 10
+    while proc_state(pid) != "T" and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert proc_state(pid) == "T"
+
+
 def watchdog_of(agent_pid):
     out = subprocess.run(["ps", "-o", "pid=,comm=", "--ppid", str(agent_pid)], capture_output=True, text=True).stdout
     for line in out.splitlines():
@@ -102,10 +110,7 @@ def test_held_while_the_agent_is_stopped_then_continued_by_the_watchdog():
         os.kill(a.proc.pid, signal.SIGSTOP)
         p = subprocess.Popen([exe])
         # Deterministic: it is stopped at its exec until someone continues it.
-        deadline = time.monotonic() + 10
-        while proc_state(p.pid) != "T" and time.monotonic() < deadline:
-            time.sleep(0.01)
-        assert proc_state(p.pid) == "T"
+        wait_stopped(p.pid)
         a.proc.send_signal(signal.SIGKILL)
         a.proc.wait()
         assert p.wait(10) == 0
@@ -147,10 +152,7 @@ def test_clean_stop_continues_what_is_held(agent_factory):
         shutil.copy("/bin/true", exe)
         os.kill(a.proc.pid, signal.SIGSTOP)
         p = subprocess.Popen([exe])
-        deadline = time.monotonic() + 10
-        while proc_state(p.pid) != "T" and time.monotonic() < deadline:
-            time.sleep(0.01)
-        assert proc_state(p.pid) == "T"
+        wait_stopped(p.pid)
         os.kill(a.proc.pid, signal.SIGTERM)
         os.kill(a.proc.pid, signal.SIGCONT)
         assert p.wait(10) == 0

@@ -397,15 +397,9 @@ def test_pipelined_requests_in_one_write(l7_tracer, nginx):
 
 
 @pytest.fixture(scope="module")
-def http_get32():
+def http_get32(build_client):
     """A 32-bit (ia32) HTTP client, built here with gcc -m32 (Debian's gcc-multilib)."""
-    d = tempfile.mkdtemp(prefix="nodescope-e2e-m32.")
-    exe = os.path.join(d, "http_get32")
-    src = os.path.join(os.path.dirname(os.path.abspath(__file__)), "clients", "http_get32.c")
-    p = subprocess.run(["cc", "-m32", "-O2", "-o", exe, src], capture_output=True)
-    assert p.returncode == 0, "gcc -m32 failed (gcc-multilib?): " + p.stderr.decode(errors="replace")
-    yield exe
-    shutil.rmtree(d, ignore_errors=True)
+    return build_client("http_get32.c", "-m32")
 
 
 def test_32bit_process_syscalls_are_not_misread(agent_factory, nginx, http_get32):

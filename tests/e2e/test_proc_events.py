@@ -1,9 +1,7 @@
 """Process events from the real agent: exec, exit (code, signal), wrappers, fork."""
 import os
-import shutil
 import signal
 import subprocess
-import tempfile
 import time
 
 import pytest
@@ -134,14 +132,8 @@ def test_short_lived_process_in_a_container_cgroup(agent_factory):
 
 
 @pytest.fixture(scope="module")
-def threads_exit():
-    d = tempfile.mkdtemp(prefix="nodescope-e2e-threads.")
-    exe = os.path.join(d, "threads_exit")
-    src = os.path.join(os.path.dirname(os.path.abspath(__file__)), "clients", "threads_exit.c")
-    p = subprocess.run(["cc", "-O2", "-pthread", "-o", exe, src], capture_output=True)
-    assert p.returncode == 0, p.stderr.decode(errors="replace")
-    yield exe
-    shutil.rmtree(d, ignore_errors=True)
+def threads_exit(build_client):
+    return build_client("threads_exit.c", "-pthread")
 
 
 def test_one_exit_per_process_when_threads_exit_together(tracer, threads_exit):

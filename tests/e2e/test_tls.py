@@ -249,16 +249,9 @@ def test_probe_metrics(tls_tracer, server):
 
 
 @pytest.fixture(scope="module")
-def static_client():
+def static_client(build_client):
     """tls_get.c linked statically: SSL_write/SSL_read in the executable itself."""
-    d = tempfile.mkdtemp(prefix="nodescope-e2e-static.")
-    exe = os.path.join(d, "tls_get")
-    src = os.path.join(os.path.dirname(os.path.abspath(__file__)), "clients", "tls_get.c")
-    p = subprocess.run(["cc", "-O2", "-static", "-o", exe, src, "-lssl", "-lcrypto", "-lpthread"],
-                       capture_output=True)
-    assert p.returncode == 0, p.stderr.decode(errors="replace")
-    yield exe
-    shutil.rmtree(d, ignore_errors=True)
+    return build_client("tls_get.c", "-static", libs=("-lssl", "-lcrypto", "-lpthread"))
 
 
 def probes_of(agent, needle):
