@@ -9,9 +9,10 @@ SIGTERM or SIGINT stops it (exit 0).
 """
 import asyncio
 import re
-import signal
 import ssl
 import sys
+
+from py_loop_common import serve_until_signalled
 
 from aiohttp import web
 
@@ -38,11 +39,7 @@ async def main(addr, cert, key):
     runner = web.AppRunner(app, access_log=None, keepalive_timeout=60)
     await runner.setup()
     await web.TCPSite(runner, m.group(1), int(m.group(2)), ssl_context=ctx).start()
-    stop = asyncio.Event()
-    for sig in (signal.SIGTERM, signal.SIGINT):
-        asyncio.get_running_loop().add_signal_handler(sig, stop.set)
-    print("listening", flush=True)
-    await stop.wait()
+    await serve_until_signalled()
     await runner.cleanup()
     return 0
 

@@ -13,27 +13,13 @@ a full response with status STATUS; 1 if some got another status or failed, 2 on
 bad usage, 3 on the overall timeout.
 """
 import asyncio
-import re
 import ssl
 import sys
 
+from py_loop_common import parse_client_args
+
 REQUEST_TIMEOUT = 15
 OVERALL_TIMEOUT = 60
-
-
-def parse_args(argv):
-    if not 1 <= len(argv) <= 5:
-        raise ValueError("wrong number of arguments")
-    m = re.fullmatch(r"(?:\[?([^\]]*)\]?:)?(\d+)", argv[0])
-    if not m:
-        raise ValueError(f"bad address {argv[0]}")
-    n = int(argv[1]) if len(argv) > 1 else 200
-    c = int(argv[2]) if len(argv) > 2 else 20
-    path = argv[3] if len(argv) > 3 else "/ok"
-    want = int(argv[4]) if len(argv) > 4 else 200
-    if n < 1 or c < 1 or not path.startswith("/"):
-        raise ValueError("bad arguments")
-    return m.group(1) or "127.0.0.1", int(m.group(2)), n, c, path, want
 
 
 async def read_response(reader):
@@ -111,7 +97,7 @@ async def main(host, port, n, c, path, want):
 
 if __name__ == "__main__":
     try:
-        params = parse_args(sys.argv[1:])
+        params = parse_client_args(sys.argv[1:])
     except ValueError as e:
         print(f"{e}\n{__doc__.splitlines()[0]}", file=sys.stderr)
         sys.exit(2)

@@ -10,9 +10,10 @@ connections; SIGTERM or SIGINT stops it (exit 0).
 """
 import asyncio
 import re
-import signal
 import ssl
 import sys
+
+from py_loop_common import serve_until_signalled
 
 IDLE_TIMEOUT = 60  # an idle keep-alive connection is closed after this many seconds
 
@@ -58,12 +59,8 @@ async def main(addr, cert, key):
     ctx = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
     ctx.load_cert_chain(cert, key)
     server = await asyncio.start_server(handle, m.group(1), int(m.group(2)), ssl=ctx)
-    stop = asyncio.Event()
-    for sig in (signal.SIGTERM, signal.SIGINT):
-        asyncio.get_running_loop().add_signal_handler(sig, stop.set)
-    print("listening", flush=True)
     async with server:
-        await stop.wait()
+        await serve_until_signalled()
     return 0
 
 
