@@ -355,7 +355,10 @@ def test_perf_event_uprobes_as_on_older_kernels(agent_factory, server):
     a = agent_factory("--events", "l7,files", "--debug-no-uprobe-multi")
     pids = run_clients(curl_argv(server, "/perf"), 5, "/perf")
     assert_each_reported(a, pids, "/perf", 404)
-    assert a.metric("nodescope_tls_uprobes") >= 8
+    uprobes = a.metric("nodescope_tls_uprobes")
+    assert uprobes >= 8
+    # The kernel detaches perf-event uprobes one at a time, two grace periods each: the stop
+    # takes as long as the node has TLS files mapped (a figure, printed; not a pass mark).
     started = time.monotonic()
-    assert a.stop(timeout=30) == 0
-    print(f"shutdown with perf-event uprobes took {time.monotonic() - started:.2f} s")
+    assert a.stop(timeout=300) == 0
+    print(f"shutdown with {uprobes:.0f} perf-event uprobes took {time.monotonic() - started:.2f} s")
