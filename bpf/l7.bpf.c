@@ -51,13 +51,45 @@ struct {
 	__type(value, struct ns_l7_event);
 } l7_scratch SEC(".maps");
 
+/* Whether the buffer a write is about to send starts with a TLS record header. */
+static __always_inline bool l7_write_is_tls_record(__u64 ptr, __u32 kind)
+{
+	struct iovec iov = {};
+	struct user_msghdr msg = {};
+	__u8 h[5];
+
+	switch (kind) {
+	case L7_BUF_PLAIN:
+		iov.iov_base = (void *)ptr;
+		break;
+	case L7_BUF_IOV:
+		if (bpf_probe_read_user(&iov, sizeof(iov), (void *)ptr))
+			return false;
+		break;
+	case L7_BUF_MSG:
+	case L7_BUF_MMSG:
+		if (bpf_probe_read_user(&msg, sizeof(msg), (void *)ptr) ||
+		    bpf_probe_read_user(&iov, sizeof(iov), msg.msg_iov))
+			return false;
+		break;
+	default:
+		return false;
+	}
+	if (bpf_probe_read_user(h, sizeof(h), iov.iov_base))
+		return false;
+	return h[0] >= 0x14 && h[0] <= 0x17 && h[1] == 0x03 && h[2] <= 0x04;
+}
+
 /*
  * A socket syscall inside a TLS library call moves ciphertext: it is not
  * captured, but it names the socket of the call (and of its session, for
  * later calls that need no syscall). Returns true when it was such a call.
+ * Only a socket already seen carrying TLS records, or a write of one,
+ * counts: a runtime that runs its own code inside the call (Node.js runs the
+ * handshake-done handler inside SSL_read) may write to any other socket.
  */
-static __always_inline bool l7_inside_tls_call(__u64 id, __s32 fd, __u64 sp,
-					       struct ns_l7_sock *sock)
+static __always_inline bool l7_inside_tls_call(__u64 id, __s32 fd, __u64 sp, __u64 ptr, __u32 op,
+					       __u32 kind, struct ns_l7_sock *sock)
 {
 	struct tls_call *c = bpf_task_storage_get(&tls_calls, bpf_get_current_task_btf(), 0, 0);
 	if (!c || !c->sp)
@@ -67,6 +99,9 @@ static __always_inline bool l7_inside_tls_call(__u64 id, __s32 fd, __u64 sp,
 		c->sp = 0;
 		return false;
 	}
+	if (!(sock->flags & NS_L7_F_ENCRYPTED) &&
+	    (op != NS_L7_WRITE || !l7_write_is_tls_record(ptr, kind)))
+		return false;
 	if (c->fd < 0) {
 		struct tls_session_key k = { .session = c->session, .tgid = id >> 32 };
 		struct tls_session ts = { .fd = fd, .sock = *sock };
@@ -131,7 +166,7 @@ static __always_inline int l7_enter(__s32 fd, __u64 ptr, __u32 op, __u32 kind, _
 
 	if (!sock)
 		return 0; /* not a tracked socket: the common, cheap case */
-	if (l7_inside_tls_call(id, fd, sp, sock))
+	if (l7_inside_tls_call(id, fd, sp, ptr, op, kind, sock))
 		return 0;
 	if (sock->flags & NS_L7_F_ENCRYPTED) {
 		if (kind != L7_BUF_NONE)

@@ -8,6 +8,7 @@ inbound side.
 import collections
 import os
 import shutil
+import socket
 import subprocess
 import sys
 import tempfile
@@ -116,6 +117,35 @@ def test_server_on_memory_bios(loop_tracer, cert, kind):
         assert collections.Counter(port_of(e["src"]) for e in evs) == carried
         assert collections.Counter(port_of(e["src"]) for e in l7_of(loop_tracer, client, "out", "/ok")) == carried
     finally:
+        srv.terminate()
+        srv.wait(10)
+
+
+def test_node_server_writing_another_socket_inside_ssl_read(loop_tracer, cert):
+    """Node runs the handshake-done handler inside SSL_read: the handler's write to a plain TCP
+    socket is not the session's ciphertext, and must not take the session to that socket."""
+    crt, key = cert
+    side = socket.socket()
+    side.bind(("127.0.0.1", 0))
+    side.listen(1)
+    port = free_port()
+    srv = subprocess.Popen([NODE, os.path.join(CLIENTS, "node_https_server.js"), f"127.0.0.1:{port}", crt, key,
+                            str(side.getsockname()[1])], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        assert srv.stdout.readline() == b"listening\n", srv.stderr.read()
+        conn, _ = side.accept()
+        client, carried = run_client("asyncio", port, "/ok")
+        loop_tracer.wait_for(lambda evs: len(l7_of(loop_tracer, srv.pid, "in", "/ok")) >= N, timeout=30,
+                             what=f"{N} requests into node with a side socket")
+        time.sleep(0.3)
+        evs = l7_of(loop_tracer, srv.pid, "in", "/ok")
+        assert len(evs) == N
+        assert collections.Counter(port_of(e["src"]) for e in evs) == carried
+        conn.settimeout(10)
+        assert conn.recv(65536).startswith(b"tls ")  # the side writes did happen
+        conn.close()
+    finally:
+        side.close()
         srv.terminate()
         srv.wait(10)
 
