@@ -70,7 +70,11 @@ run: deps $(BUILD)/nodescope
 test-unit: $(UNIT_BINS)
 	@set -e; for t in $(UNIT_BINS); do echo "== $$t"; $$t; done
 
-test-e2e: $(BUILD)/nodescope
+# Debian's own Node.js 18 for the TLS event-loop tests, extracted, not installed.
+$(BUILD)/node18/node:
+	scripts/fetch-debian-node.sh $(abspath $(BUILD))/node18
+
+test-e2e: $(BUILD)/nodescope $(BUILD)/node18/node
 	$(PYTHON) -m pytest -v tests/e2e
 
 test: test-unit fuzz-smoke test-e2e

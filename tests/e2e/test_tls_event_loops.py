@@ -1,4 +1,5 @@
-"""TLS plaintext from event loops that keep OpenSSL on memory BIOs: Node.js (its OpenSSL linked in),
+"""TLS plaintext from event loops that keep OpenSSL on memory BIOs: Node.js (the machine's Node 20 with
+its OpenSSL linked in, and Debian's nodejs 18 on the system libssl, run from an extracted package),
 Python asyncio and aiohttp. SSL_write/SSL_read never touch the socket there; the loop moves the
 ciphertext. Each client makes 200 requests over 20 concurrent keep-alive connections on one loop and
 prints which local port carried each; every request must be reported once, by the client's pid, on
@@ -23,6 +24,8 @@ from test_tls import NGINX_TLS
 HERE = os.path.dirname(os.path.abspath(__file__))
 CLIENTS = os.path.join(HERE, "clients")
 NODE = shutil.which("node") or "/usr/bin/node"
+# Debian 12's nodejs 18 (system libssl3), extracted by `make test-e2e` (scripts/fetch-debian-node.sh).
+NODE18 = os.path.join(os.path.dirname(os.path.dirname(HERE)), "build", "node18", "node")
 N, CONNS = 200, 20
 
 
@@ -40,11 +43,16 @@ def nginx(loop_tracer):
     n.stop()
 
 
+def node_of(kind):
+    node = NODE18 if kind == "node18" else NODE
+    if not os.access(node, os.X_OK):
+        pytest.fail(f"{node} is missing (the machine's Node.js; Debian's is fetched by make test-e2e)")
+    return node
+
+
 def client_argv(kind, port, path):
-    if kind == "node":
-        if not os.access(NODE, os.X_OK):
-            pytest.fail("node is missing (the machine's Node.js, or Debian's nodejs)")
-        return [NODE, os.path.join(CLIENTS, "node_https_client.js"), str(port), str(N), str(CONNS), path]
+    if kind.startswith("node"):
+        return [node_of(kind), os.path.join(CLIENTS, "node_https_client.js"), str(port), str(N), str(CONNS), path]
     return [sys.executable, os.path.join(CLIENTS, f"py_{kind}_client.py"), str(port), str(N), str(CONNS), path]
 
 
@@ -67,7 +75,7 @@ def l7_of(agent, pid, direction, path):
             and e.get("dir") == direction and e.get("path") == path]
 
 
-@pytest.mark.parametrize("kind", ["node", "asyncio", "aiohttp"])
+@pytest.mark.parametrize("kind", ["node", "node18", "asyncio", "aiohttp"])
 def test_client_on_memory_bios(loop_tracer, nginx, kind):
     path = f"/in/{kind}"
     pid, carried = run_client(kind, nginx.port, path)
@@ -92,12 +100,12 @@ def cert():
     shutil.rmtree(d, ignore_errors=True)
 
 
-@pytest.mark.parametrize("kind", ["node", "asyncio", "aiohttp"])
+@pytest.mark.parametrize("kind", ["node", "node18", "asyncio", "aiohttp"])
 def test_server_on_memory_bios(loop_tracer, cert, kind):
     crt, key = cert
     port = free_port()
-    if kind == "node":
-        argv = [NODE, os.path.join(CLIENTS, "node_https_server.js")]
+    if kind.startswith("node"):
+        argv = [node_of(kind), os.path.join(CLIENTS, "node_https_server.js")]
     else:
         argv = [sys.executable, os.path.join(CLIENTS, f"py_{kind}_server.py")]
     srv = subprocess.Popen(argv + [f"127.0.0.1:{port}", crt, key], stdout=subprocess.PIPE,
