@@ -232,6 +232,20 @@ struct ns_file_event {
 	__u64 addr;  /* mmap: where it was mapped */
 	__u64 dev;   /* the kernel's dev_t (major << 20 | minor) */
 	__u64 ino;
+	/*
+	 * The inode's generation: an inode number is reused once its file is
+	 * gone (a deleted fresh copy), and dev+ino alone would take the new file
+	 * for the old one. A probed inode is pinned by its uprobes, never reused.
+	 */
+	__u32 gen;
+	__u32 pad;
+};
+
+/* The files_seen map's value, by (dev, ino). */
+struct ns_file_seen {
+	__u64 ts_ns; /* last mapped */
+	__u32 gen;   /* the inode generation reported */
+	__u32 pad;
 };
 
 #endif

@@ -24,7 +24,7 @@ struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
 	__uint(max_entries, 16384);
 	__type(key, struct file_id);
-	__type(value, __u64); /* when last mapped */
+	__type(value, struct ns_file_seen);
 } files_seen SEC(".maps");
 
 /* --hold-first-runs: files reported whose probing user space has not finished. */
@@ -82,15 +82,18 @@ static __always_inline void files_report(struct file *f, __u32 type, __s32 fd, _
 		.ino = BPF_CORE_READ(f, f_inode, i_ino),
 	};
 	__u64 now = bpf_ktime_get_ns();
-	__u64 *seen = bpf_map_lookup_elem(&files_seen, &id);
+	__u32 gen = BPF_CORE_READ(f, f_inode, i_generation);
+	struct ns_file_seen *seen = bpf_map_lookup_elem(&files_seen, &id);
 
-	if (seen) {
-		*seen = now;
+	if (seen && seen->gen == gen) {
+		seen->ts_ns = now;
 		/* Reported, not probed yet: a second first run is held too. */
 		if (!hold_first_runs || !bpf_map_lookup_elem(&files_probing, &id))
 			return;
 	} else {
-		if (bpf_map_update_elem(&files_seen, &id, &now, BPF_NOEXIST))
+		/* New, or a new file on the inode number of one gone. */
+		struct ns_file_seen fresh = { .ts_ns = now, .gen = gen };
+		if (bpf_map_update_elem(&files_seen, &id, &fresh, BPF_ANY))
 			ns_drop(NS_DROP_FILES_SEEN_FULL);
 		if (hold_first_runs)
 			bpf_map_update_elem(&files_probing, &id, &now, BPF_ANY);
@@ -110,6 +113,8 @@ static __always_inline void files_report(struct file *f, __u32 type, __s32 fd, _
 	e->addr = addr;
 	e->dev = id.dev;
 	e->ino = id.ino;
+	e->gen = gen;
+	e->pad = 0;
 	files_submit(e);
 }
 

@@ -33,6 +33,8 @@ struct tls_file {
 	uint64_t kdev;	     /* dev as the kernel (and the files_seen map) spells it */
 	uint64_t used_ns;    /* last known to be mapped */
 	bool pinned;	     /* from a library dir: never released */
+	bool gen_known;	     /* gen came from a files event (a scan cannot read it) */
+	uint32_t gen;	     /* inode generation: tells a reused inode number apart */
 	char *path;	     /* probed files only */
 	unsigned n_uprobes;	 /* 0 when the file has nothing probed */
 	unsigned n_links;
@@ -337,7 +339,7 @@ struct inspect_times {
 	uint64_t event, read, opened;
 };
 
-static void file_inspect(struct tls_manager *m, int fd, dev_t dev, ino_t ino, uint32_t pid,
+static struct tls_file *file_inspect(struct tls_manager *m, int fd, dev_t dev, ino_t ino, uint32_t pid,
 			 const char *path, const struct inspect_times *at, bool pinned)
 {
 	struct tls_file *f;
@@ -345,10 +347,10 @@ static void file_inspect(struct tls_manager *m, int fd, dev_t dev, ino_t ino, ui
 
 	if (m->files.count >= m->o.max_files) {
 		m->failures[TLS_FAIL_TABLE_FULL]++;
-		return;
+		return NULL;
 	}
 	if (!(f = calloc(1, sizeof(*f))))
-		return;
+		return NULL;
 	f->dev = dev;
 	f->ino = ino;
 	f->kdev = ((uint64_t)major(dev) << 20) | minor(dev);
@@ -364,12 +366,12 @@ static void file_inspect(struct tls_manager *m, int fd, dev_t dev, ino_t ino, ui
 	if (err) {
 		if (err != -ENOEXEC)
 			m->failures[TLS_FAIL_UNREADABLE]++;
-		return;
+		return f;
 	}
 	if (p->skipped)
 		m->failures[TLS_FAIL_RETURN_SITES] += p->skipped;
 	if (!p->n && !p->skipped)
-		return;
+		return f;
 	const char *error = p->error[0] ? p->error : NULL;
 	char msg[200];
 	if (p->n && (err = file_attach(m, f, fd, p))) {
@@ -403,6 +405,7 @@ static void file_inspect(struct tls_manager *m, int fd, dev_t dev, ino_t ino, ui
 		r.attach_ns = now - planned;
 	}
 	trace_tls_probe(m->o.trace, &r);
+	return f;
 }
 
 /* The BPF side reports a file once: one we could not open must be reported again. */
@@ -416,10 +419,11 @@ static void forget_reported(struct tls_manager *m, uint64_t kdev, uint64_t ino)
 /* When the BPF side last saw the file mapped (0: unknown, e.g. evicted). */
 static uint64_t last_mapped(struct tls_manager *m, const struct tls_file *f)
 {
-	uint64_t key[2] = { f->kdev, (uint64_t)f->ino }, ts = 0;
+	uint64_t key[2] = { f->kdev, (uint64_t)f->ino };
+	struct ns_file_seen seen = { 0 };
 	if (m->o.files_seen_fd >= 0)
-		bpf_map_lookup_elem(m->o.files_seen_fd, key, &ts);
-	return ts;
+		bpf_map_lookup_elem(m->o.files_seen_fd, key, &seen);
+	return seen.ts_ns;
 }
 
 struct sweep {
@@ -495,8 +499,16 @@ static void on_file_event(struct tls_manager *m, const struct ns_file_event *e)
 
 	maybe_sweep(m);
 	dev_t dev = tls_dev_from_kernel(e->dev);
-	if (file_find(m, dev, (ino_t)e->ino))
-		return;
+	struct tls_file *known = file_find(m, dev, (ino_t)e->ino);
+	if (known) {
+		/* Probed: its uprobes pin the inode, so this is that file. */
+		if (known->n_uprobes || (known->gen_known && known->gen == e->gen))
+			return;
+		/* Nothing probed there: the file may be gone and its inode number reused. */
+		hmap_unlink(&m->files, &known->node);
+		free(known->path);
+		free(known);
+	}
 	int fd = tls_open_event_file(e->pid, e->type == NS_FILE_EXEC ? -1 : e->fd, e->addr, dev,
 				     (ino_t)e->ino, path, sizeof(path));
 	if (fd < 0) {
@@ -505,7 +517,11 @@ static void on_file_event(struct tls_manager *m, const struct ns_file_event *e)
 		return;
 	}
 	at.opened = clock_mono_ns();
-	file_inspect(m, fd, dev, (ino_t)e->ino, e->pid, path, &at, false);
+	struct tls_file *f = file_inspect(m, fd, dev, (ino_t)e->ino, e->pid, path, &at, false);
+	if (f) {
+		f->gen = e->gen;
+		f->gen_known = true;
+	}
 	close(fd);
 }
 

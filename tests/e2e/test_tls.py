@@ -362,3 +362,30 @@ def test_perf_event_uprobes_as_on_older_kernels(agent_factory, server):
     started = time.monotonic()
     assert a.stop(timeout=300) == 0
     print(f"shutdown with {uprobes:.0f} perf-event uprobes took {time.monotonic() - started:.2f} s")
+
+
+def test_new_program_on_a_reused_inode_number_is_probed(tls_tracer, static_client):
+    """A deleted file's inode number is soon given to a new file: one program run and deleted,
+    then a TLS program landing on the same number must still be inspected and probed (the
+    inode generation tells them apart)."""
+    d = tempfile.mkdtemp(prefix="nodescope-e2e-reuse.", dir=os.path.dirname(static_client))
+    reused = []
+    try:
+        for i in range(10):
+            first = os.path.join(d, f"true{i}")
+            shutil.copy("/bin/true", first)
+            subprocess.run([first], check=True)
+            ino = os.stat(first).st_ino
+            os.unlink(first)
+            exe = os.path.join(d, f"tls{i}")
+            shutil.copy(static_client, exe)
+            if os.stat(exe).st_ino != ino:
+                continue
+            reused.append(exe)
+            subprocess.run([exe, "1", "/"], capture_output=True, timeout=30)
+            tls_tracer.wait_for(lambda evs: [e for e in probes_of(tls_tracer, exe) if e["file"] == exe],
+                                timeout=20, what=f"{exe} (reused inode {ino}) probed")
+        # The filesystem under the test's temporary dir reuses inode numbers (ext4 and tmpfs do).
+        assert reused, "no inode number was reused: the case was not exercised"
+    finally:
+        shutil.rmtree(d, ignore_errors=True)
