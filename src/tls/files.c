@@ -35,9 +35,15 @@ static int open_checked(const char *p, dev_t dev, ino_t ino)
 	return fd;
 }
 
-static void link_target(const char *link, char *path, size_t path_len)
+/*
+ * The path of the file open on our own fd: the process's fd or mapping link
+ * it was opened through may be gone by now (ld.so closes the fd at once).
+ */
+static void opened_path(int fd, const char *link, char *path, size_t path_len)
 {
-	ssize_t n = readlink(link, path, path_len - 1);
+	char self[64];
+	snprintf(self, sizeof(self), "/proc/self/fd/%d", fd);
+	ssize_t n = readlink(self, path, path_len - 1);
 	path[n > 0 ? n : 0] = 0;
 	if (n <= 0)
 		snprintf(path, path_len, "%s", link);
@@ -81,7 +87,7 @@ int tls_open_event_file(uint32_t pid, int fd, uint64_t addr, dev_t dev, ino_t in
 		snprintf(p, sizeof(p), "/proc/%" PRIu32 "/fd/%d", pid, fd);
 		r = open_checked(p, dev, ino);
 		if (r >= 0) {
-			link_target(p, path, path_len);
+			opened_path(r, p, path, path_len);
 			return r;
 		}
 		/* ld.so closes the fd right after mapping: the mapping stays. */
@@ -90,7 +96,7 @@ int tls_open_event_file(uint32_t pid, int fd, uint64_t addr, dev_t dev, ino_t in
 	}
 	r = open_checked(p, dev, ino);
 	if (r >= 0)
-		link_target(p, path, path_len);
+		opened_path(r, p, path, path_len);
 	return r;
 }
 
