@@ -69,6 +69,17 @@ def wait_stopped(pid):
     assert proc_state(pid) == "T"
 
 
+def held_first_run(agent, directory):
+    """Freezes the agent (SIGSTOP), then starts a program never seen before: it is held at its
+    exec. Returns its Popen."""
+    exe = os.path.join(directory, "true")
+    shutil.copy("/bin/true", exe)
+    os.kill(agent.proc.pid, signal.SIGSTOP)
+    p = subprocess.Popen([exe])
+    wait_stopped(p.pid)
+    return p
+
+
 def watchdog_of(agent_pid):
     out = subprocess.run(["ps", "-o", "pid=,comm=", "--ppid", str(agent_pid)], capture_output=True, text=True).stdout
     for line in out.splitlines():
@@ -105,12 +116,8 @@ def test_held_while_the_agent_is_stopped_then_continued_by_the_watchdog():
     d = tempfile.mkdtemp(prefix="nodescope-e2e-hold.")
     a = Agent("--events", "files", "--hold-first-runs", listen=False)
     try:
-        exe = os.path.join(d, "true")
-        shutil.copy("/bin/true", exe)
-        os.kill(a.proc.pid, signal.SIGSTOP)
-        p = subprocess.Popen([exe])
         # Deterministic: it is stopped at its exec until someone continues it.
-        wait_stopped(p.pid)
+        p = held_first_run(a, d)
         a.proc.send_signal(signal.SIGKILL)
         a.proc.wait()
         assert p.wait(10) == 0
@@ -148,11 +155,7 @@ def test_clean_stop_continues_what_is_held(agent_factory):
     a = agent_factory("--events", "files", "--hold-first-runs")
     d = tempfile.mkdtemp(prefix="nodescope-e2e-hold.")
     try:
-        exe = os.path.join(d, "true")
-        shutil.copy("/bin/true", exe)
-        os.kill(a.proc.pid, signal.SIGSTOP)
-        p = subprocess.Popen([exe])
-        wait_stopped(p.pid)
+        p = held_first_run(a, d)
         os.kill(a.proc.pid, signal.SIGTERM)
         os.kill(a.proc.pid, signal.SIGCONT)
         assert p.wait(10) == 0

@@ -16,7 +16,7 @@ import asyncio
 import ssl
 import sys
 
-from py_loop_common import parse_client_args
+from py_loop_common import run_client
 
 REQUEST_TIMEOUT = 15
 OVERALL_TIMEOUT = 60
@@ -96,13 +96,4 @@ async def main(host, port, n, c, path, want):
 
 
 if __name__ == "__main__":
-    try:
-        params = parse_client_args(sys.argv[1:])
-    except ValueError as e:
-        print(f"{e}\n{__doc__.splitlines()[0]}", file=sys.stderr)
-        sys.exit(2)
-    try:
-        sys.exit(asyncio.run(asyncio.wait_for(main(*params), OVERALL_TIMEOUT)))
-    except asyncio.TimeoutError:
-        print("timeout", file=sys.stderr)
-        sys.exit(3)
+    run_client(main, __doc__, OVERALL_TIMEOUT)

@@ -3,6 +3,7 @@ server's run-until-signalled loop. Imported from the scripts' own directory."""
 import asyncio
 import re
 import signal
+import sys
 
 
 def parse_client_args(argv):
@@ -28,3 +29,18 @@ async def serve_until_signalled():
         asyncio.get_running_loop().add_signal_handler(sig, stop.set)
     print("listening", flush=True)
     await stop.wait()
+
+
+def run_client(main, doc, overall_timeout):
+    """A client's entry: parses sys.argv (exit 2 with the usage line if bad), runs main(*args)
+    under the overall timeout (exit 3 past it), exits with main's code."""
+    try:
+        params = parse_client_args(sys.argv[1:])
+    except ValueError as e:
+        print(f"{e}\n{doc.splitlines()[0]}", file=sys.stderr)
+        sys.exit(2)
+    try:
+        sys.exit(asyncio.run(asyncio.wait_for(main(*params), overall_timeout)))
+    except asyncio.TimeoutError:
+        print("timeout", file=sys.stderr)
+        sys.exit(3)
