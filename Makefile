@@ -27,13 +27,22 @@ all: $(BUILD)/nodescope
 deps:
 	@scripts/install-deps.sh
 
-$(BUILD)/vmlinux.h:
-	@mkdir -p $(@D)
-	$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > $@.tmp && mv $@.tmp $@
+# The kernel's types for the BPF side come from the repo, one header per
+# architecture, so the build does not depend on the build machine's kernel.
+# `make vmlinux-h VMLINUX_BTF=...` regenerates it from a kernel's BTF (a newer
+# kernel is better: CO-RE only needs the types to exist somewhere).
+BPF_ARCH    ?= x86
+VMLINUX_H   := bpf/vmlinux/$(BPF_ARCH)/vmlinux.h
+VMLINUX_BTF ?= /sys/kernel/btf/vmlinux
+.PHONY: vmlinux-h
+vmlinux-h:
+	@mkdir -p $(dir $(VMLINUX_H))
+	$(BPFTOOL) btf dump file $(VMLINUX_BTF) format c > $(VMLINUX_H).tmp
+	mv $(VMLINUX_H).tmp $(VMLINUX_H)
 
-$(BUILD)/bpf/%.bpf.o: bpf/%.bpf.c $(BUILD)/vmlinux.h $(wildcard bpf/*.h)
+$(BUILD)/bpf/%.bpf.o: bpf/%.bpf.c $(VMLINUX_H) $(wildcard bpf/*.h)
 	@mkdir -p $(@D)
-	$(CLANG) -g -O2 -target bpf -D__TARGET_ARCH_x86 -I$(BUILD) -Ibpf -c $< -o $@
+	$(CLANG) -g -O2 -target bpf -D__TARGET_ARCH_$(BPF_ARCH) -I$(dir $(VMLINUX_H)) -Ibpf -c $< -o $@
 
 # All BPF objects are statically linked into one, so maps (loss counters) are shared.
 $(BUILD)/nodescope.bpf.o: $(BPF_OBJS)
