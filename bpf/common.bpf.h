@@ -14,6 +14,7 @@
 
 #include "events.h"
 #include "wakeup.h"
+#include "core_fixes.bpf.h"
 
 /*
  * NS_STREAM_DEFINE(proc) gives: ring buffer rb_proc (size set by user space),

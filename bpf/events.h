@@ -248,4 +248,21 @@ struct ns_file_seen {
 	__u32 pad;
 };
 
+
+/*
+ * What the running kernel has, found by user space before load and written
+ * into the programs' read-only data (ns_kernel_features, core_fixes.bpf.h):
+ * the verifier drops the branch a kernel cannot run. A bit each.
+ */
+enum ns_kernel_feature {
+	/* bpf_get_current_task_btf (5.11): task fields read directly, not copied out. */
+	NS_FEAT_CURRENT_TASK_BTF = 1u << 0,
+	/* Task storage for tracing programs (5.13): per-thread state lives in the task. */
+	NS_FEAT_TASK_STORAGE = 1u << 1,
+	/* bpf_get_attach_cookie for uprobes (5.15): which function a TLS probe is on. */
+	NS_FEAT_ATTACH_COOKIE = 1u << 2,
+	/* sched_process_exit's group_dead field (6.16): do_exit says "last thread out". */
+	NS_FEAT_EXIT_GROUP_DEAD = 1u << 3,
+};
+
 #endif

@@ -8,6 +8,7 @@
 #include "sockets.bpf.h"
 #include "syscalls.bpf.h"
 #include "tls.bpf.h"
+#include "l7.bpf.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
@@ -20,28 +21,6 @@ enum l7_buf_kind {
 	L7_BUF_MMSG = 3,  /* sendmmsg: (fd, mmsghdr[]) — the first message */
 	L7_BUF_NONE = 4,  /* sendfile: bytes moved from a file, nothing to capture */
 };
-
-struct l7_call {
-	__u64 ts_ns;
-	__u64 ptr;
-	__s32 fd;
-	__u32 op;
-	__u32 kind;
-	__u32 active; /* a call is in flight (the storage outlives it) */
-	/* Copied at entry: a reset may close the connection before the call returns. */
-	struct ns_l7_sock sock;
-};
-
-/*
- * The read or write a thread is in, in the thread's own storage: no hash
- * update and delete per call (they were the biggest single cost under load).
- */
-struct {
-	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__type(key, int);
-	__type(value, struct l7_call);
-} l7_calls SEC(".maps");
 
 /* The record is built here: too big for the BPF stack. */
 struct {
@@ -91,7 +70,7 @@ static __always_inline bool l7_write_is_tls_record(__u64 ptr, __u32 kind)
 static __always_inline bool l7_inside_tls_call(__u64 id, __s32 fd, __u64 sp, __u64 ptr, __u32 op,
 					       __u32 kind, struct ns_l7_sock *sock)
 {
-	struct tls_call *c = bpf_task_storage_get(&tls_calls, bpf_get_current_task_btf(), 0, 0);
+	struct tls_call *c = ns_thread_slot(&tls_calls, false);
 	if (!c || !c->sp)
 		return false;
 	if (sp >= c->sp) {
@@ -137,11 +116,10 @@ static __always_inline void l7_emit_bind(__u64 session, __s32 fd, const struct n
  */
 static __always_inline void l7_ciphertext(__u64 id, __s32 fd, __u32 op, const struct ns_l7_sock *sock)
 {
-	struct task_struct *task = bpf_get_current_task_btf();
 	struct tls_call *c;
 
 	if (op == NS_L7_READ) {
-		c = bpf_task_storage_get(&tls_calls, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+		c = ns_thread_slot(&tls_calls, true);
 		if (c) {
 			c->enc_read_set = 1;
 			c->enc_read_fd = fd;
@@ -149,7 +127,7 @@ static __always_inline void l7_ciphertext(__u64 id, __s32 fd, __u32 op, const st
 		}
 		return;
 	}
-	c = bpf_task_storage_get(&tls_calls, task, 0, 0);
+	c = ns_thread_slot(&tls_calls, false);
 	if (!c || !c->pending_session)
 		return;
 	__u64 session = c->pending_session;
@@ -173,8 +151,7 @@ static __always_inline int l7_enter(__s32 fd, __u64 ptr, __u32 op, __u32 kind, _
 			l7_ciphertext(id, fd, op, sock);
 		return 0;
 	}
-	struct l7_call *c = bpf_task_storage_get(&l7_calls, bpf_get_current_task_btf(), 0,
-						 BPF_LOCAL_STORAGE_GET_F_CREATE);
+	struct l7_call *c = ns_thread_slot(&l7_calls, true);
 	if (!c) {
 		ns_drop(NS_DROP_L7_CALLS_FULL);
 		return 0;
@@ -247,7 +224,7 @@ static __always_inline bool l7_is_tls_record(const struct ns_l7_event *e)
 static __always_inline int l7_exit(long ret)
 {
 	__u64 id = bpf_get_current_pid_tgid();
-	struct l7_call *c = bpf_task_storage_get(&l7_calls, bpf_get_current_task_btf(), 0, 0);
+	struct l7_call *c = ns_thread_slot(&l7_calls, false);
 	__u32 zero = 0;
 
 	if (!c || !c->active)

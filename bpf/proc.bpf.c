@@ -76,7 +76,7 @@ static __always_inline bool proc_last_thread(struct trace_event_raw_sched_proces
 					     struct task_struct *task)
 {
 	/* 6.16+: the tracepoint carries do_exit's own atomic_dec_and_test result. */
-	if (bpf_core_field_exists(ctx->group_dead))
+	if (ns_kernel_has(NS_FEAT_EXIT_GROUP_DEAD) && bpf_core_field_exists(ctx->group_dead))
 		return ctx->group_dead;
 	/*
 	 * Older kernels: do_exit decrements signal->live long before the

@@ -43,11 +43,7 @@
 #define NS_TS_COMPAT 0x0002
 static __always_inline bool ns_syscall_compat(void)
 {
-#if defined(__TARGET_ARCH_x86)
-	return bpf_get_current_task_btf()->thread_info.status & NS_TS_COMPAT;
-#else
-	return false;
-#endif
+	return ns_current_thread_status() & NS_TS_COMPAT;
 }
 
 #endif

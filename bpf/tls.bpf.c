@@ -29,8 +29,7 @@ SEC("uprobe")
 int BPF_KPROBE(ns_tls_enter, void *session, void *buf, __u64 num, void *len_ptr)
 {
 	__u32 fn = bpf_get_attach_cookie(ctx);
-	struct tls_call *c = bpf_task_storage_get(&tls_calls, bpf_get_current_task_btf(), 0,
-						  BPF_LOCAL_STORAGE_GET_F_CREATE);
+	struct tls_call *c = ns_thread_slot(&tls_calls, true);
 
 	if (!c) {
 		ns_drop(NS_DROP_TLS_CALLS_FULL);
@@ -72,7 +71,7 @@ SEC("uprobe")
 int BPF_KPROBE(ns_tls_ret)
 {
 	__u64 id = bpf_get_current_pid_tgid();
-	struct tls_call *p = bpf_task_storage_get(&tls_calls, bpf_get_current_task_btf(), 0, 0);
+	struct tls_call *p = ns_thread_slot(&tls_calls, false);
 
 	/* Another call's return (nested, or a function with no call saved). */
 	if (!p || !p->sp || PT_REGS_SP(ctx) != p->sp)

@@ -35,7 +35,8 @@ struct tls_call {
 	struct ns_l7_sock enc_read_sock;
 };
 
-/* The call a thread is in, in the thread's own storage (gone with the thread). */
+/* The call a thread is in, in the thread's own storage (gone with the thread);
+ * before 5.13 an LRU hash by thread id (core_fixes.bpf.h, ns_thread_slot). */
 struct {
 	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
 	__uint(map_flags, BPF_F_NO_PREALLOC);

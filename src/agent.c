@@ -127,6 +127,29 @@ static int agent_self_metrics(struct agent *a)
 	return 0;
 }
 
+/*
+ * nodescope_feature_enabled: 1 for each kernel feature in use, 0 for one
+ * this kernel lacks (or --debug-kernel-lacks took away), and "tls" for
+ * TLS plaintext capture (off with --no-tls or without attach cookies).
+ */
+static int agent_feature_metrics(struct agent *a)
+{
+	static const char *const feature_label[] = { "feature" };
+	struct metric *m = metric_register(a->registry, "nodescope_feature_enabled",
+					   "Whether a kernel feature (or TLS capture) is in use: 0 "
+					   "when the kernel lacks it and its part runs degraded "
+					   "or off (the start-up log says how).",
+					   METRIC_GAUGE, 0, 1, feature_label);
+	if (!m)
+		return -1;
+	kernel_features_t f = probes_features(a->probes);
+	for (int k = 0; k < KF_COUNT; k++)
+		metric_set(m, &kernel_feature_defs[k].name, kernel_has(f, k));
+	const char *tls = "tls";
+	metric_set(m, &tls, a->cfg->tls && probes_tls_possible(a->probes));
+	return 0;
+}
+
 static void agent_on_signal(void *ctx, uint32_t events)
 {
 	struct agent *a = ctx;
@@ -288,7 +311,7 @@ static int agent_start(struct agent *a)
 	if (proc_tracker_new(&po, &a->procs))
 		return NS_EXIT_RUNTIME;
 
-	struct probes_opts bo = { .verbose = c->verbose, .no_uprobe_multi = c->no_uprobe_multi };
+	struct probes_opts bo = { .verbose = c->verbose, .pretend_missing = c->kernel_lacks };
 	if (c->cgroup) {
 		int err = cgroup_v2_id(c->cgroup, &bo.cgroup_id, &bo.cgroup_level);
 		if (err) {
@@ -336,8 +359,10 @@ static int agent_start(struct agent *a)
 		.max_files = 65536,
 		.release_after_ns = (uint64_t)c->tls_release_after_s * 1000000000ull,
 	};
+	if (agent_feature_metrics(a))
+		return NS_EXIT_RUNTIME;
 	if (tcp_tracker_new(&to, &a->tcp) || l7_tracker_new(&lo, &a->l7) ||
-	    (c->tls && tls_manager_new(&so, &a->tls)))
+	    (c->tls && probes_tls_possible(a->probes) && tls_manager_new(&so, &a->tls)))
 		return NS_EXIT_RUNTIME;
 	if (agent_open_streams(a))
 		return NS_EXIT_RUNTIME;
@@ -347,7 +372,9 @@ static int agent_start(struct agent *a)
 	proc_tracker_scan(a->procs);
 	tcp_tracker_scan(a->tcp);
 	/* After the scans: a process started meanwhile is not held for their length. */
-	if (c->hold_first_runs && (rc = agent_start_holds(a)))
+	if (c->hold_first_runs && !a->tls)
+		fprintf(stderr, "nodescope: --hold-first-runs has no effect: no TLS probing here\n");
+	else if (c->hold_first_runs && (rc = agent_start_holds(a)))
 		return rc;
 
 	if (c->listen) {

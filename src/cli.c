@@ -143,7 +143,7 @@ static int parse_uint(const char *arg, const char *flag, unsigned long long max,
 enum cli_result cli_parse(int argc, char **argv, struct ns_config *c, struct strbuf *out)
 {
 	enum { OPT_LISTEN = 256, OPT_EVENTS, OPT_RING, OPT_SERIES, OPT_PROCS, OPT_CONNS, OPT_DESTS, OPT_CGROUP, OPT_POLL,
-	       OPT_VERBOSE, OPT_VERSION, OPT_NO_TLS, OPT_TLS_RELEASE, OPT_NO_UPROBE_MULTI,
+	       OPT_VERBOSE, OPT_VERSION, OPT_NO_TLS, OPT_TLS_RELEASE, OPT_KERNEL_LACKS,
 	       OPT_HOLD, OPT_NICE };
 	static const struct option opts[] = {
 		{ "listen", required_argument, NULL, OPT_LISTEN },
@@ -160,8 +160,8 @@ enum cli_result cli_parse(int argc, char **argv, struct ns_config *c, struct str
 		{ "tls-release-after", required_argument, NULL, OPT_TLS_RELEASE },
 		{ "hold-first-runs", no_argument, NULL, OPT_HOLD },
 		{ "nice", required_argument, NULL, OPT_NICE },
-		/* Hidden: one perf-event uprobe per site, as on kernels before 6.6 (tests). */
-		{ "debug-no-uprobe-multi", no_argument, NULL, OPT_NO_UPROBE_MULTI },
+		/* Hidden: run as on a kernel without these features (tests, benches). */
+		{ "debug-kernel-lacks", required_argument, NULL, OPT_KERNEL_LACKS },
 		{ "verbose", no_argument, NULL, OPT_VERBOSE },
 		{ "version", no_argument, NULL, OPT_VERSION },
 		{ "help", no_argument, NULL, 'h' },
@@ -248,9 +248,19 @@ enum cli_result cli_parse(int argc, char **argv, struct ns_config *c, struct str
 		case OPT_NO_TLS:
 			c->tls = false;
 			break;
-		case OPT_NO_UPROBE_MULTI:
-			c->no_uprobe_multi = true;
+		case OPT_KERNEL_LACKS: {
+			const char *bad = NULL;
+			if (kernel_features_parse(optarg, &c->kernel_lacks, &bad)) {
+				strbuf_printf(out, "nodescope: --debug-kernel-lacks: unknown feature '%s' (",
+					      bad);
+				for (int k = 0; k < KF_COUNT; k++)
+					strbuf_printf(out, "%s%s", k ? ", " : "",
+						      kernel_feature_defs[k].name);
+				strbuf_puts(out, ")\n");
+				return CLI_ERROR;
+			}
 			break;
+		}
 		case OPT_HOLD:
 			c->hold_first_runs = true;
 			break;

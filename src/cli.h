@@ -6,6 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "bpf/features.h"
 #include "events.h"
 #include "util/strbuf.h"
 
@@ -25,7 +26,7 @@ struct ns_config {
 	const char *cgroup; /* --cgroup: a cgroup v2 directory, or NULL */
 	bool tls;			/* probe TLS libraries (--no-tls: off) */
 	unsigned tls_release_after_s;	/* a file unmapped this long loses its probes (0: never) */
-	bool no_uprobe_multi;		/* perf-event uprobes even where uprobe_multi exists */
+	kernel_features_t kernel_lacks; /* --debug-kernel-lacks: features pretended missing */
 	bool hold_first_runs;		/* stop a process at a new file until it is probed */
 	int nice;			/* the agent's own nice value (-20..19) */
 	bool verbose;

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/utsname.h>
 
 #include "exit_codes.h"
 #include "loop/stream.h"
@@ -18,6 +19,7 @@
 
 struct probes {
 	struct nodescope_bpf *skel;
+	kernel_features_t features;
 	bool tls_multi;
 	struct bpf_link *links[PROBES_MAX_LINKS];
 	unsigned n_links;
@@ -90,7 +92,8 @@ static int probes_attach_all(struct probes *p)
 
 	bpf_object__for_each_program(prog, p->skel->obj) {
 		/* Uprobes go on files as they are found (src/tls/). */
-		if (!strncmp(bpf_program__section_name(prog), "uprobe", 6))
+		if (!strncmp(bpf_program__section_name(prog), "uprobe", 6) ||
+		    !bpf_program__autoload(prog))
 			continue;
 		struct bpf_link *link = bpf_program__attach(prog);
 		if (!link) {
@@ -109,6 +112,45 @@ static int probes_attach_all(struct probes *p)
 			return NS_EXIT_ATTACH;
 		}
 		p->links[p->n_links++] = link;
+	}
+	return 0;
+}
+
+/* Per-thread maps as LRU hashes by thread id where tracing programs have no task storage. */
+static int probes_thread_slots_as_hash(struct bpf_map *m)
+{
+	if (bpf_map__set_type(m, BPF_MAP_TYPE_LRU_HASH) || bpf_map__set_map_flags(m, 0) ||
+	    bpf_map__set_max_entries(m, KF_THREAD_SLOTS))
+		return -1;
+	return 0;
+}
+
+/* Shapes the object to what the kernel has, before load (features.h says what each costs). */
+static int probes_fit_kernel(struct probes *p, kernel_features_t pretend_missing)
+{
+	struct nodescope_bpf *k = p->skel;
+	struct utsname u;
+
+	p->features = kernel_features_probe(pretend_missing);
+	uname(&u);
+	kernel_features_report(p->features, u.release);
+	if (!kernel_has(p->features, KF_RING_BUFFER))
+		return NS_EXIT_KERNEL;
+	k->rodata->ns_kernel_features = kernel_features_bpf_bits(p->features);
+	bool task_storage = kernel_has(p->features, KF_TASK_STORAGE);
+	if (!task_storage && (probes_thread_slots_as_hash(k->maps.tls_calls) ||
+			      probes_thread_slots_as_hash(k->maps.l7_calls))) {
+		fprintf(stderr, "nodescope: cannot set up per-thread maps: %s\n", strerror(errno));
+		return NS_EXIT_RUNTIME;
+	}
+	bpf_program__set_autoload(k->progs.ns_thread_exit, !task_storage);
+	bool tls = probes_tls_possible(p);
+	p->tls_multi = tls && kernel_has(p->features, KF_UPROBE_MULTI);
+	for (unsigned i = 0; i < TLS_PROG_COUNT; i++) {
+		struct bpf_program *prog = probes_tls_program(p, i);
+		bpf_program__set_autoload(prog, tls);
+		if (p->tls_multi)
+			bpf_program__set_expected_attach_type(prog, NS_BPF_TRACE_UPROBE_MULTI);
 	}
 	return 0;
 }
@@ -142,11 +184,8 @@ int probes_start(const struct probes_opts *o, struct probes **out)
 		cfg->policy = stream_defs[s].policy.kind;
 		cfg->watermark = stream_watermark(&stream_defs[s], bpf_map__max_entries(ring));
 	}
-	/* TLS uprobes as uprobe_multi links where the kernel has them (6.6+). */
-	p->tls_multi = !o->no_uprobe_multi && uprobe_multi_supported();
-	for (unsigned i = 0; p->tls_multi && i < TLS_PROG_COUNT; i++)
-		bpf_program__set_expected_attach_type(probes_tls_program(p, i),
-						      NS_BPF_TRACE_UPROBE_MULTI);
+	if ((rc = probes_fit_kernel(p, o->pretend_missing)))
+		goto fail;
 	p->skel->rodata->filter_cgroup_id = o->cgroup_id;
 	p->skel->rodata->filter_cgroup_level = o->cgroup_level;
 	int err = nodescope_bpf__load(p->skel);
@@ -219,6 +258,16 @@ struct bpf_program *probes_tls_program(struct probes *p, unsigned which)
 		return p->skel->progs.ns_tls_go_ret;
 	}
 	return NULL;
+}
+
+kernel_features_t probes_features(const struct probes *p)
+{
+	return p->features;
+}
+
+bool probes_tls_possible(const struct probes *p)
+{
+	return kernel_has(p->features, KF_ATTACH_COOKIE);
 }
 
 bool probes_tls_multi(const struct probes *p)

@@ -6,6 +6,7 @@
 #include <stdint.h>
 
 #include "events.h"
+#include "features.h"
 
 struct bpf_map;
 struct bpf_program;
@@ -16,10 +17,14 @@ struct probes_opts {
 	bool verbose;			     /* pass libbpf's debug output through */
 	uint64_t cgroup_id;		     /* proc events only below this cgroup v2 (0: all) */
 	uint32_t cgroup_level;
-	bool no_uprobe_multi; /* TLS uprobes one perf event each, as before kernel 6.6 */
+	kernel_features_t pretend_missing; /* --debug-kernel-lacks: run the paths of older kernels */
 };
 
-/* Returns 0, or an enum ns_exit code after printing what went wrong. */
+/*
+ * Loads what this kernel can run: a missing feature (features.h) turns its
+ * part down or off and is reported on stderr. Returns 0, or an enum ns_exit
+ * code after printing what went wrong.
+ */
 int probes_start(const struct probes_opts *o, struct probes **out);
 void probes_stop(struct probes *p);
 
@@ -31,6 +36,10 @@ struct bpf_map *probes_drops(struct probes *p);
 unsigned probes_attached(const struct probes *p);
 /* The TLS uprobe programs, by enum tls_prog (tls/plan.h). */
 struct bpf_program *probes_tls_program(struct probes *p, unsigned which);
+/* What the kernel offered (less what was pretended away). */
+kernel_features_t probes_features(const struct probes *p);
+/* TLS plaintext can be captured (uprobes know their function: attach cookies). */
+bool probes_tls_possible(const struct probes *p);
 /* The TLS programs take uprobe_multi links (else one perf-event uprobe per site). */
 bool probes_tls_multi(const struct probes *p);
 /* Files the files stream reported (key: struct { u64 dev, ino; }). */

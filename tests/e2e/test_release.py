@@ -232,7 +232,7 @@ def test_release_with_perf_event_uprobes(copies):
     """Kernels before 6.6: one perf-event uprobe link per site, destroyed by the closer too."""
     d, paths = copies
     paths = paths[:3]
-    a = Agent("--events", "files", "--tls-release-after", "1", "--debug-no-uprobe-multi")
+    a = Agent("--events", "files", "--tls-release-after", "1", "--debug-kernel-lacks", "uprobe_multi")
     mapper = None
     try:
         mapper = probe_all(a, paths, d)

@@ -352,7 +352,7 @@ def test_no_tls_flag(agent_factory, server):
 
 def test_perf_event_uprobes_as_on_older_kernels(agent_factory, server):
     """Kernels before 6.6 have no uprobe_multi links: one perf-event uprobe per site works the same."""
-    a = agent_factory("--events", "l7,files", "--debug-no-uprobe-multi")
+    a = agent_factory("--events", "l7,files", "--debug-kernel-lacks", "uprobe_multi")
     pids = run_clients(curl_argv(server, "/perf"), 5, "/perf")
     assert_each_reported(a, pids, "/perf", 404)
     uprobes = a.metric("nodescope_tls_uprobes")

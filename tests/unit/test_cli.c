@@ -184,6 +184,19 @@ static void test_nice(void **state)
 	assert_contains(p->out.buf, "--nice");
 }
 
+static void test_debug_kernel_lacks(void **state)
+{
+	struct parsed *p = *state;
+
+	assert_int_equal(PARSE(p, "trace"), CLI_RUN);
+	assert_int_equal(p->c.kernel_lacks, 0);
+	assert_int_equal(PARSE(p, "--debug-kernel-lacks", "task_storage,uprobe_multi"), CLI_RUN);
+	assert_int_equal(p->c.kernel_lacks, (1u << KF_TASK_STORAGE) | (1u << KF_UPROBE_MULTI));
+	assert_int_equal(PARSE(p, "--debug-kernel-lacks", "task_storage,uprobe"), CLI_ERROR);
+	assert_contains(p->out.buf, "unknown feature 'uprobe'");
+	assert_contains(p->out.buf, "exit_group_dead"); /* the names it knows */
+}
+
 static void test_events_unknown(void **state)
 {
 	struct parsed *p = *state;
@@ -592,6 +605,7 @@ int main(void)
 		cmocka_unit_test(test_events_unknown),
 		cmocka_unit_test(test_hold_first_runs),
 		cmocka_unit_test(test_nice),
+		cmocka_unit_test(test_debug_kernel_lacks),
 		cmocka_unit_test(test_ringbuf_size_all),
 		cmocka_unit_test(test_ringbuf_size_one_stream),
 		cmocka_unit_test(test_ringbuf_size_bad),

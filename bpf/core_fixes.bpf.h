@@ -1,0 +1,71 @@
+/*
+ * Kernel differences, each behind one helper that says which kernels need
+ * which path and why. The bits come from user space (src/bpf/features.c),
+ * which probed the running kernel before load; the rest of the BPF code
+ * calls these helpers and never tests a version itself.
+ */
+#ifndef NODESCOPE_CORE_FIXES_BPF_H
+#define NODESCOPE_CORE_FIXES_BPF_H
+
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_core_read.h>
+
+#include "events.h"
+
+/* enum ns_kernel_feature bits; read-only data, so a constant to the verifier. */
+const volatile __u32 ns_kernel_features __weak = 0;
+
+static __always_inline bool ns_kernel_has(__u32 feature)
+{
+	return ns_kernel_features & feature;
+}
+
+/*
+ * thread_info.status of the current task (x86: TS_COMPAT for a 32-bit
+ * syscall). Before 5.11 there is no BTF pointer to the task: copy it out.
+ */
+static __always_inline __u32 ns_current_thread_status(void)
+{
+#if defined(__TARGET_ARCH_x86)
+	if (ns_kernel_has(NS_FEAT_CURRENT_TASK_BTF))
+		return bpf_get_current_task_btf()->thread_info.status;
+	struct task_struct *t = (struct task_struct *)bpf_get_current_task();
+	return BPF_CORE_READ(t, thread_info.status);
+#else
+	return 0;
+#endif
+}
+
+/*
+ * The calling thread's entry in a per-thread map (tls_calls, l7_calls).
+ * Tracing programs may use task storage from 5.13: the entry lives in the
+ * task and goes with it. Before that, user space turned the map into an LRU
+ * hash by thread id (src/bpf/probes.c), and ns_thread_exit
+ * (threads.bpf.c) deletes a thread's entries when it exits.
+ * NULL when there is none and create is false, or no room.
+ */
+const volatile char ns_zero_slot[256] __weak = {};
+
+#define ns_thread_slot(map, create)                                                        \
+	({                                                                                 \
+		void *slot_;                                                               \
+		_Static_assert(sizeof(*(map)->value) <= sizeof(ns_zero_slot),              \
+			       "ns_zero_slot too small for " #map);                        \
+		if (ns_kernel_has(NS_FEAT_TASK_STORAGE)) {                                 \
+			slot_ = bpf_task_storage_get(map, bpf_get_current_task_btf(), 0,  \
+						     (create) ? BPF_LOCAL_STORAGE_GET_F_CREATE \
+							      : 0);                        \
+		} else {                                                                   \
+			__u32 tid_ = (__u32)bpf_get_current_pid_tgid();                    \
+			slot_ = bpf_map_lookup_elem(map, &tid_);                           \
+			if (!slot_ && (create)) {                                          \
+				bpf_map_update_elem(map, &tid_, (void *)ns_zero_slot,      \
+						    BPF_NOEXIST);                          \
+				slot_ = bpf_map_lookup_elem(map, &tid_);                   \
+			}                                                                  \
+		}                                                                          \
+		(typeof(*(map)->value) *)slot_;                                            \
+	})
+
+#endif

@@ -1,0 +1,159 @@
+"""Kernel features (issue: kernel matrix): what the agent does on a kernel that lacks one.
+
+Each feature is probed at start-up; a missing one turns its part down or off, says so on stderr and
+in nodescope_feature_enabled, and the agent runs the rest. On this machine's kernel the older paths
+are run with --debug-kernel-lacks, which takes features away from what the probe found, so every
+degraded path is exercised on every run (the kernel matrix, tests/kernels, runs real old kernels).
+"""
+import json
+import os
+import subprocess
+import sys
+import time
+
+import pytest
+
+from conftest import AGENT, by_pid
+from nginx import Nginx
+from test_tls import NGINX_TLS, PY_THREADED, assert_each_reported, curl_argv, run_clients
+
+FEATURES = ["ring_buffer", "current_task_btf", "task_storage", "attach_cookie", "uprobe_multi",
+            "exit_group_dead"]
+# What a 5.10 kernel lacks that this agent can run without.
+OLD_KERNEL = "current_task_btf,task_storage,uprobe_multi,exit_group_dead"
+
+
+def lacks_lines(agent):
+    return [l for l in agent.stderr().splitlines() if " lacks " in l]
+
+
+def enabled(agent):
+    return {f: agent.metric("nodescope_feature_enabled", feature=f) for f in FEATURES + ["tls"]}
+
+
+@pytest.fixture(scope="module")
+def server():
+    n = Nginx(NGINX_TLS, tls=True, workers=1)
+    yield n
+    n.stop()
+
+
+def test_features_reported_as_probed(agent_factory):
+    """The metric and the start-up lines say the same: a feature at 0 has its line, one at 1 none."""
+    a = agent_factory("--events", "proc")
+    got = enabled(a)
+    assert set(got.values()) <= {0, 1}, got
+    missing = {f for f in FEATURES if got[f] == 0}
+    lines = lacks_lines(a)
+    assert sorted(l.split(" lacks ")[1].split(" ")[0] for l in lines) == sorted(missing), lines
+    assert got["ring_buffer"] == 1
+    assert got["tls"] == got["attach_cookie"]
+
+
+def test_pretended_missing_features_are_reported(agent_factory):
+    a = agent_factory("--events", "proc", "--debug-kernel-lacks", OLD_KERNEL + ",attach_cookie")
+    got = enabled(a)
+    for f in OLD_KERNEL.split(",") + ["attach_cookie", "tls"]:
+        assert got[f] == 0, (f, got)
+    lines = "\n".join(lacks_lines(a))
+    assert "task_storage (5.13+): per-thread call state lives in an LRU hash" in lines, lines
+    assert "attach_cookie (5.15+): no TLS plaintext" in lines, lines
+
+
+def test_unknown_feature_is_a_usage_error():
+    p = subprocess.run([AGENT, "trace", "--debug-kernel-lacks", "task_storage,warp_drive"],
+                       capture_output=True, text=True, timeout=10)
+    assert p.returncode == 2, p
+    assert "unknown feature 'warp_drive'" in p.stderr and "task_storage" in p.stderr, p.stderr
+
+
+def test_old_kernel_paths_capture_the_same(agent_factory, server, build_client):
+    """Per-thread state in hashes, task fields copied out, exits claimed in a map, perf-event
+    uprobes: HTTPS from short-lived and threaded clients, and one exit per process, as on 6.18."""
+    a = agent_factory("--events", "proc,l7,files", "--debug-kernel-lacks", OLD_KERNEL)
+    pids = run_clients(curl_argv(server, "/old"), 20, "/old")
+    assert_each_reported(a, pids, "/old", 404)
+
+    threads, each = 8, 50
+    p = subprocess.run([sys.executable, "-c", PY_THREADED, str(server.port), str(threads), str(each)],
+                       capture_output=True, timeout=120)
+    assert p.returncode == 0, p.stderr.decode(errors="replace")
+
+    def threaded(evs):
+        return sum(1 for e in evs if e.get("type") == "l7" and e.get("dir") == "out"
+                   and e.get("path") == "/threaded" and e.get("tls"))
+
+    a.wait_for(lambda evs: threaded(evs) >= threads * each, what="threaded requests")
+    time.sleep(0.3)
+    assert threaded(a.snapshot()) == threads * each
+
+    threads_exit = build_client("threads_exit.c", "-pthread")
+    runs = []
+    for i in range(50):
+        q = subprocess.Popen([threads_exit, "16", "exit", "7"])
+        assert q.wait(30) == 7
+        runs.append(q.pid)
+    for pid in runs:
+        a.wait_for(lambda evs, pid=pid: by_pid(evs, pid, "exit"), what=f"exit of {pid}")
+    time.sleep(0.5)
+    evs = a.snapshot()
+    assert all(len(by_pid(evs, pid, "exit")) == 1 for pid in runs)
+    assert_thread_slots_freed(a)
+
+
+def agent_maps(agent, name):
+    """The agent's BPF maps of this name (by the map ids in its fds' fdinfo)."""
+    ids = set()
+    for fd in os.listdir(f"/proc/{agent.proc.pid}/fdinfo"):
+        try:
+            with open(f"/proc/{agent.proc.pid}/fdinfo/{fd}") as f:
+                ids |= {int(l.split()[1]) for l in f if l.startswith("map_id:")}
+        except OSError:
+            pass
+    maps = json.loads(subprocess.run(["bpftool", "-j", "map", "show"], capture_output=True, text=True,
+                                     check=True).stdout)
+    return [m for m in maps if m.get("name") == name and m["id"] in ids]
+
+
+def assert_thread_slots_freed(agent):
+    """Without task storage, a thread's slots go at its exit: every entry left is a live thread's."""
+    live = {int(t) for pid in os.listdir("/proc") if pid.isdigit()
+            for t in (os.listdir(f"/proc/{pid}/task") if os.path.isdir(f"/proc/{pid}/task") else [])}
+    for name in ("l7_calls", "tls_calls"):
+        maps = agent_maps(agent, name)
+        assert len(maps) == 1 and maps[0]["type"] == "lru_hash", maps
+        dump = json.loads(subprocess.run(["bpftool", "-j", "map", "dump", "id", str(maps[0]["id"])],
+                                         capture_output=True, text=True, check=True).stdout)
+        tids = {int.from_bytes(bytes(int(b, 16) for b in e["key"]), "little") for e in dump}
+        assert tids <= live, (name, sorted(tids - live)[:10])
+
+
+def test_no_attach_cookies_turns_tls_off_and_keeps_the_rest(agent_factory, server, nginx_plain):
+    """Before 5.15 a uprobe cannot tell which function it is on: no TLS plaintext, nothing else lost."""
+    a = agent_factory("--events", "l7,files", "--debug-kernel-lacks", "attach_cookie")
+    assert enabled(a)["tls"] == 0
+    run_clients(curl_argv(server, "/nocookie"), 3, "/nocookie")
+    plain = run_clients(lambda i: ["curl", "-s", "-o", "/dev/null", f"http://{nginx_plain.addr}/plain?{i}"],
+                        3, "/plain")
+    a.wait_for(lambda evs: len([e for e in evs if e.get("type") == "l7" and e.get("path") == "/plain"
+                                and e.get("dir") == "out"]) == 3, what="plain HTTP requests")
+    time.sleep(0.3)
+    evs = a.snapshot()
+    assert sorted(e["pid"] for e in evs if e.get("type") == "l7" and e.get("path") == "/plain"
+                  and e.get("dir") == "out") == sorted(plain)
+    assert not [e for e in evs if e.get("type") == "tls_probe"], evs
+    assert not [e for e in evs if e.get("type") == "l7" and e.get("dst") == server.addr], evs
+    assert "nodescope_tls_uprobes" not in a.metrics()
+
+
+@pytest.fixture(scope="module")
+def nginx_plain():
+    n = Nginx("""
+http {{
+    access_log off;
+{temp_paths}
+    server {{ listen 127.0.0.1:{port}; location / {{ return 200 "plain\\n"; }} }}
+}}
+""", workers=1)
+    yield n
+    n.stop()
