@@ -13,6 +13,7 @@
 
 #include "bpf/link_closer.h"
 #include "bpf/preflight.h"
+#include "node/identity.h"
 #include "bpf/probes.h"
 #include "exit_codes.h"
 #include "http/routes.h"
@@ -81,13 +82,33 @@ static void agent_collect(void *ctx)
 	metric_set(a->m_trace_dropped, NULL, (double)a->trace.dropped);
 }
 
+/*
+ * machine_id and system_uuid on every series, as the Coroot server keys
+ * nodes. Read through PID 1's root: the host's files even when the agent
+ * runs in a container (it needs the host's PID namespace anyway).
+ */
+static int agent_node_identity(struct agent *a)
+{
+	static const char *const names[] = { "machine_id", "system_uuid" };
+	struct node_identity id;
+
+	node_identity_read("/proc/1/root", &id);
+	if (!id.machine_id[0] && !id.system_uuid[0])
+		node_identity_read("", &id);
+	if (!id.machine_id[0])
+		fprintf(stderr, "nodescope: no machine id (/etc/machine-id, /var/lib/dbus/machine-id, "
+				"DMI product_uuid): series carry machine_id=\"\"\n");
+	const char *values[] = { id.machine_id, id.system_uuid };
+	return metric_registry_set_const_labels(a->registry, 2, names, values);
+}
+
 static int agent_self_metrics(struct agent *a)
 {
 	struct metric_registry *r = a->registry;
 	static const char *const version_label[] = { "version" };
 	const char *version = nodescope_version;
 
-	struct metric *info = metric_register(r, "nodescope_info", "The agent's version.",
+	struct metric *info = metric_register(r, "node_agent_info", "The agent's version.",
 					      METRIC_GAUGE, 0, 1, version_label);
 	metric_set(info, &version, 1);
 	a->m_events = metric_register(r, "nodescope_events_total",
@@ -295,7 +316,7 @@ static int agent_start(struct agent *a)
 			strerror(errno), getpriority(PRIO_PROCESS, 0));
 	if (loop_new(&a->loop) || !(a->registry = metric_registry_new()))
 		return NS_EXIT_RUNTIME;
-	if (agent_signals(a) || agent_self_metrics(a))
+	if (agent_signals(a) || agent_node_identity(a) || agent_self_metrics(a))
 		return NS_EXIT_RUNTIME;
 	trace_init(&a->trace, c->trace ? STDOUT_FILENO : -1, a->loop);
 

@@ -83,6 +83,7 @@ struct metric_registry {
 	struct metric_bound *bound;
 	size_t n_bound;
 	size_t cap_bound;
+	char *const_labels; /* 'a="x",b="y"' written into every series, or NULL */
 };
 
 /* ---- names ---- */
@@ -239,6 +240,7 @@ void metric_registry_free(struct metric_registry *r)
 	}
 	free(r->collectors);
 	free(r->bound);
+	free(r->const_labels);
 	free(r);
 }
 
@@ -766,6 +768,31 @@ static void put_escaped(struct strbuf *out, const char *s, bool quote)
 	strbuf_append(out, run, (size_t)(s - run));
 }
 
+int metric_registry_set_const_labels(struct metric_registry *r, unsigned n,
+				     const char *const *names, const char *const *values)
+{
+	struct strbuf sb = { 0 };
+
+	if (!r || n > METRIC_MAX_LABELS)
+		return -EINVAL;
+	for (unsigned i = 0; i < n; i++) {
+		if (!valid_label_name(names[i]) || !values[i]) {
+			strbuf_free(&sb);
+			return -EINVAL;
+		}
+		strbuf_printf(&sb, "%s%s=\"", i ? "," : "", names[i]);
+		put_escaped(&sb, values[i], true);
+		strbuf_putc(&sb, '"');
+	}
+	char *fixed = n ? strdup(strbuf_str(&sb)) : NULL;
+	strbuf_free(&sb);
+	if (n && !fixed)
+		return -ENOMEM;
+	free(r->const_labels);
+	r->const_labels = fixed;
+	return 0;
+}
+
 static void put_value(struct strbuf *out, double v)
 {
 	if (isnan(v))
@@ -782,16 +809,19 @@ static void put_value(struct strbuf *out, double v)
 static void put_labels(struct strbuf *out, const struct metric *m, const struct metric_series *s,
 		       const char *le)
 {
-	if (!m->n_labels && !le)
+	const char *fixed = m->reg->const_labels;
+	if (!m->n_labels && !le && !fixed)
 		return;
 	strbuf_putc(out, '{');
+	if (fixed)
+		strbuf_puts(out, fixed);
 	for (unsigned i = 0; i < m->n_labels; i++) {
-		strbuf_printf(out, "%s%s=\"", i ? "," : "", m->label_names[i]);
+		strbuf_printf(out, "%s%s=\"", i || fixed ? "," : "", m->label_names[i]);
 		put_escaped(out, s->values[i], true);
 		strbuf_putc(out, '"');
 	}
 	if (le)
-		strbuf_printf(out, "%sle=\"%s\"", m->n_labels ? "," : "", le);
+		strbuf_printf(out, "%sle=\"%s\"", m->n_labels || fixed ? "," : "", le);
 	strbuf_putc(out, '}');
 }
 

@@ -83,7 +83,7 @@ def test_web_page_and_process_api():
             f"http://127.0.0.1:{a.port}/api/processes", timeout=10).read())
         mine = [p for p in procs if p["pid"] == os.getpid()]
         assert mine and mine[0]["comm"].startswith("python")
-        info = a.metrics()["nodescope_info"]
+        info = a.metrics()["node_agent_info"]
         assert list(info.values()) == [1.0]
     finally:
         a.stop()

@@ -52,8 +52,13 @@ def test_prometheus_scrapes_agent(tmp_path):
         assert float(result[0]["value"][1]) >= 30  # 10 x (fork, exec, exit)
         up = query(pport, 'up{job="nodescope"}')
         assert up and up[0]["value"][1] == "1"
-        info = query(pport, "nodescope_info")
+        info = query(pport, "node_agent_info")
         assert info and info[0]["metric"]["version"]
+        # The node key of the Coroot server, on every series.
+        with open("/etc/machine-id") as f:
+            assert info[0]["metric"]["machine_id"] == f.read().strip()
+        unkeyed = query(pport, 'count({job="nodescope",machine_id=""})')
+        assert not unkeyed, unkeyed
     finally:
         server.terminate()
         server.wait(30)

@@ -1271,11 +1271,44 @@ static void test_register_u64(void **state)
 	assert_int_equal(metric_register_u64(r, "h", "H.", METRIC_HISTOGRAM, &n), -EINVAL);
 }
 
+/* The node's identity on every series: plain, labelled and histogram ones. */
+static void test_const_labels(void **state)
+{
+	struct metric_registry *r = *state;
+	const char *const names[] = { "machine_id", "system_uuid" };
+	const char *const values[] = { "ab12", "x\"y" };
+	const char *const label[] = { "code" };
+	const double bounds[] = { 1 };
+
+	assert_int_equal(metric_registry_set_const_labels(r, 2, names, values), 0);
+	metric_set(metric_register(r, "up", "Up.", METRIC_GAUGE, 0, 0, NULL), NULL, 1);
+	metric_add(metric_register(r, "req_total", "R.", METRIC_COUNTER, 0, 1, label),
+		   (const char *const[]){ "200" }, 2);
+	metric_observe(metric_register_histogram(r, "d", "D.", 0, 0, NULL, bounds, 1), NULL, 0.5);
+	assert_output(r, "# HELP up Up.\n# TYPE up gauge\n"
+			 "up{machine_id=\"ab12\",system_uuid=\"x\\\"y\"} 1\n"
+			 "# HELP req_total R.\n# TYPE req_total counter\n"
+			 "req_total{machine_id=\"ab12\",system_uuid=\"x\\\"y\",code=\"200\"} 2\n"
+			 "# HELP d D.\n# TYPE d histogram\n"
+			 "d_bucket{machine_id=\"ab12\",system_uuid=\"x\\\"y\",le=\"1\"} 1\n"
+			 "d_bucket{machine_id=\"ab12\",system_uuid=\"x\\\"y\",le=\"+Inf\"} 1\n"
+			 "d_sum{machine_id=\"ab12\",system_uuid=\"x\\\"y\"} 0.5\n"
+			 "d_count{machine_id=\"ab12\",system_uuid=\"x\\\"y\"} 1\n");
+	assert_int_equal(metric_registry_set_const_labels(r, 1, (const char *const[]){ "bad-name" },
+							  values), -EINVAL);
+	assert_int_equal(metric_registry_set_const_labels(r, 0, NULL, NULL), 0);
+	assert_output(r, "# HELP up Up.\n# TYPE up gauge\nup 1\n"
+			 "# HELP req_total R.\n# TYPE req_total counter\nreq_total{code=\"200\"} 2\n"
+			 "# HELP d D.\n# TYPE d histogram\nd_bucket{le=\"1\"} 1\n"
+			 "d_bucket{le=\"+Inf\"} 1\nd_sum 0.5\nd_count 1\n");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		T(test_empty_registry),
 		T(test_register_u64),
+		T(test_const_labels),
 		T(test_register_add_write),
 		T(test_series_handle),
 		T(test_label_values_are_copied),
