@@ -764,3 +764,9 @@ void http_stream_feed(struct http_stream *s, const char *data, size_t captured, 
 	}
 	s->chunks = chunk + 1;
 }
+
+const char *http_status_class(int status)
+{
+	static const char *const classes[] = { "1xx", "2xx", "3xx", "4xx", "5xx" };
+	return status >= 100 && status <= 599 ? classes[status / 100 - 1] : "unknown";
+}

@@ -107,4 +107,7 @@ void http_stream_init(struct http_stream *s, bool requests);
 void http_stream_feed(struct http_stream *s, const char *data, size_t captured, size_t total,
 		      http_msg_fn fn, void *ctx);
 
+/* The status label as Coroot gives it: "1xx" ... "5xx", "unknown" outside 100-599. */
+const char *http_status_class(int status);
+
 #endif

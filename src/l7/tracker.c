@@ -78,7 +78,8 @@ static const double duration_bounds[] = { 0.005, 0.01, 0.025, 0.05, 0.1, 0.25,
 					  0.5,	 1,    2.5,   5,    10 };
 static const char *const out_labels[] = { "container_id", "destination", "actual_destination",
 					  "status" };
-static const char *const in_labels[] = { "container_id", "listen_addr", "status" };
+/* Coroot's inbound set: no listen address (the server maps instances by the listens). */
+static const char *const in_labels[] = { "container_id", "status" };
 static const char *const proto_label[] = { "proto" };
 static const char *const http_proto = "http";
 
@@ -118,12 +119,12 @@ int l7_tracker_new(const struct l7_tracker_opts *o, struct l7_tracker **out)
 		o->max_series, 3, out_labels, duration_bounds, nb);
 	t->in_requests = metric_register(r, "container_http_inbound_requests_total",
 					 "HTTP requests the container served, by response status.",
-					 METRIC_COUNTER, o->max_series, 3, in_labels);
+					 METRIC_COUNTER, o->max_series, 2, in_labels);
 	t->in_duration = metric_register_histogram(
 		r, "container_http_inbound_requests_duration_seconds_total",
 		"Served HTTP request latency: first byte of the request read to first byte of "
 		"the response written.",
-		o->max_series, 2, in_labels, duration_bounds, nb);
+		o->max_series, 1, in_labels, duration_bounds, nb);
 	t->m_errors = metric_register(r, "nodescope_l7_parse_errors_total",
 				      "Malformed, truncated or unfollowable protocol data (each "
 				      "a resynchronisation).",
@@ -258,15 +259,15 @@ static void record_pair(struct l7_chunk *k, const struct l7_request *rq, int sta
 {
 	struct l7_tracker *t = k->t;
 	const struct ns_l7_sock *s = &k->e->conn;
-	char local[TCP_ADDR_STRLEN], remote[TCP_ADDR_STRLEN], code[12];
+	char local[TCP_ADDR_STRLEN], remote[TCP_ADDR_STRLEN];
 	uint64_t dur = k->e->ts_ns > rq->ts_ns ? k->e->ts_ns - rq->ts_ns : 0;
 	const char *container = proc_table_container_of(t->o.procs, k->e->pid);
 
 	tcp_addr_format(s->family, s->saddr, s->sport, local, sizeof(local));
 	tcp_addr_format(s->family, s->daddr, s->dport, remote, sizeof(remote));
-	snprintf(code, sizeof(code), "%d", status);
+	const char *code = http_status_class(status);
 	if (k->c->inbound) {
-		const char *labels[] = { container, local, code };
+		const char *labels[] = { container, code };
 		metric_add(t->in_requests, labels, 1);
 		metric_observe(t->in_duration, labels, dur / 1e9);
 	} else {

@@ -220,7 +220,7 @@ static void listen_series(const struct tcp_conn *c, const char *labels[3])
 {
 	labels[0] = c->container;
 	labels[1] = c->peer;
-	labels[2] = "false";
+	labels[2] = ""; /* Coroot: "dockerd" for docker's port bindings; the server takes any other value as proxied */
 }
 
 static void remove_conn(struct tcp_tracker *t, struct tcp_conn *c, const struct ns_tcp_event *e)

@@ -13,7 +13,7 @@ import time
 
 import pytest
 
-from conftest import free_port
+from conftest import cgroup2_root, free_port
 
 NGINX = shutil.which("nginx") or "/usr/sbin/nginx"
 
@@ -79,9 +79,21 @@ class Nginx:
             f.write(http_block.format(d=self.dir, port=self.port, temp_paths=TEMP_PATHS.format(d=self.dir),
                                       key=self.key, crt=self.crt, **fmt))
         self.log = open(os.path.join(self.dir, "stderr"), "wb")
+        # Its own cgroup, as a service has: its metrics are told from those of the test process
+        # (and of the agent, which serves /metrics over HTTP from the test's cgroup).
+        self.container = f"/nodescope-e2e-nginx-{self.port}"
+        self.cgroup = cgroup2_root() + self.container
+        os.makedirs(self.cgroup, exist_ok=True)
+        procs = os.path.join(self.cgroup, "cgroup.procs")
+
+        def enter_cgroup():
+            with open(procs, "w") as f:
+                f.write("0")
+
         self.proc = subprocess.Popen([NGINX, "-p", self.dir, "-e", os.path.join(self.dir, "error.log"),
                                       "-c", self.conf, "-g", "daemon off;"],
-                                     stdin=subprocess.DEVNULL, stdout=self.log, stderr=self.log)
+                                     stdin=subprocess.DEVNULL, stdout=self.log, stderr=self.log,
+                                     preexec_fn=enter_cgroup)
         deadline = time.monotonic() + 15
         while True:
             if self.proc.poll() is not None or time.monotonic() > deadline:
@@ -141,3 +153,12 @@ class Nginx:
                 self.proc.wait()
         self.log.close()
         shutil.rmtree(self.dir, ignore_errors=True)
+        # Workers may outlive the master by a moment; the cgroup goes once they have.
+        for _ in range(100):
+            try:
+                os.rmdir(self.cgroup)
+                break
+            except FileNotFoundError:
+                break
+            except OSError:
+                time.sleep(0.05)

@@ -164,6 +164,8 @@ def test_listen_and_listen_close(tcp_tracer):
     ev = tcp_tracer.wait_for(lambda evs: next((e for e in evs if e["type"] == "listen" and e["addr"] == addr), None))
     assert ev["pid"] == os.getpid() and ev["fd"] == s.fileno()
     assert tcp_tracer.metric_sum("container_net_tcp_listen_info", listen_addr=addr) == 1
+    # proxy="" as Coroot's agent has it but for docker's port bindings: the server takes any value as proxied.
+    assert tcp_tracer.metric_sum("container_net_tcp_listen_info", listen_addr=addr, proxy="") == 1
     s.close()
     tcp_tracer.wait_for(lambda evs: next((e for e in evs if e["type"] == "listen_close" and e["addr"] == addr), None))
     assert tcp_tracer.metric_sum("container_net_tcp_listen_info", listen_addr=addr) == 0

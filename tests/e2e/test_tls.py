@@ -214,7 +214,7 @@ def test_libssl_copy_at_new_path(tls_tracer, server):
 def test_server_inbound_requests(tls_tracer, server):
     """nginx (started after the agent, long-running): its inbound TLS requests, by worker pid."""
     n = 100
-    before = tls_tracer.metric_sum("container_http_inbound_requests_total", listen_addr=server.addr, status="200")
+    before = tls_tracer.metric_sum("container_http_inbound_requests_total", container_id=server.container, status="2xx")
     c = server.connection()
     for i in range(n):
         c.request("GET", f"/in/x?i={i}")
@@ -233,7 +233,7 @@ def test_server_inbound_requests(tls_tracer, server):
     assert len(evs) == n
     for e in evs:
         assert e["tls"] is True and e["pid"] in workers and e["dst"] == server.addr and e["status"] == 200, e
-    after = tls_tracer.metric_sum("container_http_inbound_requests_total", listen_addr=server.addr, status="200")
+    after = tls_tracer.metric_sum("container_http_inbound_requests_total", container_id=server.container, status="2xx")
     assert after - before == n
 
 

@@ -1059,9 +1059,22 @@ static void test_stream_null_fn(void **state)
 	assert_int_equal(s.chunks, 2);
 }
 
+static void test_status_class(void **state)
+{
+	assert_string_equal(http_status_class(100), "1xx");
+	assert_string_equal(http_status_class(200), "2xx");
+	assert_string_equal(http_status_class(404), "4xx");
+	assert_string_equal(http_status_class(599), "5xx");
+	assert_string_equal(http_status_class(99), "unknown");
+	assert_string_equal(http_status_class(600), "unknown");
+	assert_string_equal(http_status_class(0), "unknown");
+	assert_string_equal(http_status_class(-1), "unknown");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_status_class),
 		cmocka_unit_test(test_request_simple),
 		cmocka_unit_test(test_request_methods),
 		cmocka_unit_test(test_request_query_fragment),
