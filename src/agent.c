@@ -48,11 +48,9 @@ struct agent {
 	struct http_routes routes;
 	struct http_server *http;
 	int sigfd;
-	struct metric *m_events, *m_lost, *m_malformed, *m_wakeups, *m_loop_wakeups,
-		*m_probes, *m_trace_lines, *m_trace_dropped, *m_misses;
+	struct metric *m_info, *m_events, *m_lost, *m_malformed, *m_wakeups, *m_loop_wakeups,
+		*m_probes, *m_trace_lines, *m_trace_dropped, *m_misses, *m_features;
 };
-
-static const char *const stream_label[] = { "stream" };
 
 static void agent_set_misses(void *ctx, const char *program, uint64_t misses)
 {
@@ -102,49 +100,51 @@ static int agent_node_identity(struct agent *a)
 	return metric_registry_set_const_labels(a->registry, 2, names, values);
 }
 
+#define T struct agent
+#define STREAM METRIC_LABELS("stream")
+static const struct metric_def agent_metrics[] = {
+	{ "node_agent_info", "The agent's version.", METRIC_GAUGE, METRIC_LABELS("version"),
+	  METRIC_HANDLE(T, m_info) },
+	{ "nodescope_events_total", "Events read from each stream's ring buffer.", METRIC_COUNTER,
+	  STREAM, METRIC_HANDLE(T, m_events) },
+	{ "nodescope_events_lost_total",
+	  "Events dropped on the BPF side because the stream's ring buffer was full.",
+	  METRIC_COUNTER, STREAM, METRIC_HANDLE(T, m_lost) },
+	{ "nodescope_events_malformed_total", "Records that could not be decoded.", METRIC_COUNTER,
+	  STREAM, METRIC_HANDLE(T, m_malformed) },
+	{ "nodescope_stream_wakeups_total", "Times the kernel woke a stream's reader.",
+	  METRIC_COUNTER, STREAM, METRIC_HANDLE(T, m_wakeups) },
+	{ "nodescope_loop_wakeups_total",
+	  "Times the event loop returned from epoll_wait with work.", METRIC_COUNTER,
+	  METRIC_HANDLE(T, m_loop_wakeups) },
+	{ "nodescope_probes_attached", "BPF programs attached.", METRIC_GAUGE,
+	  METRIC_HANDLE(T, m_probes) },
+	{ "nodescope_trace_lines_total", "JSON lines written by nodescope trace.", METRIC_COUNTER,
+	  METRIC_HANDLE(T, m_trace_lines) },
+	{ "nodescope_bpf_recursion_misses_total",
+	  "Runs of a BPF program the kernel skipped because another BPF program was running on "
+	  "that CPU (events lost).",
+	  METRIC_COUNTER, METRIC_LABELS("program"), METRIC_HANDLE(T, m_misses) },
+	{ "nodescope_trace_lines_dropped_total",
+	  "JSON lines not written because the reader of stdout fell more than 8 MiB behind.",
+	  METRIC_COUNTER, METRIC_HANDLE(T, m_trace_dropped) },
+	{ "nodescope_feature_enabled",
+	  "Whether a kernel feature (or TLS capture) is in use: 0 when the kernel lacks it and "
+	  "its part runs degraded or off (the start-up log says how).",
+	  METRIC_GAUGE, METRIC_LABELS("feature"), METRIC_HANDLE(T, m_features) },
+};
+#undef STREAM
+#undef T
+
 static int agent_self_metrics(struct agent *a)
 {
-	struct metric_registry *r = a->registry;
-	static const char *const version_label[] = { "version" };
 	const char *version = nodescope_version;
 
-	struct metric *info = metric_register(r, "node_agent_info", "The agent's version.",
-					      METRIC_GAUGE, 0, 1, version_label);
-	metric_set(info, &version, 1);
-	a->m_events = metric_register(r, "nodescope_events_total",
-				      "Events read from each stream's ring buffer.", METRIC_COUNTER,
-				      0, 1, stream_label);
-	a->m_lost = metric_register(r, "nodescope_events_lost_total",
-				    "Events dropped on the BPF side because the stream's ring buffer "
-				    "was full.",
-				    METRIC_COUNTER, 0, 1, stream_label);
-	a->m_malformed = metric_register(r, "nodescope_events_malformed_total",
-					 "Records that could not be decoded.", METRIC_COUNTER, 0, 1,
-					 stream_label);
-	a->m_wakeups = metric_register(r, "nodescope_stream_wakeups_total",
-				       "Times the kernel woke a stream's reader.", METRIC_COUNTER, 0,
-				       1, stream_label);
-	a->m_loop_wakeups = metric_register(r, "nodescope_loop_wakeups_total",
-					    "Times the event loop returned from epoll_wait with work.",
-					    METRIC_COUNTER, 0, 0, NULL);
-	a->m_probes = metric_register(r, "nodescope_probes_attached",
-				      "BPF programs attached.", METRIC_GAUGE, 0, 0, NULL);
-	a->m_trace_lines = metric_register(r, "nodescope_trace_lines_total",
-					   "JSON lines written by nodescope trace.", METRIC_COUNTER,
-					   0, 0, NULL);
-	static const char *const program_label[] = { "program" };
-	a->m_misses = metric_register(r, "nodescope_bpf_recursion_misses_total",
-				      "Runs of a BPF program the kernel skipped because another "
-				      "BPF program was running on that CPU (events lost).",
-				      METRIC_COUNTER, 0, 1, program_label);
-	a->m_trace_dropped = metric_register(r, "nodescope_trace_lines_dropped_total",
-					     "JSON lines not written because the reader of stdout "
-					     "fell more than 8 MiB behind.",
-					     METRIC_COUNTER, 0, 0, NULL);
-	if (!info || !a->m_misses || !a->m_trace_dropped || !a->m_events || !a->m_lost || !a->m_malformed || !a->m_wakeups ||
-	    !a->m_loop_wakeups || !a->m_probes || !a->m_trace_lines)
+	if (metric_register_defs(a->registry, agent_metrics, METRIC_DEFS_COUNT(agent_metrics), a,
+				 0))
 		return -EINVAL;
-	metric_registry_add_collector(r, agent_collect, a);
+	metric_set(a->m_info, &version, 1);
+	metric_registry_add_collector(a->registry, agent_collect, a);
 	return 0;
 }
 
@@ -153,22 +153,14 @@ static int agent_self_metrics(struct agent *a)
  * this kernel lacks (or --debug-kernel-lacks took away), and "tls" for
  * TLS plaintext capture (off with --no-tls or without attach cookies).
  */
-static int agent_feature_metrics(struct agent *a)
+static void agent_feature_metrics(struct agent *a)
 {
-	static const char *const feature_label[] = { "feature" };
-	struct metric *m = metric_register(a->registry, "nodescope_feature_enabled",
-					   "Whether a kernel feature (or TLS capture) is in use: 0 "
-					   "when the kernel lacks it and its part runs degraded "
-					   "or off (the start-up log says how).",
-					   METRIC_GAUGE, 0, 1, feature_label);
-	if (!m)
-		return -1;
+	struct metric *m = a->m_features;
 	kernel_features_t f = probes_features(a->probes);
 	for (int k = 0; k < KF_COUNT; k++)
 		metric_set(m, &kernel_feature_defs[k].name, kernel_has(f, k));
 	const char *tls = "tls";
 	metric_set(m, &tls, a->cfg->tls && probes_tls_possible(a->probes));
-	return 0;
 }
 
 static void agent_on_signal(void *ctx, uint32_t events)
@@ -380,8 +372,7 @@ static int agent_start(struct agent *a)
 		.max_files = 65536,
 		.release_after_ns = (uint64_t)c->tls_release_after_s * 1000000000ull,
 	};
-	if (agent_feature_metrics(a))
-		return NS_EXIT_RUNTIME;
+	agent_feature_metrics(a);
 	if (tcp_tracker_new(&to, &a->tcp) || l7_tracker_new(&lo, &a->l7) ||
 	    (c->tls && probes_tls_possible(a->probes) && tls_manager_new(&so, &a->tls)))
 		return NS_EXIT_RUNTIME;

@@ -195,6 +195,18 @@ static void closer_collect(void *ctx)
 	metric_set(c->m_threads, NULL, threads);
 }
 
+static const struct metric_def closer_metrics[] = {
+	{ "nodescope_bpf_links_closing",
+	  "BPF links handed over to be detached off the event loop and not detached yet "
+	  "(released files' uprobes).",
+	  METRIC_GAUGE, METRIC_HANDLE(struct link_closer, m_pending) },
+	{ "nodescope_bpf_links_closed_total", "BPF links detached off the event loop.",
+	  METRIC_COUNTER, METRIC_HANDLE(struct link_closer, m_closed) },
+	{ "nodescope_bpf_link_closer_threads",
+	  "Threads detaching BPF links now (none while nothing is being released).", METRIC_GAUGE,
+	  METRIC_HANDLE(struct link_closer, m_threads) },
+};
+
 int link_closer_new(struct metric_registry *r, unsigned max_threads, struct link_closer **out)
 {
 	struct link_closer *c = calloc(1, sizeof(*c));
@@ -204,18 +216,8 @@ int link_closer_new(struct metric_registry *r, unsigned max_threads, struct link
 	pthread_mutex_init(&c->mu, NULL);
 	pthread_cond_init(&c->all_done, NULL);
 	if (r) {
-		c->m_pending = metric_register(r, "nodescope_bpf_links_closing",
-					       "BPF links handed over to be detached off the event "
-					       "loop and not detached yet (released files' uprobes).",
-					       METRIC_GAUGE, 0, 0, NULL);
-		c->m_closed = metric_register(r, "nodescope_bpf_links_closed_total",
-					      "BPF links detached off the event loop.",
-					      METRIC_COUNTER, 0, 0, NULL);
-		c->m_threads = metric_register(r, "nodescope_bpf_link_closer_threads",
-					       "Threads detaching BPF links now (none while nothing "
-					       "is being released).",
-					       METRIC_GAUGE, 0, 0, NULL);
-		if (!c->m_pending || !c->m_closed || !c->m_threads) {
+		if (metric_register_defs(r, closer_metrics, METRIC_DEFS_COUNT(closer_metrics), c,
+					 0)) {
 			link_closer_free(c);
 			return -EINVAL;
 		}

@@ -76,11 +76,53 @@ struct l7_tracker {
 /* Coroot's buckets, in seconds. */
 static const double duration_bounds[] = { 0.005, 0.01, 0.025, 0.05, 0.1, 0.25,
 					  0.5,	 1,    2.5,   5,    10 };
-static const char *const out_labels[] = { "container_id", "destination", "actual_destination",
-					  "status" };
+#define T struct l7_tracker
+#define OUT_LABELS METRIC_LABELS("container_id", "destination", "actual_destination", "status")
+#define OUT_HIST_LABELS METRIC_LABELS("container_id", "destination", "actual_destination")
 /* Coroot's inbound set: no listen address (the server maps instances by the listens). */
-static const char *const in_labels[] = { "container_id", "status" };
-static const char *const proto_label[] = { "proto" };
+static const struct metric_def l7_metrics[] = {
+	{ "container_http_requests_total", "Outbound HTTP requests, by response status.",
+	  METRIC_COUNTER, OUT_LABELS, .capped = true, METRIC_HANDLE(T, requests) },
+	{ "container_http_requests_duration_seconds_total",
+	  "Outbound HTTP request latency: first byte of the request written to first byte of the "
+	  "response read.",
+	  METRIC_HISTOGRAM, OUT_HIST_LABELS, METRIC_BOUNDS(duration_bounds), .capped = true,
+	  METRIC_HANDLE(T, duration) },
+	{ "container_http_inbound_requests_total",
+	  "HTTP requests the container served, by response status.", METRIC_COUNTER,
+	  METRIC_LABELS("container_id", "status"), .capped = true, METRIC_HANDLE(T, in_requests) },
+	{ "container_http_inbound_requests_duration_seconds_total",
+	  "Served HTTP request latency: first byte of the request read to first byte of the "
+	  "response written.",
+	  METRIC_HISTOGRAM, METRIC_LABELS("container_id"), METRIC_BOUNDS(duration_bounds),
+	  .capped = true, METRIC_HANDLE(T, in_duration) },
+	{ "nodescope_l7_parse_errors_total",
+	  "Malformed, truncated or unfollowable protocol data (each a resynchronisation).",
+	  METRIC_COUNTER, METRIC_LABELS("proto"), METRIC_HANDLE(T, m_errors) },
+	{ "nodescope_l7_connections", "Connections with L7 parsing state.", METRIC_GAUGE,
+	  METRIC_HANDLE(T, m_conns) },
+	{ "nodescope_l7_connections_refused_total",
+	  "Connections not parsed: the L7 table was full.", METRIC_COUNTER,
+	  METRIC_VALUE(T, n_refused) },
+	{ "nodescope_l7_unpaired_responses_total", "Responses with no request waiting for them.",
+	  METRIC_COUNTER, METRIC_VALUE(T, n_unpaired) },
+	{ "nodescope_l7_pending_overflow_total",
+	  "Requests dropped: too many waiting for a response on one connection.", METRIC_COUNTER,
+	  METRIC_VALUE(T, n_overflow) },
+	{ "nodescope_l7_unknown_protocol_connections_total",
+	  "Connections whose protocol was not recognised.", METRIC_COUNTER,
+	  METRIC_VALUE(T, n_unknown) },
+	{ "nodescope_l7_tls_unbound_dropped_total",
+	  "TLS plaintext whose socket never became known (a library on memory BIOs whose "
+	  "ciphertext write was not seen).",
+	  METRIC_COUNTER, METRIC_VALUE(T, n_unbound_dropped) },
+	{ "nodescope_l7_truncated_total",
+	  "Reads and writes captured only in part (longer than the capture size).",
+	  METRIC_COUNTER, METRIC_VALUE(T, n_truncated) },
+};
+#undef OUT_LABELS
+#undef OUT_HIST_LABELS
+#undef T
 static const char *const http_proto = "http";
 
 /* The context of one record while its chunk is fed to a parser. */
@@ -108,52 +150,7 @@ int l7_tracker_new(const struct l7_tracker_opts *o, struct l7_tracker **out)
 		return -ENOMEM;
 	}
 	struct metric_registry *r = o->registry;
-	unsigned nb = sizeof(duration_bounds) / sizeof(duration_bounds[0]);
-	t->requests = metric_register(r, "container_http_requests_total",
-				      "Outbound HTTP requests, by response status.", METRIC_COUNTER,
-				      o->max_series, 4, out_labels);
-	t->duration = metric_register_histogram(
-		r, "container_http_requests_duration_seconds_total",
-		"Outbound HTTP request latency: first byte of the request written to first byte "
-		"of the response read.",
-		o->max_series, 3, out_labels, duration_bounds, nb);
-	t->in_requests = metric_register(r, "container_http_inbound_requests_total",
-					 "HTTP requests the container served, by response status.",
-					 METRIC_COUNTER, o->max_series, 2, in_labels);
-	t->in_duration = metric_register_histogram(
-		r, "container_http_inbound_requests_duration_seconds_total",
-		"Served HTTP request latency: first byte of the request read to first byte of "
-		"the response written.",
-		o->max_series, 1, in_labels, duration_bounds, nb);
-	t->m_errors = metric_register(r, "nodescope_l7_parse_errors_total",
-				      "Malformed, truncated or unfollowable protocol data (each "
-				      "a resynchronisation).",
-				      METRIC_COUNTER, 0, 1, proto_label);
-	t->m_conns = metric_register(r, "nodescope_l7_connections",
-				     "Connections with L7 parsing state.", METRIC_GAUGE, 0, 0, NULL);
-	int err = metric_register_u64(r, "nodescope_l7_connections_refused_total",
-				      "Connections not parsed: the L7 table was full.", METRIC_COUNTER,
-				      &t->n_refused) |
-		  metric_register_u64(r, "nodescope_l7_unpaired_responses_total",
-				      "Responses with no request waiting for them.", METRIC_COUNTER,
-				      &t->n_unpaired) |
-		  metric_register_u64(r, "nodescope_l7_pending_overflow_total",
-				      "Requests dropped: too many waiting for a response on one "
-				      "connection.",
-				      METRIC_COUNTER, &t->n_overflow) |
-		  metric_register_u64(r, "nodescope_l7_unknown_protocol_connections_total",
-				      "Connections whose protocol was not recognised.", METRIC_COUNTER,
-				      &t->n_unknown) |
-		  metric_register_u64(r, "nodescope_l7_tls_unbound_dropped_total",
-				      "TLS plaintext whose socket never became known (a library on "
-				      "memory BIOs whose ciphertext write was not seen).",
-				      METRIC_COUNTER, &t->n_unbound_dropped) ||
-		  metric_register_u64(r, "nodescope_l7_truncated_total",
-				      "Reads and writes captured only in part (longer than the "
-				      "capture size).",
-				      METRIC_COUNTER, &t->n_truncated);
-	if (err || !t->requests || !t->duration || !t->in_requests || !t->in_duration ||
-	    !t->m_errors || !t->m_conns) {
+	if (metric_register_defs(r, l7_metrics, METRIC_DEFS_COUNT(l7_metrics), t, o->max_series)) {
 		l7_tracker_free(t);
 		return -EINVAL;
 	}

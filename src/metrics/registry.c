@@ -913,3 +913,31 @@ int metric_register_u64(struct metric_registry *r, const char *name, const char 
 	metric_set(m, NULL, (double)*src);
 	return 0;
 }
+
+int metric_register_defs(struct metric_registry *r, const struct metric_def *defs, size_t n,
+			 void *owner, unsigned max_series)
+{
+	for (size_t i = 0; i < n; i++) {
+		const struct metric_def *d = &defs[i];
+		unsigned cap = d->capped ? max_series : 0;
+		struct metric *m;
+
+		if (d->value >= 0) {
+			if (d->n_labels ||
+			    metric_register_u64(r, d->name, d->help, d->type,
+						(const uint64_t *)((char *)owner + d->value)))
+				return -EINVAL;
+			continue;
+		}
+		if (d->type == METRIC_HISTOGRAM)
+			m = metric_register_histogram(r, d->name, d->help, cap, d->n_labels, d->labels,
+						      d->bounds, d->n_bounds);
+		else
+			m = metric_register(r, d->name, d->help, d->type, cap, d->n_labels, d->labels);
+		if (!m)
+			return -EINVAL;
+		if (d->handle >= 0)
+			*(struct metric **)((char *)owner + d->handle) = m;
+	}
+	return 0;
+}

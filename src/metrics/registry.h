@@ -101,6 +101,42 @@ int metric_register_u64(struct metric_registry *r, const char *name, const char 
 			enum metric_type type, const uint64_t *src);
 
 /*
+ * A module's families as data: one table, registered by one call. Each entry
+ * says where its handle (struct metric *) or its value (a uint64_t exported
+ * as it is at each exposition) lives in the module's own struct, by offset.
+ */
+struct metric_def {
+	const char *name;
+	const char *help;
+	enum metric_type type;
+	unsigned n_labels;
+	const char *const *labels;
+	const double *bounds; /* histograms: bucket upper bounds */
+	unsigned n_bounds;
+	bool capped;	      /* the registry-wide series cap applies (per-container families) */
+	long handle;	      /* offset of the struct metric * to fill in, or -1 */
+	long value;	      /* offset of a uint64_t exported as it is (no labels), or -1 */
+};
+
+#define METRIC_LABELS(...)                                                                   \
+	.labels = (const char *const[]){ __VA_ARGS__ },                                        \
+	.n_labels = sizeof((const char *const[]){ __VA_ARGS__ }) / sizeof(const char *)
+#define METRIC_BOUNDS(arr) .bounds = (arr), .n_bounds = sizeof(arr) / sizeof((arr)[0])
+/* A family whose series the module sets: handle in field of type T. */
+#define METRIC_HANDLE(T, field) .handle = offsetof(T, field), .value = -1
+/* A plain counter or gauge the module keeps in field (a uint64_t) of type T. */
+#define METRIC_VALUE(T, field) .handle = -1, .value = offsetof(T, field)
+
+/*
+ * Registers every entry of defs for owner (the struct the offsets are in);
+ * capped entries get max_series. Returns 0, or -EINVAL naming nothing: a
+ * table is code, and its test registers it.
+ */
+int metric_register_defs(struct metric_registry *r, const struct metric_def *defs, size_t n,
+			 void *owner, unsigned max_series);
+#define METRIC_DEFS_COUNT(defs) (sizeof(defs) / sizeof((defs)[0]))
+
+/*
  * Appends the whole registry in text exposition format 0.0.4: for each family
  * (in registration order) "# HELP", "# TYPE", then its series (in creation
  * order); label values escaped (\\, \", \n); values printed so integers are

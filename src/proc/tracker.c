@@ -34,8 +34,6 @@ struct proc_tracker {
 	uint64_t n_missed, n_dropped, n_untracked;
 };
 
-static const char *const container_label[] = { "container_id" };
-static const char *const exit_labels[] = { "container_id", "status" };
 
 static void tracker_collect(void *ctx)
 {
@@ -117,6 +115,34 @@ static bool tracker_work(void *ctx)
 	return t->q_head != t->q_tail;
 }
 
+static const struct metric_def proc_metrics[] = {
+	{ "container_process_starts_total", "Processes started (forked) in the container.",
+	  METRIC_COUNTER, METRIC_LABELS("container_id"), .capped = true,
+	  METRIC_HANDLE(struct proc_tracker, starts) },
+	{ "container_process_exits_total",
+	  "Processes that exited, by status: success, failure (non-zero exit code) or signal.",
+	  METRIC_COUNTER, METRIC_LABELS("container_id", "status"), .capped = true,
+	  METRIC_HANDLE(struct proc_tracker, exits) },
+	{ "container_oom_kills_total", "Processes of the container killed by the OOM killer.",
+	  METRIC_COUNTER, METRIC_LABELS("container_id"), .capped = true,
+	  METRIC_HANDLE(struct proc_tracker, oom_kills) },
+	{ "nodescope_proc_table_processes", "Processes in the process table.", METRIC_GAUGE,
+	  METRIC_HANDLE(struct proc_tracker, table_size) },
+	{ "nodescope_proc_table_refused_total",
+	  "Processes not tracked because the table was full.", METRIC_COUNTER,
+	  METRIC_HANDLE(struct proc_tracker, table_refused) },
+	{ "nodescope_proc_inspect_missed_total",
+	  "Processes gone before their container was read from /proc (they keep the "
+	  "container inherited from their parent).",
+	  METRIC_COUNTER, METRIC_VALUE(struct proc_tracker, n_missed) },
+	{ "nodescope_proc_inspect_dropped_total",
+	  "Container look-ups dropped because the queue was full.", METRIC_COUNTER,
+	  METRIC_VALUE(struct proc_tracker, n_dropped) },
+	{ "nodescope_proc_untracked_events_total",
+	  "Exit or OOM events for processes the table did not know.", METRIC_COUNTER,
+	  METRIC_VALUE(struct proc_tracker, n_untracked) },
+};
+
 int proc_tracker_new(const struct proc_tracker_opts *o, struct proc_tracker **out)
 {
 	struct proc_tracker *t = calloc(1, sizeof(*t));
@@ -133,38 +159,13 @@ int proc_tracker_new(const struct proc_tracker_opts *o, struct proc_tracker **ou
 	if (cgroup_v2_mount(t->v2_mount, sizeof(t->v2_mount)) == 0)
 		t->v2_fd = open(t->v2_mount, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	struct metric_registry *r = o->registry;
-	t->starts = metric_register(r, "container_process_starts_total",
-				    "Processes started (forked) in the container.", METRIC_COUNTER,
-				    o->max_series, 1, container_label);
-	t->exits = metric_register(r, "container_process_exits_total",
-				   "Processes that exited, by status: success, failure (non-zero "
-				   "exit code) or signal.",
-				   METRIC_COUNTER, o->max_series, 2, exit_labels);
-	t->oom_kills = metric_register(r, "container_oom_kills_total",
-				       "Processes of the container killed by the OOM killer.",
-				       METRIC_COUNTER, o->max_series, 1, container_label);
-	t->table_size = metric_register(r, "nodescope_proc_table_processes",
-					"Processes in the process table.", METRIC_GAUGE, 0, 0, NULL);
-	t->table_refused = metric_register(r, "nodescope_proc_table_refused_total",
-					   "Processes not tracked because the table was full.",
-					   METRIC_COUNTER, 0, 0, NULL);
-	int err = metric_register_u64(r, "nodescope_proc_inspect_missed_total",
-				      "Processes gone before their container was read from /proc "
-				      "(they keep the container inherited from their parent).",
-				      METRIC_COUNTER, &t->n_missed) |
-		  metric_register_u64(r, "nodescope_proc_inspect_dropped_total",
-				      "Container look-ups dropped because the queue was full.",
-				      METRIC_COUNTER, &t->n_dropped) |
-		  metric_register_u64(r, "nodescope_proc_untracked_events_total",
-				      "Exit or OOM events for processes the table did not know.",
-				      METRIC_COUNTER, &t->n_untracked);
-	if (err || !t->starts || !t->exits || !t->oom_kills || !t->table_size ||
-	    !t->table_refused) {
+	if (metric_register_defs(r, proc_metrics, METRIC_DEFS_COUNT(proc_metrics), t,
+				 o->max_series)) {
 		proc_tracker_free(t);
 		return -EINVAL;
 	}
 	metric_registry_add_collector(r, tracker_collect, t);
-	err = loop_add_worker(o->loop, tracker_work, t, &t->worker);
+	int err = loop_add_worker(o->loop, tracker_work, t, &t->worker);
 	if (err) {
 		proc_tracker_free(t);
 		return err;

@@ -31,10 +31,6 @@ struct tcp_tracker {
 	struct metric *m_conns, *m_bpf_drops;
 };
 
-static const char *const dest_labels[] = { "container_id", "destination", "actual_destination" };
-static const char *const failed_labels[] = { "container_id", "destination" };
-static const char *const listen_labels[] = { "container_id", "listen_addr", "proxy" };
-static const char *const reason_label[] = { "reason" };
 /* Indexed by enum ns_drop_reason. */
 static const char *const bpf_drop_reasons[NS_DROP_COUNT] = {
 	[NS_DROP_SOCKS_FULL] = "socket_table_full",
@@ -88,11 +84,48 @@ static bool dest_allowed(struct tcp_tracker *t, const char *container, const cha
 	return true;
 }
 
-static struct metric *reg(struct tcp_tracker *t, const char *name, const char *help,
-			  enum metric_type type, unsigned n, const char *const *labels)
-{
-	return metric_register(t->o.registry, name, help, type, t->o.max_series, n, labels);
-}
+#define T struct tcp_tracker
+static const struct metric_def tcp_metrics[] = {
+	{ "container_net_tcp_successful_connects_total", "Successful outbound TCP connects.",
+	  METRIC_COUNTER, METRIC_LABELS("container_id", "destination", "actual_destination"), .capped = true, METRIC_HANDLE(T, connects) },
+	{ "container_net_tcp_failed_connects_total", "Failed outbound TCP connects.", METRIC_COUNTER,
+	  METRIC_LABELS("container_id", "destination"), .capped = true, METRIC_HANDLE(T, failed) },
+	{ "container_net_tcp_connection_time_seconds_total",
+	  "Time spent in TCP handshakes of successful connects.", METRIC_COUNTER, METRIC_LABELS("container_id", "destination", "actual_destination"), .capped = true,
+	  METRIC_HANDLE(T, conn_time) },
+	{ "container_net_tcp_active_connections", "Open outbound TCP connections.", METRIC_GAUGE,
+	  METRIC_LABELS("container_id", "destination", "actual_destination"), .capped = true, METRIC_HANDLE(T, active) },
+	{ "container_net_tcp_listen_info", "TCP addresses the container listens on.", METRIC_GAUGE,
+	  METRIC_LABELS("container_id", "listen_addr", "proxy"), .capped = true,
+	  METRIC_HANDLE(T, listen_info) },
+	{ "container_net_tcp_retransmits_total",
+	  "TCP segments retransmitted on outbound connections.", METRIC_COUNTER, METRIC_LABELS("container_id", "destination", "actual_destination"), .capped = true,
+	  METRIC_HANDLE(T, retransmits) },
+	{ "container_net_tcp_bytes_sent_total",
+	  "Bytes sent on outbound TCP connections (acknowledged by the peer; counted when the "
+	  "connection closes).",
+	  METRIC_COUNTER, METRIC_LABELS("container_id", "destination", "actual_destination"), .capped = true, METRIC_HANDLE(T, bytes_sent) },
+	{ "container_net_tcp_bytes_received_total",
+	  "Bytes received on outbound TCP connections (counted when the connection closes).",
+	  METRIC_COUNTER, METRIC_LABELS("container_id", "destination", "actual_destination"), .capped = true, METRIC_HANDLE(T, bytes_received) },
+	{ "nodescope_tcp_connections", "Connections and listeners in the connection table.",
+	  METRIC_GAUGE, METRIC_HANDLE(T, m_conns) },
+	{ "nodescope_tcp_table_refused_total", "Connections not tracked because the table was full.",
+	  METRIC_COUNTER, METRIC_VALUE(T, conns.refused) },
+	{ "nodescope_tcp_destinations_dropped_total",
+	  "Connection metrics not recorded: the container had --max-destinations already.",
+	  METRIC_COUNTER, METRIC_VALUE(T, n_dest_dropped) },
+	{ "nodescope_tcp_untracked_events_total",
+	  "Close/retransmit events of connections the table did not know (opened before the "
+	  "agent and not found at start-up, accepted inbound but never accepted by a process, or "
+	  "whose connect event was lost).",
+	  METRIC_COUNTER, METRIC_VALUE(T, n_untracked) },
+	{ "nodescope_bpf_tracking_dropped_total",
+	  "State the BPF side could not keep (its tables were full), by reason: what it would "
+	  "have tracked is missed.",
+	  METRIC_COUNTER, METRIC_LABELS("reason"), METRIC_HANDLE(T, m_bpf_drops) },
+};
+#undef T
 
 int tcp_tracker_new(const struct tcp_tracker_opts *o, struct tcp_tracker **out)
 {
@@ -107,53 +140,9 @@ int tcp_tracker_new(const struct tcp_tracker_opts *o, struct tcp_tracker **out)
 		return -ENOMEM;
 	}
 	t->ct_fd = conntrack_open();
-	t->connects = reg(t, "container_net_tcp_successful_connects_total",
-			  "Successful outbound TCP connects.", METRIC_COUNTER, 3, dest_labels);
-	t->failed = reg(t, "container_net_tcp_failed_connects_total",
-			"Failed outbound TCP connects.", METRIC_COUNTER, 2, failed_labels);
-	t->conn_time = reg(t, "container_net_tcp_connection_time_seconds_total",
-			   "Time spent in TCP handshakes of successful connects.", METRIC_COUNTER,
-			   3, dest_labels);
-	t->active = reg(t, "container_net_tcp_active_connections",
-			"Open outbound TCP connections.", METRIC_GAUGE, 3, dest_labels);
-	t->listen_info = reg(t, "container_net_tcp_listen_info",
-			     "TCP addresses the container listens on.", METRIC_GAUGE, 3,
-			     listen_labels);
-	t->retransmits = reg(t, "container_net_tcp_retransmits_total",
-			     "TCP segments retransmitted on outbound connections.", METRIC_COUNTER,
-			     3, dest_labels);
-	t->bytes_sent = reg(t, "container_net_tcp_bytes_sent_total",
-			    "Bytes sent on outbound TCP connections (acknowledged by the peer; "
-			    "counted when the connection closes).",
-			    METRIC_COUNTER, 3, dest_labels);
-	t->bytes_received = reg(t, "container_net_tcp_bytes_received_total",
-				"Bytes received on outbound TCP connections (counted when the "
-				"connection closes).",
-				METRIC_COUNTER, 3, dest_labels);
 	struct metric_registry *r = o->registry;
-	t->m_conns = metric_register(r, "nodescope_tcp_connections",
-				     "Connections and listeners in the connection table.",
-				     METRIC_GAUGE, 0, 0, NULL);
-	int err = metric_register_u64(r, "nodescope_tcp_table_refused_total",
-				      "Connections not tracked because the table was full.",
-				      METRIC_COUNTER, &t->conns.refused) |
-		  metric_register_u64(r, "nodescope_tcp_destinations_dropped_total",
-				      "Connection metrics not recorded: the container had "
-				      "--max-destinations already.",
-				      METRIC_COUNTER, &t->n_dest_dropped) |
-		  metric_register_u64(r, "nodescope_tcp_untracked_events_total",
-				      "Close/retransmit events of connections the table did not "
-				      "know (opened before the agent and not found at start-up, "
-				      "accepted inbound but never accepted by a process, or "
-				      "whose connect event was lost).",
-				      METRIC_COUNTER, &t->n_untracked);
-	t->m_bpf_drops = metric_register(r, "nodescope_bpf_tracking_dropped_total",
-					 "State the BPF side could not keep (its tables were full), "
-					 "by reason: what it would have tracked is missed.",
-					 METRIC_COUNTER, 0, 1, reason_label);
-	if (err || !t->connects || !t->failed || !t->conn_time || !t->active || !t->listen_info ||
-	    !t->retransmits || !t->bytes_sent || !t->bytes_received || !t->m_conns ||
-	    !t->m_bpf_drops) {
+	if (metric_register_defs(r, tcp_metrics, METRIC_DEFS_COUNT(tcp_metrics), t,
+				 o->max_series)) {
 		tcp_tracker_free(t);
 		return -EINVAL;
 	}

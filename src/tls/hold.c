@@ -103,25 +103,28 @@ static void hold_watchdog_gone(void *ctx, uint32_t events)
 	waitpid(h->watchdog, NULL, WNOHANG);
 }
 
+static const struct metric_def hold_metrics[] = {
+	{ "nodescope_first_run_hold_seconds",
+	  "Processes held (--hold-first-runs) at a file not probed yet, and for how long.",
+	  METRIC_HISTOGRAM, METRIC_BOUNDS(hold_bounds), METRIC_HANDLE(struct tls_hold, hold_seconds) },
+	{ "nodescope_first_run_holds_orphaned_total",
+	  "Held processes continued without their file probed (the watchdog gone, or the agent "
+	  "stopping).",
+	  METRIC_COUNTER, METRIC_VALUE(struct tls_hold, n_orphaned) },
+};
+
 int tls_hold_start(const struct tls_hold_opts *o, struct tls_hold **out)
 {
-	static const char *const no_labels[] = { NULL };
 	struct tls_hold *h = calloc(1, sizeof(*h));
 	if (!h)
 		return -ENOMEM;
 	h->o = *o;
 	h->watchdog_fd = -1;
-	h->hold_seconds = metric_register_histogram(
-		o->registry, "nodescope_first_run_hold_seconds",
-		"Processes held (--hold-first-runs) at a file not probed yet, and for how long.", 0,
-		0, no_labels, hold_bounds, sizeof(hold_bounds) / sizeof(hold_bounds[0]));
-	int err = metric_register_u64(o->registry, "nodescope_first_run_holds_orphaned_total",
-				      "Held processes continued without their file probed (the "
-				      "watchdog gone, or the agent stopping).",
-				      METRIC_COUNTER, &h->n_orphaned);
-	if (!h->hold_seconds || err) {
+	int err = metric_register_defs(o->registry, hold_metrics, METRIC_DEFS_COUNT(hold_metrics),
+				       h, 0);
+	if (err) {
 		free(h);
-		return -EINVAL;
+		return err;
 	}
 	int agent_fd = pidfd_open(getpid());
 	if (agent_fd < 0) {

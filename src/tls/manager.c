@@ -110,9 +110,34 @@ static void tls_collect(void *ctx)
 		metric_set(m->m_failures, &failure_names[i], (double)m->failures[i]);
 }
 
+#define T struct tls_manager
+static const struct metric_def tls_metrics[] = {
+	{ "nodescope_tls_probe_failures_total",
+	  "Files or TLS functions that could not be probed, by reason.", METRIC_COUNTER,
+	  METRIC_LABELS("reason"), METRIC_HANDLE(T, m_failures) },
+	{ "nodescope_tls_files_inspected_total",
+	  "Executable files inspected for TLS library functions.", METRIC_COUNTER,
+	  METRIC_VALUE(T, n_inspected) },
+	{ "nodescope_tls_probe_delay_seconds",
+	  "Time from a new file's first exec or executable mapping to its TLS probes in place "
+	  "(files with probes only).",
+	  METRIC_HISTOGRAM, METRIC_BOUNDS(probe_delay_bounds), METRIC_HANDLE(T, m_probe_delay) },
+	{ "nodescope_tls_probed_files", "Files with TLS uprobes attached.", METRIC_GAUGE,
+	  METRIC_VALUE(T, n_probed_files) },
+	{ "nodescope_tls_uprobes", "TLS uprobes attached.", METRIC_GAUGE, METRIC_VALUE(T, n_probes) },
+	{ "nodescope_tls_plans_reused_total",
+	  "Files probed with the plan of an identical program (same size and build id) "
+	  "inspected before.",
+	  METRIC_COUNTER, METRIC_VALUE(T, n_plan_cached) },
+	{ "nodescope_tls_files_released_total",
+	  "Files whose TLS probes were removed: no process had mapped them for "
+	  "--tls-release-after.",
+	  METRIC_COUNTER, METRIC_VALUE(T, n_released) },
+};
+#undef T
+
 int tls_manager_new(const struct tls_manager_opts *o, struct tls_manager **out)
 {
-	static const char *const reason_label[] = { "reason" };
 	struct tls_manager *m = calloc(1, sizeof(*m));
 
 	if (!m)
@@ -123,33 +148,7 @@ int tls_manager_new(const struct tls_manager_opts *o, struct tls_manager **out)
 		return -ENOMEM;
 	}
 	struct metric_registry *r = o->registry;
-	m->m_failures = metric_register(r, "nodescope_tls_probe_failures_total",
-					"Files or TLS functions that could not be probed, by reason.",
-					METRIC_COUNTER, 0, 1, reason_label);
-	int err = metric_register_u64(r, "nodescope_tls_files_inspected_total",
-				      "Executable files inspected for TLS library functions.",
-				      METRIC_COUNTER, &m->n_inspected);
-	m->m_probe_delay = metric_register_histogram(
-		r, "nodescope_tls_probe_delay_seconds",
-		"Time from a new file's first exec or executable mapping to its TLS probes in "
-		"place (files with probes only).",
-		0, 0, NULL, probe_delay_bounds,
-		sizeof(probe_delay_bounds) / sizeof(probe_delay_bounds[0]));
-	err |= !m->m_probe_delay;
-	err |= metric_register_u64(r, "nodescope_tls_probed_files",
-				   "Files with TLS uprobes attached.", METRIC_GAUGE,
-				   &m->n_probed_files);
-	err |= metric_register_u64(r, "nodescope_tls_uprobes", "TLS uprobes attached.",
-				   METRIC_GAUGE, &m->n_probes);
-	err |= metric_register_u64(r, "nodescope_tls_plans_reused_total",
-				   "Files probed with the plan of an identical program (same size "
-				   "and build id) inspected before.",
-				   METRIC_COUNTER, &m->n_plan_cached);
-	err |= metric_register_u64(r, "nodescope_tls_files_released_total",
-				   "Files whose TLS probes were removed: no process had mapped "
-				   "them for --tls-release-after.",
-				   METRIC_COUNTER, &m->n_released);
-	if (err || !m->m_failures) {
+	if (metric_register_defs(r, tls_metrics, METRIC_DEFS_COUNT(tls_metrics), m, 0)) {
 		tls_manager_free(m);
 		return -EINVAL;
 	}

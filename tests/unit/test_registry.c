@@ -1303,12 +1303,56 @@ static void test_const_labels(void **state)
 			 "d_bucket{le=\"+Inf\"} 1\nd_sum 0.5\nd_count 1\n");
 }
 
+/* A module's table: handles filled in, plain values exported as they are, caps where asked. */
+struct defs_owner {
+	struct metric *req, *lat;
+	uint64_t refused;
+};
+
+static void test_register_defs(void **state)
+{
+	struct metric_registry *r = *state;
+	static const double bounds[] = { 1 };
+	const struct metric_def defs[] = {
+		{ "req_total", "R.", METRIC_COUNTER, METRIC_LABELS("container_id", "status"),
+		  .capped = true, METRIC_HANDLE(struct defs_owner, req) },
+		{ "lat_seconds", "L.", METRIC_HISTOGRAM, METRIC_BOUNDS(bounds),
+		  METRIC_HANDLE(struct defs_owner, lat) },
+		{ "refused_total", "F.", METRIC_COUNTER, METRIC_VALUE(struct defs_owner, refused) },
+	};
+	struct defs_owner o = { .refused = 7 };
+
+	assert_int_equal(metric_register_defs(r, defs, METRIC_DEFS_COUNT(defs), &o, 1), 0);
+	assert_non_null(o.req);
+	assert_non_null(o.lat);
+	metric_add(o.req, (const char *const[]){ "/a", "2xx" }, 1);
+	metric_add(o.req, (const char *const[]){ "/b", "2xx" }, 1); /* over the cap of 1 */
+	metric_observe(o.lat, NULL, 0.5);
+	o.refused = 9;
+	assert_output(r, "# HELP " DROPS " Series not created because the metric reached its series "
+			 "cap.\n# TYPE " DROPS " counter\n" DROPS "{metric=\"req_total\"} 1\n"
+			 "# HELP req_total R.\n# TYPE req_total counter\n"
+			 "req_total{container_id=\"/a\",status=\"2xx\"} 1\n"
+			 "# HELP lat_seconds L.\n# TYPE lat_seconds histogram\n"
+			 "lat_seconds_bucket{le=\"1\"} 1\nlat_seconds_bucket{le=\"+Inf\"} 1\n"
+			 "lat_seconds_sum 0.5\nlat_seconds_count 1\n"
+			 "# HELP refused_total F.\n# TYPE refused_total counter\nrefused_total 9\n");
+
+	/* A value with labels cannot be: it has one series. */
+	const struct metric_def bad[] = {
+		{ "bad_total", "B.", METRIC_COUNTER, METRIC_LABELS("x"),
+		  METRIC_VALUE(struct defs_owner, refused) },
+	};
+	assert_int_equal(metric_register_defs(r, bad, 1, &o, 0), -EINVAL);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		T(test_empty_registry),
 		T(test_register_u64),
 		T(test_const_labels),
+		T(test_register_defs),
 		T(test_register_add_write),
 		T(test_series_handle),
 		T(test_label_values_are_copied),
