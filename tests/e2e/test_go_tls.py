@@ -124,8 +124,16 @@ def test_fresh_copies_each_probed_from_its_own_exec(go_tracer, server, go_bin):
     try:
         pids = []
         for i, exe in enumerate(fresh_copies(go_bin["client_stripped"], 20, d)):
-            pids += run_clients(lambda _: [exe, f"https://{server.addr}/first?i={i}"], 1, "/first", expect=b"404")
-        go_tracer.wait_for(lambda evs: len(probes_of(go_tracer, d)) >= 20, timeout=20, what="20 copies probed")
+            # Alive until its probe line is out: a copy that exits first cannot be opened any
+            # more, which is a race with the agent, not what this test is about.
+            p = subprocess.Popen([exe, f"https://{server.addr}/first?i={i}", "linger"],
+                                 stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+            assert p.stdout.readline() == b"404\n"
+            go_tracer.wait_for(lambda evs: [e for e in probes_of(go_tracer, d) if e["pid"] == p.pid],
+                               timeout=30, what=f"the probe of copy {i}")
+            p.stdin.close()
+            assert p.wait(10) == 0
+            pids.append(p.pid)
         probes = probes_of(go_tracer, d)
         assert sorted(e["pid"] for e in probes) == sorted(pids), (probes, pids)
         assert all(e["probes"] > 0 and e["library"] == "go" for e in probes), probes
