@@ -1,4 +1,8 @@
-/* The command line: nodescope [run|trace] [options]. Pure. */
+/*
+ * The configuration: nodescope [run|trace] [options], each option also from
+ * an environment variable. Pure: the environment comes through a lookup
+ * function. The options themselves are one table, in cli_table.c.
+ */
 #ifndef NODESCOPE_CLI_H
 #define NODESCOPE_CLI_H
 
@@ -12,24 +16,39 @@
 
 #define NS_DEFAULT_LISTEN "127.0.0.1:9645"
 
+/* A range of TCP ports; lo == hi == 0: none. */
+struct ns_port_range {
+	uint16_t lo, hi;
+};
+
 struct ns_config {
 	bool trace;		/* `nodescope trace`: JSON lines on stdout */
 	const char *listen;	/* NULL: no HTTP server */
 	unsigned stream_mask;	/* streams traced (bit per enum ns_stream) */
-	uint32_t ring_size[NS_STREAM_COUNT];
+	uint32_t ring_size[NS_STREAM_COUNT]; /* 0: the stream's default */
 	unsigned max_series;
 	size_t max_processes;
 	size_t max_connections;
 	unsigned max_destinations;
 	size_t max_l7_connections;
+	unsigned max_label_length;	/* Coroot's: label values cut to this (not used yet) */
 	unsigned debug_poll_ms;
-	const char *cgroup; /* --cgroup: a cgroup v2 directory, or NULL */
+	const char *cgroup;		/* --cgroup: a cgroup v2 directory, or NULL */
+	const char *cgroupfs_root;	/* where the host's cgroup hierarchies are mounted */
+	unsigned min_container_age_s;	/* Coroot's: younger containers not reported (not used yet) */
+	struct ns_port_range ephemeral_ports; /* Coroot's: TCP ports skipped (not used yet) */
 	bool tls;			/* probe TLS libraries (--no-tls: off) */
 	unsigned tls_release_after_s;	/* a file unmapped this long loses its probes (0: never) */
 	kernel_features_t kernel_lacks; /* --debug-kernel-lacks: features pretended missing */
 	bool hold_first_runs;		/* stop a process at a new file until it is probed */
 	int nice;			/* the agent's own nice value (-20..19) */
 	bool verbose;
+	/* The node's cloud metadata as given (NULL: not given), for node_cloud_info. */
+	const char *provider;
+	const char *region;
+	const char *availability_zone;
+	const char *instance_type;
+	const char *instance_life_cycle;
 };
 
 enum cli_result {
@@ -38,12 +57,37 @@ enum cli_result {
 	CLI_ERROR = -1,	 /* message in out */
 };
 
-enum cli_result cli_parse(int argc, char **argv, struct ns_config *c, struct strbuf *out);
+/* Looks an environment variable up: NULL when it is not set. */
+typedef const char *cli_getenv_fn(const char *name);
+/* The process' own environment (getenv), for cli_parse. */
+const char *cli_environ(const char *name);
+
+/*
+ * Fills c: each option from argv, else from its variable through env (NULL:
+ * no environment), else its default. Strings in c point into argv, env's
+ * values or the option table.
+ */
+enum cli_result cli_parse(int argc, char **argv, cli_getenv_fn *env, struct ns_config *c,
+			  struct strbuf *out);
+
+/* The --help text. */
+void cli_help(struct strbuf *out);
 
 /*
  * "4096", "64k", "1M" -> bytes, rounded up to a power of two of at least
  * page bytes, as BPF ring buffers need. Returns 0 or -EINVAL.
  */
 int cli_parse_ring_size(const char *s, uint32_t page, uint32_t *out);
+/* A decimal integer in min..max ("-5" when min < 0; no blanks or '+'). 0 or -EINVAL. */
+int cli_parse_int(const char *s, long long min, long long max, long long *out);
+/*
+ * Whole seconds in min..max: "90" (seconds), or Go-style units h, m, s in any
+ * sequence: "90s", "10m", "1h30m". 0 or -EINVAL.
+ */
+int cli_parse_seconds(const char *s, long long min, long long max, long long *out);
+/* 1/0, true/false, yes/no, any case. 0 or -EINVAL. */
+int cli_parse_bool(const char *s, bool *out);
+/* "LO-HI", ports 1..65535 with LO <= HI. 0 or -EINVAL. */
+int cli_parse_port_range(const char *s, struct ns_port_range *out);
 
 #endif

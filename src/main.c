@@ -10,7 +10,7 @@ int main(int argc, char **argv)
 	struct ns_config cfg;
 	struct strbuf msg = STRBUF_INIT;
 
-	switch (cli_parse(argc, argv, &cfg, &msg)) {
+	switch (cli_parse(argc, argv, cli_environ, &cfg, &msg)) {
 	case CLI_EXIT_OK:
 		fputs(strbuf_str(&msg), stdout);
 		strbuf_free(&msg);

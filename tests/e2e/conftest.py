@@ -46,6 +46,12 @@ def pytest_sessionstart(session):
         pytest.exit("e2e tests must run as root (sudo make check)", returncode=1)
     if not os.access(AGENT, os.X_OK):
         pytest.exit(f"{AGENT} is missing: run make first", returncode=1)
+    # The agent takes every option from the environment too (LISTEN, NODESCOPE_...): none may
+    # leak in from the shell that runs the tests (make run LISTEN=... exports it). Its --help
+    # names them.
+    out = subprocess.run([AGENT, "--help"], capture_output=True, text=True, check=True).stdout
+    for name in re.findall(r"^ +env (\w+)$", out, re.M):
+        os.environ.pop(name, None)
 
 
 def pytest_report_header(config):

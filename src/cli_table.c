@@ -1,0 +1,273 @@
+/*
+ * Every option nodescope takes, as data. Coroot's options keep Coroot's
+ * names and variables (LISTEN, CGROUPFS_ROOT, ...) where the meaning is the
+ * same; nodescope's own variables are NODESCOPE_ and the upper-case name.
+ */
+#include "cli_table.h"
+
+#include <errno.h>
+#include <string.h>
+
+#include <sys/socket.h>
+
+#include "http/server.h"
+#include "loop/stream.h"
+
+#define FIELD(f) .off = offsetof(struct ns_config, f), .size = sizeof(((struct ns_config *)0)->f)
+
+static void list_streams(struct strbuf *sb)
+{
+	for (int i = 0; i < NS_STREAM_COUNT; i++)
+		strbuf_printf(sb, "%s%s", i ? ", " : "", stream_defs[i].name);
+}
+
+/* "" turns HTTP off, as --listen "" always did; anything else must be an address. */
+static int parse_listen(const char *val, void *field, struct strbuf *why)
+{
+	struct sockaddr_storage ss;
+	unsigned len;
+
+	if (*val && http_parse_listen(val, &ss, &len))
+		return -EINVAL;
+	*(const char **)field = *val ? val : NULL;
+	return 0;
+}
+
+static int parse_events(const char *val, void *field, struct strbuf *why)
+{
+	unsigned mask = 0;
+
+	if (!strcmp(val, "all")) {
+		*(unsigned *)field = (1u << NS_STREAM_COUNT) - 1;
+		return 0;
+	}
+	for (const char *p = val; *p;) {
+		size_t n = strcspn(p, ",");
+		const struct stream_def *d = NULL;
+		if (!n) { /* ",proc," is proc */
+			p++;
+			continue;
+		}
+		for (int i = 0; i < NS_STREAM_COUNT && !d; i++)
+			if (strlen(stream_defs[i].name) == n && !strncmp(stream_defs[i].name, p, n))
+				d = &stream_defs[i];
+		if (!d) {
+			strbuf_printf(
+				why, "unknown stream '%.*s'; streams: ", (int)(n < 31 ? n : 31), p);
+			list_streams(why);
+			return -EINVAL;
+		}
+		mask |= 1u << d->id;
+		p += n + (p[n] == ',');
+	}
+	if (!mask) {
+		strbuf_puts(why, "needs at least one stream: ");
+		list_streams(why);
+		return -EINVAL;
+	}
+	*(unsigned *)field = mask;
+	return 0;
+}
+
+/* SIZE for every stream or STREAM=SIZE for one, comma-separated; applied in order. */
+static int parse_ring(const char *val, void *field, struct strbuf *why)
+{
+	uint32_t *sizes = field;
+	const char *p = val;
+
+	do {
+		char item[64];
+		size_t n = strcspn(p, ",");
+		if (n >= sizeof(item))
+			n = sizeof(item) - 1; /* long enough to be wrong, and named cut */
+		memcpy(item, p, n);
+		item[n] = '\0';
+		char *eq = strchr(item, '=');
+		uint32_t size;
+		if (cli_parse_ring_size(eq ? eq + 1 : item, 4096, &size))
+			return -EINVAL;
+		if (!eq) {
+			for (int i = 0; i < NS_STREAM_COUNT; i++)
+				sizes[i] = size;
+		} else {
+			*eq = '\0';
+			const struct stream_def *d = stream_def_find(item);
+			if (!d) {
+				strbuf_printf(why, "unknown stream '%.31s'; streams: ", item);
+				list_streams(why);
+				return -EINVAL;
+			}
+			sizes[d->id] = size;
+		}
+		p += strcspn(p, ",");
+	} while (*p++ == ',');
+	return 0;
+}
+
+static void describe_ring_defaults(struct strbuf *sb)
+{
+	for (int i = 0; i < NS_STREAM_COUNT; i++) {
+		uint32_t s = stream_defs[i].ring_size;
+		strbuf_printf(sb, "%s%s %u%s", i ? ", " : "", stream_defs[i].name,
+			      s % (1u << 20) ? s >> 10 : s >> 20, s % (1u << 20) ? "k" : "m");
+	}
+}
+
+static int parse_kernel_lacks(const char *val, void *field, struct strbuf *why)
+{
+	const char *bad = NULL;
+
+	if (!kernel_features_parse(val, field, &bad))
+		return 0;
+	strbuf_printf(why, "unknown feature '%s'; features: ", bad);
+	for (int k = 0; k < KF_COUNT; k++)
+		strbuf_printf(why, "%s%s", k ? ", " : "", kernel_feature_defs[k].name);
+	return -EINVAL;
+}
+
+/* Coroot's form; "" (only from the command line: an empty variable is unset) skips no port. */
+static int parse_port_range(const char *val, void *field, struct strbuf *why)
+{
+	if (!*val) {
+		*(struct ns_port_range *)field = (struct ns_port_range){ 0, 0 };
+		return 0;
+	}
+	return cli_parse_port_range(val, field);
+}
+
+static int parse_abs_path(const char *val, void *field, struct strbuf *why)
+{
+	if (val[0] != '/')
+		return -EINVAL;
+	*(const char **)field = val;
+	return 0;
+}
+
+const struct cli_opt cli_opts[] = {
+	{ CLI_HEADING, "output" },
+	{ CLI_CUSTOM, "listen", .env = "LISTEN", .metavar = "HOST:PORT", FIELD(listen),
+	  .def = NS_DEFAULT_LISTEN, .parse = parse_listen,
+	  .form = "HOST:PORT, [IPV6]:PORT or :PORT, numeric; \"\" for none",
+	  .help = "HTTP address for /metrics, /api and the web page; \"\" turns HTTP off; "
+		  "trace serves HTTP only when given one",
+	  .flags = CLI_ENV_EMPTY },
+	{ CLI_CUSTOM, "events", .env = "NODESCOPE_EVENTS", .metavar = "LIST", FIELD(stream_mask),
+	  .def = "all", .parse = parse_events, .form = "comma-separated streams, or all",
+	  .help = "trace: streams to print, comma-separated: proc, tcp, l7, files (TLS probing "
+		  "of new files)" },
+	{ CLI_CUSTOM, "ringbuf-size", .env = "NODESCOPE_RINGBUF_SIZE", .metavar = "SIZE",
+	  FIELD(ring_size), .parse = parse_ring, .describe_default = describe_ring_defaults,
+	  .form = "SIZE or STREAM=SIZE, comma-separated; SIZE 1..1024m with k/m suffixes",
+	  .help = "BPF ring buffer size for every stream, or STREAM=SIZE for one (repeatable, or "
+		  "comma-separated); rounded up to a power of two of at least a page" },
+
+	{ CLI_HEADING, "limits" },
+	{ CLI_INT, "max-series", .env = "NODESCOPE_MAX_SERIES", .metavar = "N", FIELD(max_series),
+	  .min = 0, .max = 10000000, .def = "10000",
+	  .help = "series per metric; past it new label sets are dropped and counted" },
+	{ CLI_INT, "max-processes", .env = "NODESCOPE_MAX_PROCESSES", .metavar = "N",
+	  FIELD(max_processes), .min = 1, .max = 4194304, .def = "131072",
+	  .help = "process table size" },
+	{ CLI_INT, "max-connections", .env = "NODESCOPE_MAX_CONNECTIONS", .metavar = "N",
+	  FIELD(max_connections), .min = 1, .max = 16777216, .def = "262144",
+	  .help = "connection table size" },
+	{ CLI_INT, "max-destinations", .env = "NODESCOPE_MAX_DESTINATIONS", .metavar = "N",
+	  FIELD(max_destinations), .min = 1, .max = 1000000, .def = "1000",
+	  .help = "TCP destinations per container in the metrics" },
+	{ CLI_INT, "max-label-length", .env = "MAX_LABEL_LENGTH", .metavar = "N",
+	  FIELD(max_label_length), .min = 1, .max = 1048576, .def = "4096",
+	  .help = "Coroot's, kept but not applied yet: label values are cut to this length" },
+
+	{ CLI_HEADING, "what is watched" },
+	{ CLI_STRING, "cgroup", .env = "NODESCOPE_CGROUP", .metavar = "DIR", FIELD(cgroup),
+	  .help = "process events only from processes in this cgroup v2 directory and below "
+		  "(e.g. /sys/fs/cgroup/app), filtered in the kernel" },
+	{ CLI_CUSTOM, "cgroupfs-root", .env = "CGROUPFS_ROOT", .metavar = "DIR",
+	  FIELD(cgroupfs_root), .def = "/sys/fs/cgroup", .parse = parse_abs_path,
+	  .form = "an absolute path",
+	  .help = "Coroot's, kept but not used yet: where the host's cgroup hierarchies are "
+		  "mounted" },
+	{ CLI_SECONDS, "min-container-age", .env = "MIN_CONTAINER_AGE", .metavar = "TIME",
+	  FIELD(min_container_age_s), .min = 0, .max = 31536000, .def = "0",
+	  .help = "Coroot's, kept but not applied yet: containers younger than this are not "
+		  "reported; 0 here (Coroot: 30s), since nodescope sees short-lived processes "
+		  "whole" },
+	{ CLI_CUSTOM, "ephemeral-port-range", .env = "EPHEMERAL_PORT_RANGE", .metavar = "LO-HI",
+	  FIELD(ephemeral_ports), .def = "32768-60999", .parse = parse_port_range,
+	  .form = "LO-HI, ports 1..65535, LO <= HI; \"\" for none",
+	  .help = "Coroot's, kept but not applied yet: TCP destination and listen ports in this "
+		  "range are skipped; \"\" for none" },
+
+	{ CLI_HEADING, "TLS" },
+	{ CLI_FLAG, "no-tls", .env = "NODESCOPE_NO_TLS", FIELD(tls), .min = false,
+	  .help = "do not probe TLS libraries: HTTPS is then neither decrypted nor parsed" },
+	{ CLI_SECONDS, "tls-release-after", .env = "NODESCOPE_TLS_RELEASE_AFTER", .metavar = "TIME",
+	  FIELD(tls_release_after_s), .min = 0, .max = 31536000, .def = "600",
+	  .help = "a file no process has mapped for this long loses its TLS probes (0: never)" },
+	{ CLI_FLAG, "hold-first-runs", .env = "NODESCOPE_HOLD_FIRST_RUNS", FIELD(hold_first_runs),
+	  .min = true,
+	  .help = "stop a process that runs or maps a file not probed yet until its TLS probes "
+		  "are in place (SIGSTOP, SIGCONT), so even its first run is seen; see README" },
+
+	{ CLI_HEADING,
+	  "node metadata (Coroot's labels of node_cloud_info; kept, not exported yet)" },
+	{ CLI_STRING, "provider", .env = "PROVIDER", .metavar = "NAME", FIELD(provider),
+	  .help = "the node's cloud provider" },
+	{ CLI_STRING, "region", .env = "REGION", .metavar = "NAME", FIELD(region),
+	  .help = "the node's cloud region" },
+	{ CLI_STRING, "availability-zone", .env = "AVAILABILITY_ZONE", .metavar = "NAME",
+	  FIELD(availability_zone), .help = "the node's availability zone" },
+	{ CLI_STRING, "instance-type", .env = "INSTANCE_TYPE", .metavar = "NAME",
+	  FIELD(instance_type), .help = "the node's instance type" },
+	{ CLI_STRING, "instance-life-cycle", .env = "INSTANCE_LIFE_CYCLE", .metavar = "NAME",
+	  FIELD(instance_life_cycle), .help = "the node's instance life cycle (on-demand, spot)" },
+
+	{ CLI_HEADING, "the agent" },
+	{ CLI_INT, "nice", .env = "NODESCOPE_NICE", .metavar = "N", FIELD(nice), .min = -20,
+	  .max = 19, .def = "-20",
+	  .help = "the agent's scheduling priority: woken by a new program, it runs before busy "
+		  "work, so the program is probed sooner" },
+	{ CLI_FLAG, "verbose", .env = "NODESCOPE_VERBOSE", FIELD(verbose), .min = true,
+	  .help = "pass libbpf's own messages through to stderr" },
+	/* Drain every stream on a fixed period, as polling agents do (bench only). */
+	{ CLI_INT, "debug-poll-ms", .env = "NODESCOPE_DEBUG_POLL_MS", .metavar = "MS",
+	  FIELD(debug_poll_ms), .min = 0, .max = 10000, .flags = CLI_HIDDEN },
+	/* Run as on a kernel without these features (tests, benches). */
+	{ CLI_CUSTOM, "debug-kernel-lacks", .env = "NODESCOPE_DEBUG_KERNEL_LACKS",
+	  .metavar = "LIST", FIELD(kernel_lacks), .parse = parse_kernel_lacks,
+	  .form = "comma-separated kernel features", .flags = CLI_HIDDEN },
+	{ CLI_VERSION, "version", .help = "print the version" },
+	{ CLI_HELP, "help", .short_name = 'h', .help = "this text" },
+};
+const size_t cli_opts_count = sizeof(cli_opts) / sizeof(cli_opts[0]);
+_Static_assert(sizeof(cli_opts) / sizeof(cli_opts[0]) <= CLI_OPTS_MAX, "raise CLI_OPTS_MAX");
+
+const struct cli_opt *cli_opt_find(const char *name)
+{
+	for (size_t i = 0; i < cli_opts_count; i++)
+		if (cli_opts[i].kind != CLI_HEADING && !strcmp(cli_opts[i].name, name))
+			return &cli_opts[i];
+	return NULL;
+}
+
+void cli_opt_form(const struct cli_opt *o, struct strbuf *sb)
+{
+	switch (o->kind) {
+	case CLI_INT:
+		strbuf_printf(sb, "%lld..%lld", o->min, o->max);
+		break;
+	case CLI_SECONDS:
+		strbuf_printf(sb, "%lld..%lld seconds, or with units: 90s, 10m, 1h30m", o->min,
+			      o->max);
+		break;
+	case CLI_FLAG:
+		strbuf_puts(sb, "1, 0, true, false, yes or no");
+		break;
+	case CLI_CUSTOM:
+		strbuf_puts(sb, o->form);
+		break;
+	default:
+		strbuf_puts(sb, "any text");
+		break;
+	}
+}
