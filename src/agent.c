@@ -349,6 +349,8 @@ static int agent_start(struct agent *a)
 		.max_connections = c->max_connections,
 		.max_destinations = c->max_destinations,
 		.max_series = c->max_series,
+		.ephemeral_lo = c->ephemeral_ports.lo,
+		.ephemeral_hi = c->ephemeral_ports.hi,
 		.on_close = agent_conn_closed,
 		.on_close_ctx = a,
 	};

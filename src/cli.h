@@ -36,7 +36,7 @@ struct ns_config {
 	const char *cgroup;		/* --cgroup: a cgroup v2 directory, or NULL */
 	const char *cgroupfs_root;	/* where the host's cgroup hierarchies are mounted */
 	unsigned min_container_age_s;	/* Coroot's: younger containers not reported (not used yet) */
-	struct ns_port_range ephemeral_ports; /* Coroot's: TCP ports skipped (not used yet) */
+	struct ns_port_range ephemeral_ports; /* TCP ports left out of the metrics (lo > hi: none) */
 	bool tls;			/* probe TLS libraries (--no-tls: off) */
 	unsigned tls_release_after_s;	/* a file unmapped this long loses its probes (0: never) */
 	kernel_features_t kernel_lacks; /* --debug-kernel-lacks: features pretended missing */

@@ -129,7 +129,7 @@ static int parse_kernel_lacks(const char *val, void *field, struct strbuf *why)
 static int parse_port_range(const char *val, void *field, struct strbuf *why)
 {
 	if (!*val) {
-		*(struct ns_port_range *)field = (struct ns_port_range){ 0, 0 };
+		*(struct ns_port_range *)field = (struct ns_port_range){ 1, 0 }; /* lo > hi: none */
 		return 0;
 	}
 	return cli_parse_port_range(val, field);
@@ -195,8 +195,8 @@ const struct cli_opt cli_opts[] = {
 	{ CLI_CUSTOM, "ephemeral-port-range", .env = "EPHEMERAL_PORT_RANGE", .metavar = "LO-HI",
 	  FIELD(ephemeral_ports), .def = "32768-60999", .parse = parse_port_range,
 	  .form = "LO-HI, ports 1..65535, LO <= HI; \"\" for none",
-	  .help = "Coroot's, kept but not applied yet: TCP destination and listen ports in this "
-		  "range are skipped; \"\" for none" },
+	  .help = "TCP destinations and listens on ports in this range (but 50051) are left "
+		  "out of the metrics, as Coroot does; \"\" for none" },
 
 	{ CLI_HEADING, "TLS" },
 	{ CLI_FLAG, "no-tls", .env = "NODESCOPE_NO_TLS", FIELD(tls), .min = false,

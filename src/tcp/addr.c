@@ -43,3 +43,8 @@ void tcp_addr_format(uint16_t family, const uint8_t addr[16], uint16_t port, cha
 	else
 		snprintf(out, len, "%s:%u", buf, port);
 }
+
+bool tcp_port_ephemeral(uint16_t port, uint16_t lo, uint16_t hi)
+{
+	return lo <= hi && port >= lo && port <= hi && port != 50051;
+}

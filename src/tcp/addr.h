@@ -3,6 +3,7 @@
 #define NODESCOPE_TCP_ADDR_H
 
 #include <stddef.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 #define TCP_ADDR_STRLEN 64 /* "[ffff:...:ffff]:65535" and a NUL fit */
@@ -16,5 +17,12 @@ void tcp_addr_format(uint16_t family, const uint8_t addr[16], uint16_t port, cha
 		     size_t len);
 /* The same without the port (and without brackets). */
 void tcp_ip_format(uint16_t family, const uint8_t addr[16], char *out, size_t len);
+
+/*
+ * Whether port is in the ephemeral range lo..hi (lo > hi: no range), whose
+ * destinations and listens Coroot leaves out of the metrics: a port the
+ * kernel handed out is no service. 50051 (gRPC's usual port) stays in.
+ */
+bool tcp_port_ephemeral(uint16_t port, uint16_t lo, uint16_t hi);
 
 #endif

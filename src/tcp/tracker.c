@@ -249,11 +249,15 @@ static struct tcp_conn *add_conn(struct tcp_tracker *t, uint64_t sock, uint64_t 
 	c->pid = pid;
 	c->fd = fd;
 	resolve_nat(t, c, now_ns);
+	uint16_t lo = t->o.ephemeral_lo, hi = t->o.ephemeral_hi;
 	if (kind == TCP_CONN_LISTENER) {
+		if (tcp_port_ephemeral(tuple->sport, lo, hi))
+			return c; /* tracked for its connections, not a service */
 		listen_series(c, labels);
 		metric_add(t->listen_info, labels, 1);
 		c->metered = true;
-	} else if (kind == TCP_CONN_OUTBOUND && dest_allowed(t, c->container, c->peer)) {
+	} else if (kind == TCP_CONN_OUTBOUND && !tcp_port_ephemeral(tuple->dport, lo, hi) &&
+		   dest_allowed(t, c->container, c->peer)) {
 		dest_series(c, labels);
 		metric_add(t->active, labels, 1);
 		c->metered = true;

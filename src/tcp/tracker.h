@@ -22,6 +22,8 @@ struct tcp_tracker_opts {
 	size_t max_connections;
 	unsigned max_destinations; /* per container */
 	unsigned max_series;
+	/* Destination and listen ports left out of the metrics (lo > hi: none). */
+	uint16_t ephemeral_lo, ephemeral_hi;
 	/* Called before a connection's state goes, so data still queued for it is read. */
 	void (*on_close)(void *ctx, uint64_t sock, uint64_t start_ns);
 	void *on_close_ctx;

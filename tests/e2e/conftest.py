@@ -115,6 +115,10 @@ class Agent:
         cmd = [AGENT] + (["trace"] if trace else [])
         if listen:
             cmd += ["--listen", f"127.0.0.1:{self.port}"]
+        # The test servers listen on ports the kernel hands out, which the default
+        # --ephemeral-port-range leaves out of the metrics (test_tcp.py tests that default).
+        if not any(str(a).startswith("--ephemeral-port-range") for a in args):
+            cmd += ["--ephemeral-port-range", ""]
         cmd += list(args)
         self.cmd = cmd
         self.events = []

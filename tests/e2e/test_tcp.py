@@ -321,3 +321,33 @@ def test_destination_cap_per_container(agent_factory):
     finally:
         for srv in servers:
             srv.close()
+
+
+def test_ephemeral_ports_left_out_of_the_metrics(agent_factory):
+    """Coroot's --ephemeral-port-range (default 32768-60999): a listen or a destination on a port
+    the kernel handed out is no service; traced, but not a series."""
+    a = agent_factory("--events", "tcp", "--ephemeral-port-range", "32768-60999")
+    fixed = socket.socket()
+    for port in range(23456, 23556):  # below the range
+        try:
+            fixed.bind(("127.0.0.1", port))
+            break
+        except OSError:
+            continue
+    fixed.listen()
+    handed = socket.socket()
+    handed.bind(("127.0.0.1", 0))
+    handed.listen()
+    eph = handed.getsockname()[1]
+    assert 32768 <= eph <= 60999, eph  # this machine's ip_local_port_range
+    addrs = {f"127.0.0.1:{fixed.getsockname()[1]}": 1, f"127.0.0.1:{eph}": 0}
+    for addr in addrs:
+        c = socket.create_connection(tuple([addr.split(":")[0], int(addr.split(":")[1])]))
+        c.close()
+    a.wait_for(lambda evs: len([e for e in evs if e["type"] == "connect" and e["dst"] in addrs]) == 2,
+               what="both connects")
+    for addr, want in addrs.items():
+        assert a.metric_sum("container_net_tcp_listen_info", listen_addr=addr) == want, addr
+        assert a.metric_sum("container_net_tcp_successful_connects_total", destination=addr) == want, addr
+    fixed.close()
+    handed.close()

@@ -224,9 +224,20 @@ static void test_unknown_family(void **state)
 	assert_string_equal(out, "1.2.3.4");
 }
 
+static void test_port_ephemeral(void **state)
+{
+	assert_true(tcp_port_ephemeral(32768, 32768, 60999));
+	assert_true(tcp_port_ephemeral(60999, 32768, 60999));
+	assert_false(tcp_port_ephemeral(32767, 32768, 60999));
+	assert_false(tcp_port_ephemeral(61000, 32768, 60999));
+	assert_false(tcp_port_ephemeral(50051, 32768, 60999)); /* gRPC's port stays */
+	assert_false(tcp_port_ephemeral(40000, 1, 0));	      /* no range */
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_port_ephemeral),
 		cmocka_unit_test(test_ipv4),
 		cmocka_unit_test(test_ipv6),
 		cmocka_unit_test(test_ipv6_full_length),
