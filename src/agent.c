@@ -97,7 +97,15 @@ static int agent_node_identity(struct agent *a)
 		fprintf(stderr, "nodescope: no machine id (/etc/machine-id, /var/lib/dbus/machine-id, "
 				"DMI product_uuid): series carry machine_id=\"\"\n");
 	const char *values[] = { id.machine_id, id.system_uuid };
-	return metric_registry_set_const_labels(a->registry, 2, names, values);
+	if (metric_registry_set_const_labels(a->registry, NULL, 2, names, values))
+		return -1;
+	/* As Coroot: the zone on container series, when both are known (flags here). */
+	const struct ns_config *c = a->cfg;
+	if (!c->availability_zone || !c->region)
+		return 0;
+	static const char *const zone[] = { "az", "region" };
+	const char *zone_v[] = { c->availability_zone, c->region };
+	return metric_registry_set_const_labels(a->registry, "container_", 2, zone, zone_v);
 }
 
 #define T struct agent

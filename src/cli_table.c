@@ -209,14 +209,16 @@ const struct cli_opt cli_opts[] = {
 	  .help = "stop a process that runs or maps a file not probed yet until its TLS probes "
 		  "are in place (SIGSTOP, SIGCONT), so even its first run is seen; see README" },
 
-	{ CLI_HEADING,
-	  "node metadata (Coroot's labels of node_cloud_info; kept, not exported yet)" },
+	{ CLI_HEADING, "node metadata (no cloud metadata service is asked)" },
 	{ CLI_STRING, "provider", .env = "PROVIDER", .metavar = "NAME", FIELD(provider),
 	  .help = "the node's cloud provider" },
 	{ CLI_STRING, "region", .env = "REGION", .metavar = "NAME", FIELD(region),
-	  .help = "the node's cloud region" },
+	  .help = "the node's cloud region: with --availability-zone, the region label of "
+		  "every container series" },
 	{ CLI_STRING, "availability-zone", .env = "AVAILABILITY_ZONE", .metavar = "NAME",
-	  FIELD(availability_zone), .help = "the node's availability zone" },
+	  FIELD(availability_zone),
+	  .help = "the node's availability zone: with --region, the az label of every "
+		  "container series" },
 	{ CLI_STRING, "instance-type", .env = "INSTANCE_TYPE", .metavar = "NAME",
 	  FIELD(instance_type), .help = "the node's instance type" },
 	{ CLI_STRING, "instance-life-cycle", .env = "INSTANCE_LIFE_CYCLE", .metavar = "NAME",

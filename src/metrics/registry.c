@@ -83,7 +83,9 @@ struct metric_registry {
 	struct metric_bound *bound;
 	size_t n_bound;
 	size_t cap_bound;
-	char *const_labels; /* 'a="x",b="y"' written into every series, or NULL */
+	char *const_labels;  /* 'a="x",b="y"' written into every series, or NULL */
+	char *prefix;	     /* families whose name starts with this ... */
+	char *prefix_labels; /* ... also get these, or NULL */
 };
 
 /* ---- names ---- */
@@ -241,6 +243,8 @@ void metric_registry_free(struct metric_registry *r)
 	free(r->collectors);
 	free(r->bound);
 	free(r->const_labels);
+	free(r->prefix);
+	free(r->prefix_labels);
 	free(r);
 }
 
@@ -768,7 +772,7 @@ static void put_escaped(struct strbuf *out, const char *s, bool quote)
 	strbuf_append(out, run, (size_t)(s - run));
 }
 
-int metric_registry_set_const_labels(struct metric_registry *r, unsigned n,
+int metric_registry_set_const_labels(struct metric_registry *r, const char *prefix, unsigned n,
 				     const char *const *names, const char *const *values)
 {
 	struct strbuf sb = { 0 };
@@ -788,8 +792,20 @@ int metric_registry_set_const_labels(struct metric_registry *r, unsigned n,
 	strbuf_free(&sb);
 	if (n && !fixed)
 		return -ENOMEM;
-	free(r->const_labels);
-	r->const_labels = fixed;
+	if (prefix && *prefix) {
+		char *p = strdup(prefix);
+		if (!p) {
+			free(fixed);
+			return -ENOMEM;
+		}
+		free(r->prefix);
+		free(r->prefix_labels);
+		r->prefix = p;
+		r->prefix_labels = fixed;
+	} else {
+		free(r->const_labels);
+		r->const_labels = fixed;
+	}
 	return 0;
 }
 
@@ -807,9 +823,8 @@ static void put_value(struct strbuf *out, double v)
 
 /* "{a="x",b="y"}", with le="..." last when le is not NULL; nothing if empty. */
 static void put_labels(struct strbuf *out, const struct metric *m, const struct metric_series *s,
-		       const char *le)
+		       const char *fixed, const char *le)
 {
-	const char *fixed = m->reg->const_labels;
 	if (!m->n_labels && !le && !fixed)
 		return;
 	strbuf_putc(out, '{');
@@ -826,7 +841,7 @@ static void put_labels(struct strbuf *out, const struct metric *m, const struct 
 }
 
 static void write_histogram_series(struct strbuf *out, const struct metric *m,
-				   const struct metric_series *s)
+				   const struct metric_series *s, const char *fixed)
 {
 	const struct metric_hist *h = m->hist;
 	unsigned long long cum = 0;
@@ -834,15 +849,15 @@ static void write_histogram_series(struct strbuf *out, const struct metric *m,
 	for (unsigned i = 0; i <= h->n_bounds; i++) {
 		cum += s->counts[i];
 		strbuf_printf(out, "%s_bucket", m->name);
-		put_labels(out, m, s, i < h->n_bounds ? h->le[i] : "+Inf");
+		put_labels(out, m, s, fixed, i < h->n_bounds ? h->le[i] : "+Inf");
 		strbuf_printf(out, " %llu\n", cum);
 	}
 	strbuf_printf(out, "%s_sum", m->name);
-	put_labels(out, m, s, NULL);
+	put_labels(out, m, s, fixed, NULL);
 	strbuf_putc(out, ' ');
 	put_value(out, s->value);
 	strbuf_printf(out, "\n%s_count", m->name);
-	put_labels(out, m, s, NULL);
+	put_labels(out, m, s, fixed, NULL);
 	strbuf_printf(out, " %llu\n", cum);
 }
 
@@ -859,22 +874,38 @@ static const char *type_name(enum metric_type type)
 	return "gauge";
 }
 
+/* The registry's constant labels for this family, in buf when two sets are joined. */
+static const char *family_fixed(const struct metric *m, struct strbuf *buf)
+{
+	const struct metric_registry *r = m->reg;
+	if (!r->prefix_labels || strncmp(m->name, r->prefix, strlen(r->prefix)))
+		return r->const_labels;
+	if (!r->const_labels)
+		return r->prefix_labels;
+	strbuf_printf(buf, "%s,%s", r->const_labels, r->prefix_labels);
+	return buf->oom ? r->const_labels : strbuf_str(buf);
+}
+
 static void write_family(struct strbuf *out, const struct metric *m)
 {
+	struct strbuf buf = { 0 };
+	const char *fixed = family_fixed(m, &buf);
+
 	strbuf_printf(out, "# HELP %s ", m->name);
 	put_escaped(out, m->help, false);
 	strbuf_printf(out, "\n# TYPE %s %s\n", m->name, type_name(m->type));
 	for (const struct metric_series *s = m->head; s; s = s->next) {
 		if (m->hist) {
-			write_histogram_series(out, m, s);
+			write_histogram_series(out, m, s, fixed);
 			continue;
 		}
 		strbuf_puts(out, m->name);
-		put_labels(out, m, s, NULL);
+		put_labels(out, m, s, fixed, NULL);
 		strbuf_putc(out, ' ');
 		put_value(out, s->value);
 		strbuf_putc(out, '\n');
 	}
+	strbuf_free(&buf);
 }
 
 void metric_registry_write(struct metric_registry *r, struct strbuf *out)

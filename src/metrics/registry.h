@@ -82,12 +82,14 @@ void metric_observe(struct metric *m, const char *const *label_values, double v)
 unsigned long long metric_histogram_count(struct metric *m, const char *const *label_values);
 
 /*
- * Labels every series of the registry carries (the node's identity:
- * machine_id, system_uuid), written before each series' own labels. Names
- * must be valid label names; values are copied and escaped once here.
- * Replaces any earlier set. Returns 0, or -EINVAL/-ENOMEM.
+ * Labels every series carries (prefix NULL: the node's identity, machine_id
+ * and system_uuid), or every series of the families whose name starts with
+ * prefix (one such set: "container_" gets az and region), written before
+ * each series' own labels. Names must be valid label names; values are
+ * copied and escaped once here. Replaces the earlier set of the same kind.
+ * Returns 0, or -EINVAL/-ENOMEM.
  */
-int metric_registry_set_const_labels(struct metric_registry *r, unsigned n,
+int metric_registry_set_const_labels(struct metric_registry *r, const char *prefix, unsigned n,
 				     const char *const *names, const char *const *values);
 
 void metric_registry_add_collector(struct metric_registry *r, metric_collector_fn fn, void *ctx);

@@ -35,3 +35,18 @@ def test_every_series_carries_the_node_identity(agent_factory):
         assert labels.get("system_uuid") == uuid, (name, labels)
     info = [dict(k) for k in metrics["node_agent_info"]]
     assert len(info) == 1 and info[0]["version"], info
+
+
+def test_zone_on_container_series_when_known(agent_factory):
+    """As Coroot: az and region on container series when both are known, never on node series."""
+    a = agent_factory("--events", "proc", "--availability-zone", "zone-a1", "--region", "region-1")
+    assert os.system("true") == 0
+    a.wait_for(lambda evs: any(e["type"] == "exit" for e in evs), what="a process")
+    metrics = a.metrics()
+    container = [dict(k) for name, fam in metrics.items() if name.startswith("container_") for k in fam]
+    assert container
+    assert all(l.get("az") == "zone-a1" and l.get("region") == "region-1" for l in container), container
+    others = [dict(k) for name, fam in metrics.items() if not name.startswith("container_") for k in fam]
+    assert not [l for l in others if "az" in l or "region" in l]
+    b = agent_factory("--events", "proc", "--region", "region-1")  # one of the two: neither
+    assert not [k for name, fam in b.metrics().items() for k in fam if "region" in dict(k)]

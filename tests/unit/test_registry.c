@@ -1280,7 +1280,7 @@ static void test_const_labels(void **state)
 	const char *const label[] = { "code" };
 	const double bounds[] = { 1 };
 
-	assert_int_equal(metric_registry_set_const_labels(r, 2, names, values), 0);
+	assert_int_equal(metric_registry_set_const_labels(r, NULL, 2, names, values), 0);
 	metric_set(metric_register(r, "up", "Up.", METRIC_GAUGE, 0, 0, NULL), NULL, 1);
 	metric_add(metric_register(r, "req_total", "R.", METRIC_COUNTER, 0, 1, label),
 		   (const char *const[]){ "200" }, 2);
@@ -1294,13 +1294,31 @@ static void test_const_labels(void **state)
 			 "d_bucket{machine_id=\"ab12\",system_uuid=\"x\\\"y\",le=\"+Inf\"} 1\n"
 			 "d_sum{machine_id=\"ab12\",system_uuid=\"x\\\"y\"} 0.5\n"
 			 "d_count{machine_id=\"ab12\",system_uuid=\"x\\\"y\"} 1\n");
-	assert_int_equal(metric_registry_set_const_labels(r, 1, (const char *const[]){ "bad-name" },
+	assert_int_equal(metric_registry_set_const_labels(r, NULL, 1, (const char *const[]){ "bad-name" },
 							  values), -EINVAL);
-	assert_int_equal(metric_registry_set_const_labels(r, 0, NULL, NULL), 0);
+	assert_int_equal(metric_registry_set_const_labels(r, NULL, 0, NULL, NULL), 0);
 	assert_output(r, "# HELP up Up.\n# TYPE up gauge\nup 1\n"
 			 "# HELP req_total R.\n# TYPE req_total counter\nreq_total{code=\"200\"} 2\n"
 			 "# HELP d D.\n# TYPE d histogram\nd_bucket{le=\"1\"} 1\n"
 			 "d_bucket{le=\"+Inf\"} 1\nd_sum 0.5\nd_count 1\n");
+}
+
+/* A second set for the families of a prefix only (az, region on container_ series). */
+static void test_prefix_labels(void **state)
+{
+	struct metric_registry *r = *state;
+	const char *const node[] = { "machine_id" }, *const node_v[] = { "m" };
+	const char *const zone[] = { "az", "region" }, *const zone_v[] = { "a1", "r1" };
+
+	assert_int_equal(metric_registry_set_const_labels(r, NULL, 1, node, node_v), 0);
+	assert_int_equal(metric_registry_set_const_labels(r, "container_", 2, zone, zone_v), 0);
+	metric_set(metric_register(r, "node_x", "N.", METRIC_GAUGE, 0, 0, NULL), NULL, 1);
+	metric_set(metric_register(r, "container_y", "C.", METRIC_GAUGE, 0, 1,
+				   (const char *const[]){ "container_id" }),
+		   (const char *const[]){ "/a" }, 2);
+	assert_output(r, "# HELP node_x N.\n# TYPE node_x gauge\nnode_x{machine_id=\"m\"} 1\n"
+			 "# HELP container_y C.\n# TYPE container_y gauge\n"
+			 "container_y{machine_id=\"m\",az=\"a1\",region=\"r1\",container_id=\"/a\"} 2\n");
 }
 
 /* A module's table: handles filled in, plain values exported as they are, caps where asked. */
@@ -1353,6 +1371,7 @@ int main(void)
 		T(test_register_u64),
 		T(test_const_labels),
 		T(test_register_defs),
+		T(test_prefix_labels),
 		T(test_register_add_write),
 		T(test_series_handle),
 		T(test_label_values_are_copied),
