@@ -299,6 +299,13 @@ static int agent_start_holds(struct agent *a)
 	return 0;
 }
 
+static void agent_actual_destination(void *ctx, const struct ns_l7_sock *s, char *out, size_t len)
+{
+	struct agent *a = ctx;
+	if (a->tcp)
+		tcp_tracker_actual_destination(a->tcp, s, out, len);
+}
+
 static int agent_start(struct agent *a)
 {
 	const struct ns_config *c = a->cfg;
@@ -363,6 +370,8 @@ static int agent_start(struct agent *a)
 		.on_close_ctx = a,
 	};
 	struct l7_tracker_opts lo = {
+		.actual_destination = agent_actual_destination,
+		.actual_ctx = a,
 		.registry = a->registry,
 		.procs = proc_tracker_table(a->procs),
 		.trace = (c->stream_mask & (1u << NS_STREAM_L7)) ? &a->trace : NULL,

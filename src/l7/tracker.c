@@ -47,6 +47,7 @@ struct l7_conn {
 	unsigned chunks_seen;
 	bool inbound;
 	bool tls; /* plaintext comes from TLS library probes; raw bytes are ignored */
+	char actual[TCP_ADDR_STRLEN]; /* outbound: the destination after NAT, once known */
 	struct l7_request pending[L7_PENDING];
 	unsigned p_head, p_tail;
 	struct http_stream *req, *resp; /* allocated once HTTP is detected */
@@ -252,6 +253,18 @@ void l7_tracker_reap(struct l7_tracker *t, uint64_t now_ns)
 	}
 }
 
+/*
+ * The connection's destination after NAT, asked once (the TCP side keeps
+ * it only while the connection is open).
+ */
+static const char *conn_actual(struct l7_tracker *t, struct l7_conn *c, const struct ns_l7_sock *s,
+			       const char *remote)
+{
+	if (!c->actual[0] && t->o.actual_destination)
+		t->o.actual_destination(t->o.actual_ctx, s, c->actual, sizeof(c->actual));
+	return c->actual[0] ? c->actual : remote;
+}
+
 static void record_pair(struct l7_chunk *k, const struct l7_request *rq, int status)
 {
 	struct l7_tracker *t = k->t;
@@ -268,7 +281,8 @@ static void record_pair(struct l7_chunk *k, const struct l7_request *rq, int sta
 		metric_add(t->in_requests, labels, 1);
 		metric_observe(t->in_duration, labels, dur / 1e9);
 	} else {
-		const char *labels[] = { container, remote, remote, code };
+		const char *actual = conn_actual(t, k->c, s, remote);
+		const char *labels[] = { container, remote, actual, code };
 		metric_add(t->requests, labels, 1);
 		metric_observe(t->duration, labels, dur / 1e9);
 	}

@@ -12,6 +12,7 @@ struct metric_registry;
 struct proc_table;
 struct trace;
 struct l7_tracker;
+struct ns_l7_sock;
 
 struct l7_tracker_opts {
 	struct metric_registry *registry;
@@ -19,6 +20,9 @@ struct l7_tracker_opts {
 	struct trace *trace; /* may be NULL */
 	size_t max_connections;
 	unsigned max_series;
+	/* Where an outbound connection really goes after NAT, into out; may be NULL. */
+	void (*actual_destination)(void *ctx, const struct ns_l7_sock *s, char *out, size_t len);
+	void *actual_ctx;
 };
 
 int l7_tracker_new(const struct l7_tracker_opts *o, struct l7_tracker **out);

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "conn_table.h"
+#include "util/clock.h"
 #include "conntrack.h"
 #include "event.h"
 #include "metrics/registry.h"
@@ -175,34 +176,45 @@ static void dest_series(const struct tcp_conn *c, const char *labels[3])
 #define NO_NAT_TTL_NS (10ull * 1000000000ull)
 
 /*
- * Asks conntrack where an outbound connection really goes. A destination
- * found not translated is not asked about again for a while: most are never
- * NATed, and the lookup is two syscalls.
+ * Asks conntrack where a connection to peer really goes, into actual (left
+ * as it is when not translated). A destination found not translated is not
+ * asked about again for a while: most are never NATed, and the lookup is two
+ * syscalls.
  */
-static void resolve_nat(struct tcp_tracker *t, struct tcp_conn *c, uint64_t now_ns)
+static void nat_lookup(struct tcp_tracker *t, const struct tcp_tuple *tuple, const char *peer,
+		       char *actual, size_t len, uint64_t now_ns)
 {
 	uint16_t family, port;
 	uint8_t addr[16];
 
-	if (t->ct_fd < 0 || c->kind != TCP_CONN_OUTBOUND)
+	if (t->ct_fd < 0)
 		return;
-	int64_t *until = strmap_get(&t->no_nat, c->peer);
+	int64_t *until = strmap_get(&t->no_nat, peer);
 	if (until && (uint64_t)*until > now_ns)
 		return;
-	if (conntrack_lookup(t->ct_fd, &c->tuple, &family, addr, &port) == 0) {
-		tcp_addr_format(family, addr, port, c->actual, sizeof(c->actual));
-		if (strcmp(c->actual, c->peer))
+	if (conntrack_lookup(t->ct_fd, tuple, &family, addr, &port) == 0) {
+		char found[TCP_ADDR_STRLEN];
+		tcp_addr_format(family, addr, port, found, sizeof(found));
+		if (strcmp(found, peer)) {
+			snprintf(actual, len, "%s", found);
 			return;
+		}
 	}
-	until = strmap_upsert(&t->no_nat, c->peer);
+	until = strmap_upsert(&t->no_nat, peer);
 	if (!until) {
 		/* Full: forget every verdict, they are only a shortcut. */
 		strmap_destroy(&t->no_nat);
 		strmap_init(&t->no_nat, 65536);
-		until = strmap_upsert(&t->no_nat, c->peer);
+		until = strmap_upsert(&t->no_nat, peer);
 	}
 	if (until)
 		*until = (int64_t)(now_ns + NO_NAT_TTL_NS);
+}
+
+static void resolve_nat(struct tcp_tracker *t, struct tcp_conn *c, uint64_t now_ns)
+{
+	if (c->kind == TCP_CONN_OUTBOUND)
+		nat_lookup(t, &c->tuple, c->peer, c->actual, sizeof(c->actual), now_ns);
 }
 
 static void listen_series(const struct tcp_conn *c, const char *labels[3])
@@ -393,4 +405,22 @@ static void scan_one(void *ctx, const struct tcp_scan_entry *s)
 int tcp_tracker_scan(struct tcp_tracker *t)
 {
 	return tcp_scan(scan_one, t);
+}
+
+void tcp_tracker_actual_destination(struct tcp_tracker *t, const struct ns_l7_sock *s, char *out,
+				    size_t len)
+{
+	struct tcp_conn *c = tcp_conn_find(&t->conns, s->sock, s->start_ns);
+	if (c && c->kind == TCP_CONN_OUTBOUND && c->actual[0]) {
+		snprintf(out, len, "%s", c->actual);
+		return;
+	}
+	/* Its connect event not read yet (the tcp stream is batched): ask conntrack now. */
+	struct tcp_tuple tuple = { .family = s->family, .sport = s->sport, .dport = s->dport };
+	memcpy(tuple.saddr, s->saddr, sizeof(tuple.saddr));
+	memcpy(tuple.daddr, s->daddr, sizeof(tuple.daddr));
+	tcp_addr_format(s->family, s->daddr, s->dport, out, len);
+	char peer[TCP_ADDR_STRLEN];
+	snprintf(peer, sizeof(peer), "%s", out);
+	nat_lookup(t, &tuple, peer, out, len, clock_mono_ns());
 }

@@ -13,6 +13,7 @@ struct proc_table;
 struct trace;
 struct tcp_tracker;
 struct bpf_map;
+struct ns_l7_sock;
 
 struct tcp_tracker_opts {
 	struct metric_registry *registry;
@@ -33,6 +34,13 @@ int tcp_tracker_new(const struct tcp_tracker_opts *o, struct tcp_tracker **out);
 void tcp_tracker_free(struct tcp_tracker *t);
 /* Learns the connections and listeners that already exist. */
 int tcp_tracker_scan(struct tcp_tracker *t);
+/*
+ * Where an outbound connection really goes, into out: "ip:port" after NAT,
+ * the destination itself without. From the table, or from conntrack when
+ * the connection is not in it (yet).
+ */
+void tcp_tracker_actual_destination(struct tcp_tracker *t, const struct ns_l7_sock *s, char *out,
+				    size_t len);
 /* stream_record_fn for the tcp stream. */
 int tcp_tracker_on_record(void *ctx, const void *data, size_t len);
 

@@ -1,4 +1,5 @@
 """Shared fixtures for the end-to-end tests: the real agent, as root, with its real BPF programs."""
+import contextlib
 import json
 import os
 import re
@@ -262,6 +263,23 @@ def tracer():
     a = Agent("--events", "proc")
     yield a
     a.stop()
+
+
+@contextlib.contextmanager
+def loopback_dnat(back_port):
+    """Connections to 127.0.0.1:<front> rewritten to 127.0.0.1:<back_port> (nftables, loopback
+    only) for the block; yields front."""
+    table = f"nodescope_e2e_{os.getpid()}_{back_port}"
+    front = free_port()
+    cmds = [f"add table ip {table}",
+            f"add chain ip {table} out {{ type nat hook output priority -100; }}",
+            f"add rule ip {table} out ip daddr 127.0.0.1 tcp dport {front} dnat to 127.0.0.1:{back_port}"]
+    for c in cmds:
+        subprocess.run(["nft"] + c.split(), check=True)
+    try:
+        yield front
+    finally:
+        subprocess.run(["nft", "delete", "table", "ip", table])
 
 
 def cgroup2_root():

@@ -18,7 +18,7 @@ import time
 
 import pytest
 
-from conftest import Agent, free_port
+from conftest import Agent, free_port, loopback_dnat
 from nginx import Nginx, ppid_of
 
 CURL = shutil.which("curl") or "/usr/bin/curl"
@@ -435,3 +435,19 @@ def test_32bit_process_syscalls_are_not_misread(agent_factory, nginx, http_get32
     for pid in pids32:
         closes = [e for e in evs if e["type"] == "close" and e["pid"] == pid]
         assert len(closes) == 1 and closes[0]["dst"] == nginx.addr, closes
+
+
+def test_actual_destination_after_nat(l7_tracer, nginx):
+    """HTTP through a DNAT rule: destination is what the client dialled, actual_destination where
+    conntrack sent it (as for the TCP metrics), not a copy of the destination."""
+    with loopback_dnat(nginx.port) as front:
+        dst = f"127.0.0.1:{front}"
+        m0 = l7_tracer.metrics()
+        for _ in range(3):
+            c = http.client.HTTPConnection("127.0.0.1", front, timeout=10)
+            assert get(c, "/ok")[0] == 200
+            c.close()
+        got = wait_metrics(l7_tracer, lambda m: msum(m, OUT_TOTAL, destination=dst, actual_destination=nginx.addr)
+                           - msum(m0, OUT_TOTAL, destination=dst, actual_destination=nginx.addr), 3)
+        assert got == 3, {k: v for k, v in l7_tracer.metrics()[OUT_TOTAL].items() if ("destination", dst) in k}
+        assert msum(l7_tracer.metrics(), OUT_TOTAL, destination=dst, actual_destination=dst) == 0

@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from conftest import Agent
+from conftest import Agent, loopback_dnat
 
 
 @pytest.fixture(scope="module")
@@ -253,20 +253,10 @@ def test_second_listen_call_keeps_one_listener(tcp_tracer):
 
 @pytest.fixture
 def dnat():
-    """Connections to 127.0.0.1:<front> are rewritten to 127.0.0.1:<back> (nftables, loopback only)."""
-    table = f"nodescope_e2e_{os.getpid()}"
+    """Connections to 127.0.0.1:<front> are rewritten to a server's port."""
     back = Server(reply=5)
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    front = s.getsockname()[1]
-    s.close()
-    cmds = [f"add table ip {table}",
-            f"add chain ip {table} out {{ type nat hook output priority -100; }}",
-            f"add rule ip {table} out ip daddr 127.0.0.1 tcp dport {front} dnat to 127.0.0.1:{back.port}"]
-    for c in cmds:
-        subprocess.run(["nft"] + c.split(), check=True)
-    yield front, back
-    subprocess.run(["nft", "delete", "table", "ip", table])
+    with loopback_dnat(back.port) as front:
+        yield front, back
     back.close()
 
 
