@@ -124,7 +124,9 @@ $(BUILD)/fuzz/fuzz_eh_frame: src/tls/eh_frame.c src/tls/eh_frame.h
 $(BUILD)/fuzz/fuzz_go_binary: src/tls/go_binary.c src/tls/go_binary.h
 $(BUILD)/fuzz/fuzz_cgroup_names: src/containers/cgroup_path.c src/containers/rules.c \
 	src/containers/kind.c src/containers/name.c src/containers/meta.c
-$(BUILD)/fuzz/fuzz_runtime_json: src/containers/runtime_json.c src/containers/meta.c
+$(BUILD)/fuzz/fuzz_runtime_json: src/containers/runtime_json.c src/containers/meta.c \
+	src/containers/name.c src/containers/rules.c src/containers/kind.c \
+	src/containers/cgroup_path.c
 # Libraries a target links besides its src files (not instrumented: jansson
 # is Debian's; the target fuzzes our use of it).
 $(BUILD)/fuzz/fuzz_runtime_json: FUZZ_LDLIBS = -ljansson

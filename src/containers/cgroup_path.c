@@ -102,6 +102,9 @@ int containers_cgroup_path(const char *text, const char *base, char *out, size_t
 	char paths[H_COUNT][CONTAINERS_PATH_MAX] = { { 0 } };
 	int lines = 0;
 
+	if (base[0] && base[0] != '/')
+		return -EINVAL;
+
 	for (const char *line = text; *line;) {
 		const char *nl = strchr(line, '\n');
 		const char *end = nl ? nl : line + strlen(line);
@@ -128,7 +131,9 @@ int containers_cgroup_path(const char *text, const char *base, char *out, size_t
 		int rc = containers_path_join(base, raw, joined, sizeof(joined));
 		if (rc)
 			return rc;
-		if (!strcmp(joined, "/") || !strcmp(joined, "/init.scope"))
+		/* "/" and "/init.scope" count as unset; so does what no kernel writes (relative) */
+		if (!strcmp(joined, "/") || !strcmp(joined, "/init.scope") ||
+		    (joined[0] && joined[0] != '/'))
 			continue;
 		/* controllers are comma-separated; the v2 line has none ("") */
 		for (const char *p = c1 + 1; p <= c2;) {

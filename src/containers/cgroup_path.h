@@ -26,7 +26,8 @@
  * baseCgroupPath in cgroup_linux.go).
  *
  * out gets "" when every hierarchy is at its root. Returns 0, -EINVAL when the
- * text has no "id:controllers:path" line, -ENAMETOOLONG when out is too small.
+ * text has no "id:controllers:path" line or base is not absolute,
+ * -ENAMETOOLONG when out is too small.
  */
 int containers_cgroup_path(const char *text, const char *base, char *out, size_t outlen);
 

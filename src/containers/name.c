@@ -234,13 +234,15 @@ int containers_app_id(const char *id, char *out, size_t outlen)
 	out[0] = '\0';
 	if (strncmp(id, "/k8s/", 5))
 		return 0;
+	/*
+	 * Coroot's patterns are unanchored, so a "/k8s/" inside a container name
+	 * could match too; Kubernetes names hold no '/', so matching at the start
+	 * only gives the same answers and keeps app_id a prefix of the id.
+	 */
 	for (size_t i = 0; i < sizeof(order) / sizeof(order[0]); i++) {
-		/* Go's FindStringSubmatch: the leftmost place the pattern matches */
-		for (const char *s = strstr(id, "/k8s/"); s; s = strstr(s + 1, "/k8s/")) {
-			size_t len = workload_at(s, order[i]);
-			if (len)
-				return fmt(out, outlen, "%.*s", (int)len, s);
-		}
+		size_t len = workload_at(id, order[i]);
+		if (len)
+			return fmt(out, outlen, "%.*s", (int)len, id);
 	}
 	return 0;
 }

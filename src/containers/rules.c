@@ -318,6 +318,8 @@ int containers_classify_path(const char *cgroup_path, struct containers_class *o
 
 	if (n >= sizeof(out->cgroup))
 		return -ENAMETOOLONG;
+	if (n && cgroup_path[0] != '/') /* ids start with '/': a relative path is no cgroup's */
+		return -EINVAL;
 	memcpy(out->cgroup, cgroup_path, n + 1);
 	for (size_t i = 0; i < sizeof(rules) / sizeof(rules[0]); i++) {
 		const struct rule *r = &rules[i];

@@ -28,7 +28,11 @@ struct containers_class {
 	const char *rule; /* which table row matched, for tests and debugging */
 };
 
-/* Runs the rules on one cgroup path (as containers_cgroup_path() gives it). */
+/*
+ * Runs the rules on one cgroup path (as containers_cgroup_path() gives it, or
+ * the cgroup v2 path of the process's cgroup id). 0, -EINVAL for a relative
+ * path, -ENAMETOOLONG.
+ */
 int containers_classify_path(const char *cgroup_path, struct containers_class *out);
 
 /*

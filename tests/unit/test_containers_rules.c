@@ -247,6 +247,11 @@ static void test_text_errors(void **state)
 	assert_int_equal(containers_classify("", "", &c), -EINVAL);
 	assert_int_equal(containers_classify("no colons here\nnor here", "", &c), -EINVAL);
 	assert_int_equal(containers_classify("one:colon", "", &c), -EINVAL);
+	/* paths no kernel writes: a relative base or path */
+	assert_int_equal(containers_classify("0::/docker/x", "rel/base", &c), -EINVAL);
+	assert_int_equal(containers_classify_path("docker/" ID_A, &c), -EINVAL);
+	assert_int_equal(containers_classify("0::docker/x\n4:memory:/m/n\n", "", &c), 0);
+	assert_string_equal(c.cgroup, "/m/n");
 	assert_int_equal(containers_cgroup_path("0::/a/long/path", "", small, sizeof(small)),
 			 -ENAMETOOLONG);
 	/* a path longer than any buffer here */
