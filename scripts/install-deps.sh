@@ -7,9 +7,9 @@ PKGS="clang llvm bpftool libbpf-dev libelf-dev zlib1g-dev libmicrohttpd-dev pkg-
       gnutls-bin openssl libssl-dev python3-cryptography gcc-multilib stress-ng
       python3-aiohttp libjansson-dev podman crun"
 # Only for tests/unit/data/containers/capture.sh (scripts/install-deps.sh --fixtures),
-# which re-captures the container runtime fixtures: containerd starts a daemon.
+# which re-captures the container runtime fixtures (containerd and dockerd run then).
 if [ "${1:-}" = --fixtures ]; then
-	PKGS="$PKGS containerd"
+	PKGS="$PKGS containerd docker.io"
 fi
 missing=""
 for p in $PKGS; do

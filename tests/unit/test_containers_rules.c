@@ -312,8 +312,11 @@ static void trim(char *s)
 	s[strcspn(s, "\n")] = '\0';
 }
 
-/* The real files of the build machine: podman (cgroupfs manager) and its
- * monitor, a containerd task in a kubepods cgroup, the test's own process. */
+/*
+ * The real files of the build machine: podman (cgroupfs manager) and its
+ * monitor, a containerd task in a kubepods cgroup, a docker container, the
+ * machine's own cgroup.
+ */
 static void test_captured(void **state)
 {
 	struct containers_class c;
@@ -336,6 +339,13 @@ static void test_captured(void **state)
 	/* a bare id under kubepods: Coroot says docker, and asks dockerd then containerd */
 	assert_int_equal(c.kind, CONTAINERS_DOCKER);
 	assert_string_equal(c.runtime_id, id);
+
+	snprintf(id, sizeof(id), "%s", slurp_text("docker.id"));
+	trim(id);
+	assert_int_equal(containers_classify(slurp_text("docker.cgroup"), "", &c), 0);
+	assert_int_equal(c.kind, CONTAINERS_DOCKER);
+	assert_string_equal(c.runtime_id, id);
+	assert_string_equal(c.rule, "docker");
 
 	/* hybrid mode, only memory below the root: an unknown kind, named by its path */
 	assert_int_equal(containers_classify(slurp_text("host-self.cgroup"), "", &c), 0);
