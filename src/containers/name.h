@@ -2,6 +2,16 @@
  * Container naming rules, step two (pure): a classified cgroup plus the
  * runtime's metadata -> Coroot's container_id and app_id. Coroot's calcId()
  * (containers/registry.go) and ContainerIdToOtelServiceName() (common/otel.go).
+ *
+ * The whole path, for a caller:
+ *   at exec (cheap, no file read): containers_classify(proc_cgroup_text, base, &c)
+ *     or containers_classify_path(v2_path_of_cgroup_id, &c);
+ *   if containers_kind_info(c.kind)->needs_metadata, off the event path:
+ *     containers_meta_read(c.kind, c.runtime_id, host_root, &md) (runtime_read.h),
+ *     once per runtime id, retried later on -ENOENT while the runtime writes it;
+ *   then containers_name(&c, rc ? NULL : &md, time(NULL), &name): container_id,
+ *     app_id, and whether Coroot would have named it (name.source); until the
+ *     metadata is in, containers_name(&c, NULL, ...) gives a usable interim id.
  */
 #ifndef NODESCOPE_CONTAINERS_NAME_H
 #define NODESCOPE_CONTAINERS_NAME_H

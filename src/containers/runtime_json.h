@@ -7,7 +7,11 @@
  *    userdata): its annotations, where the CRI runtimes put the pod's names;
  *  - containers-storage's containers.json index (podman's names and images,
  *    which its config.json lacks).
- * JSON is read with jansson. Each returns 0, or -EINVAL for input that is
+ * JSON is read with Debian's jansson (the project had only a writer,
+ * src/trace/json.c): small, strict (RFC 8259, UTF-8 checked, "\u0000"
+ * refused, so values stay C strings), errors with line and column, and
+ * fuzzed upstream; a tree per file is fine off the event path, for files of
+ * a few KiB. Each returns 0, or -EINVAL for input that is
  * not JSON or not shaped as expected (truncated, garbage), -ENOENT when the
  * index has no such container, -ENOMEM; containers_json_last_error() says
  * why. On error `out` may hold part of the fields: free it either way.

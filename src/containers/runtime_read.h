@@ -26,6 +26,7 @@
  *    storage's containers.json index (name, image).
  * root: "" or where the host's / is mounted (an agent in a container).
  *
+ * *out starts empty (CONTAINERS_META_INIT).
  * Returns 0 and fills *out (free it with containers_meta_free() either way);
  * -ENOENT when no state file exists (the container is gone, or its runtime
  * keeps state elsewhere, e.g. rootless podman); -EINVAL for a malformed id or
