@@ -11,7 +11,7 @@ LISTEN   ?= 127.0.0.1:9645
 CFLAGS   ?= -O2 -g
 CFLAGS   += -std=gnu11 -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers \
             -I$(BUILD) -Isrc -Ibpf -MMD -MP
-LDLIBS   := -lbpf -lelf -lz -lmicrohttpd -lcapstone -pthread
+LDLIBS   := -lbpf -lelf -lz -lmicrohttpd -lcapstone -ljansson -pthread
 
 BPF_SRCS := $(wildcard bpf/*.bpf.c)
 BPF_OBJS := $(patsubst bpf/%.bpf.c,$(BUILD)/bpf/%.bpf.o,$(BPF_SRCS))
@@ -122,10 +122,18 @@ FUZZ_BINS    := $(patsubst tests/fuzz/%.c,$(BUILD)/fuzz/%,$(FUZZ_SRCS))
 $(BUILD)/fuzz/fuzz_http: src/l7/http.c src/l7/http.h
 $(BUILD)/fuzz/fuzz_eh_frame: src/tls/eh_frame.c src/tls/eh_frame.h
 $(BUILD)/fuzz/fuzz_go_binary: src/tls/go_binary.c src/tls/go_binary.h
+$(BUILD)/fuzz/fuzz_cgroup_names: src/containers/cgroup_path.c src/containers/rules.c \
+	src/containers/kind.c src/containers/name.c src/containers/meta.c
+$(BUILD)/fuzz/fuzz_runtime_json: src/containers/runtime_json.c src/containers/meta.c \
+	src/containers/name.c src/containers/rules.c src/containers/kind.c \
+	src/containers/cgroup_path.c
+# Libraries a target links besides its src files (not instrumented: jansson
+# is Debian's; the target fuzzes our use of it).
+$(BUILD)/fuzz/fuzz_runtime_json: FUZZ_LDLIBS = -ljansson
 
 $(BUILD)/fuzz/%: tests/fuzz/%.c
 	@mkdir -p $(@D)
-	$(CLANG) $(FUZZ_CFLAGS) -o $@ $< $(filter %.c,$(filter-out $<,$^))
+	$(CLANG) $(FUZZ_CFLAGS) -o $@ $< $(filter %.c,$(filter-out $<,$^)) $(FUZZ_LDLIBS)
 
 .PHONY: fuzz fuzz-smoke
 fuzz fuzz-smoke: $(FUZZ_BINS)

@@ -26,7 +26,7 @@ static const char *P(const char *name)
 	return b;
 }
 
-__attribute__((format(printf, 1, 2))) static int run(const char *fmt, ...)
+__attribute__((format(printf, 1, 2), unused)) static int run(const char *fmt, ...)
 {
 	char cmd[4096], full[sizeof(cmd) + sizeof(dir) + 64];
 	va_list ap;

@@ -1,0 +1,83 @@
+/*
+ * libFuzzer target for src/containers/runtime_json.c: the parsers of the
+ * runtimes' state files, on whatever bytes a truncated, half-written or
+ * hostile file may hold.
+ *
+ * Input: byte 0 picks the parser (mod 3: Docker's config.v2.json, an OCI
+ * config.json, a containers-storage index looked up for the id below), the
+ * rest is the file, copied into a buffer of exactly its size.
+ *
+ * Besides "no crash, no read past the input, no leak", it checks that the
+ * answer is one of the documented ones, that the metadata keeps its bounds,
+ * and that a container named from it gets a non-empty id.
+ */
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "containers/name.h"
+#include "containers/runtime_json.h"
+
+#define CHECK(cond)                                                                    \
+	do {                                                                           \
+		if (!(cond)) {                                                         \
+			fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, \
+				#cond);                                                \
+			abort();                                                       \
+		}                                                                      \
+	} while (0)
+
+/* the captured podman container's id (tests/unit/data/containers/podman.id) */
+static const char index_id[] = "93010627618bd3a00585329aa9fa6983485e6c57d7f1a42b9d9e6e707eaa1eb2";
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	if (size < 1)
+		return 0;
+	size_t n = size - 1;
+	char *buf = malloc(n ? n : 1);
+	memcpy(buf, data + 1, n);
+
+	struct containers_meta md = CONTAINERS_META_INIT;
+	int rc;
+	switch (data[0] % 3) {
+	case 0:
+		rc = containers_parse_docker_config(buf, n, &md);
+		break;
+	case 1:
+		rc = containers_parse_oci_config(buf, n, &md);
+		break;
+	default:
+		rc = containers_parse_storage_index(buf, n, index_id, &md);
+		break;
+	}
+	free(buf);
+	CHECK(rc == 0 || rc == -EINVAL || rc == -ENOENT || rc == -ENOMEM);
+	CHECK(rc != -ENOENT || data[0] % 3 == 2);
+	if (rc)
+		CHECK(containers_json_last_error()[0] != '\0');
+
+	CHECK(md.n_labels <= CONTAINERS_META_MAX_LABELS && md.n_env <= CONTAINERS_META_MAX_LABELS);
+	for (size_t i = 0; i < md.n_labels; i++)
+		CHECK(strlen(md.labels[i].value) <= CONTAINERS_META_MAX_VALUE);
+	for (size_t i = 0; i < md.n_env; i++)
+		CHECK(!strncmp(md.env[i].key, "NOMAD_", 6));
+
+	if (rc == 0) {
+		static const char *const paths[] = {
+			"/docker/0a1b2c3d4e5f60718293a4b5c6d7e8f90a1b2c3d4e5f60718293a4b5c6d7e8f9",
+			"/libpod_parent/libpod-93010627618bd3a00585329aa9fa6983485e6c57d7f1a42b9d9e6e707eaa1eb2",
+		};
+		struct containers_class c;
+		struct containers_name name;
+		CHECK(containers_classify_path(paths[data[0] % 3 == 2], &c) == 0);
+		rc = containers_name(&c, &md, 1796126400, &name);
+		CHECK(rc == 0 || rc == -ENAMETOOLONG);
+		if (rc == 0)
+			CHECK(name.id[0] == '/' && !strncmp(name.id, name.app_id, strlen(name.app_id)));
+	}
+	containers_meta_free(&md);
+	return 0;
+}
