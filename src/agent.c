@@ -14,6 +14,7 @@
 #include "bpf/link_closer.h"
 #include "bpf/preflight.h"
 #include "node/identity.h"
+#include "util/file.h"
 #include "bpf/probes.h"
 #include "exit_codes.h"
 #include "http/routes.h"
@@ -82,17 +83,14 @@ static void agent_collect(void *ctx)
 
 /*
  * machine_id and system_uuid on every series, as the Coroot server keys
- * nodes. Read through PID 1's root: the host's files even when the agent
- * runs in a container (it needs the host's PID namespace anyway).
+ * nodes, read from the host's root (file_host_root).
  */
 static int agent_node_identity(struct agent *a)
 {
 	static const char *const names[] = { "machine_id", "system_uuid" };
 	struct node_identity id;
 
-	node_identity_read("/proc/1/root", &id);
-	if (!id.machine_id[0] && !id.system_uuid[0])
-		node_identity_read("", &id);
+	node_identity_read(file_host_root(), &id);
 	if (!id.machine_id[0])
 		fprintf(stderr, "nodescope: no machine id (/etc/machine-id, /var/lib/dbus/machine-id, "
 				"DMI product_uuid): series carry machine_id=\"\"\n");

@@ -1,12 +1,16 @@
 #include "tracker.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <fcntl.h>
 #include <unistd.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cgroup.h"
+#include "containers/resolver.h"
+#include "util/clock.h"
+#include "util/file.h"
 #include "event.h"
 #include "loop/loop.h"
 #include "metrics/registry.h"
@@ -29,7 +33,10 @@ struct proc_tracker {
 	char v2_mount[256];
 	struct hmap v2_paths;
 
-	struct metric *starts, *exits, *oom_kills;
+	/* cgroup paths -> Coroot's container ids (runtime metadata read once per container). */
+	struct containers_resolver *names;
+
+	struct metric *starts, *exits, *oom_kills, *m_metadata;
 	struct metric *table_size, *table_refused;
 	uint64_t n_missed, n_dropped, n_untracked;
 };
@@ -40,6 +47,11 @@ static void tracker_collect(void *ctx)
 	struct proc_tracker *t = ctx;
 	metric_set(t->table_size, NULL, (double)proc_table_count(t->table));
 	metric_set(t->table_refused, NULL, (double)proc_table_refused(t->table));
+	const struct containers_resolver_stats *st = containers_resolver_stats(t->names);
+	static const char *const ok = "ok", *const missing = "missing", *const bad = "bad";
+	metric_set(t->m_metadata, &ok, (double)st->metadata_read);
+	metric_set(t->m_metadata, &missing, (double)st->metadata_missing);
+	metric_set(t->m_metadata, &bad, (double)st->metadata_bad);
 }
 
 struct v2_path {
@@ -77,7 +89,20 @@ static const char *v2_container(struct proc_tracker *t, uint64_t id)
 	}
 	const char *name = hmap_entry(n, struct v2_path, node)->name;
 	/* The root says nothing: the v1 hierarchies may still name a container. */
-	return strcmp(name, "/") ? name : NULL;
+	return strcmp(name, "/") ? containers_resolve(t->names, name, clock_mono_ns()) : NULL;
+}
+
+/* A process's container from /proc/PID/cgroup (hierarchies chosen as Coroot does). */
+static int read_container(struct proc_tracker *t, pid_t pid, const char **out)
+{
+	char path[64], text[4096];
+
+	snprintf(path, sizeof(path), "/proc/%d/cgroup", (int)pid);
+	ssize_t n = file_read_small(path, text, sizeof(text));
+	if (n <= 0)
+		return n < 0 ? (int)n : -ESRCH; /* empty: a zombie, its cgroup gone */
+	*out = containers_resolve_proc(t->names, text, clock_mono_ns());
+	return *out ? 0 : -EINVAL;
 }
 
 static void queue_inspect(struct proc_tracker *t, uint32_t pid)
@@ -92,9 +117,9 @@ static void queue_inspect(struct proc_tracker *t, uint32_t pid)
 
 static void inspect(struct proc_tracker *t, struct proc_entry *e)
 {
-	char container[512];
+	const char *container;
 
-	if (cgroup_read_container(e->pid, container, sizeof(container)) < 0) {
+	if (read_container(t, e->pid, &container) < 0) {
 		t->n_missed++; /* gone already: it keeps the inherited container */
 		return;
 	}
@@ -126,6 +151,10 @@ static const struct metric_def proc_metrics[] = {
 	{ "container_oom_kills_total", "Processes of the container killed by the OOM killer.",
 	  METRIC_COUNTER, METRIC_LABELS("container_id"), .capped = true,
 	  METRIC_HANDLE(struct proc_tracker, oom_kills) },
+	{ "nodescope_container_metadata_reads_total",
+	  "Container runtime state files read for container names: ok, missing (not written "
+	  "yet, or kept where nodescope does not look) or bad (unreadable or malformed).",
+	  METRIC_COUNTER, METRIC_LABELS("result"), METRIC_HANDLE(struct proc_tracker, m_metadata) },
 	{ "nodescope_proc_table_processes", "Processes in the process table.", METRIC_GAUGE,
 	  METRIC_HANDLE(struct proc_tracker, table_size) },
 	{ "nodescope_proc_table_refused_total",
@@ -151,7 +180,8 @@ int proc_tracker_new(const struct proc_tracker_opts *o, struct proc_tracker **ou
 	t->o = *o;
 	t->v2_fd = -1;
 	t->table = proc_table_new(o->max_processes);
-	if (!t->table || hmap_init(&t->v2_paths, V2_CACHE)) {
+	if (!t->table || hmap_init(&t->v2_paths, V2_CACHE) ||
+	    containers_resolver_new(file_host_root(), &t->names)) {
 		proc_table_free(t->table);
 		free(t);
 		return -ENOMEM;
@@ -179,6 +209,7 @@ void proc_tracker_free(struct proc_tracker *t)
 	if (!t)
 		return;
 	proc_table_free(t->table);
+	containers_resolver_free(t->names);
 	v2_cache_clear(t);
 	hmap_destroy(&t->v2_paths);
 	if (t->v2_fd >= 0)
@@ -195,11 +226,10 @@ static void scan_one(void *ctx, pid_t pid)
 {
 	struct proc_tracker *t = ctx;
 	struct procfs_stat st;
-	char container[512];
+	const char *container;
 	bool created;
 
-	if (procfs_read_stat(pid, &st) || st.state == 'Z' ||
-	    cgroup_read_container(pid, container, sizeof(container)))
+	if (procfs_read_stat(pid, &st) || st.state == 'Z' || read_container(t, pid, &container))
 		return; /* gone meanwhile, or a zombie */
 	struct proc_entry *e = proc_table_upsert(t->table, pid, &created);
 	if (!e)

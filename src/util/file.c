@@ -17,3 +17,8 @@ ssize_t file_read_small(const char *path, char *buf, size_t size)
 	buf[n] = '\0';
 	return n;
 }
+
+const char *file_host_root(void)
+{
+	return access("/proc/1/root/", X_OK) == 0 ? "/proc/1/root" : "";
+}

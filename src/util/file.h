@@ -10,4 +10,11 @@
  */
 ssize_t file_read_small(const char *path, char *buf, size_t size);
 
+/*
+ * Where the host's root is seen: "/proc/1/root" (the host's files even when
+ * the agent runs in a container with the host's PID namespace), or "" when
+ * that cannot be entered (then the agent's own root is the host's best view).
+ */
+const char *file_host_root(void);
+
 #endif

@@ -1,0 +1,40 @@
+/*
+ * cgroup path -> the container_id label, as Coroot names containers: the
+ * rules (rules.h), then the runtime's metadata (runtime_read.h) for the
+ * kinds whose name comes from it, read once per container from the
+ * runtime's state files and cached with the answer. A container whose state
+ * is not there yet keeps an interim id (its cgroup path) and is asked about
+ * again after a while; a runtime's garbage is counted, never fatal.
+ */
+#ifndef NODESCOPE_CONTAINERS_RESOLVER_H
+#define NODESCOPE_CONTAINERS_RESOLVER_H
+
+#include <stdint.h>
+
+struct containers_resolver;
+
+struct containers_resolver_stats {
+	uint64_t metadata_read;	   /* state files read and parsed */
+	uint64_t metadata_missing; /* no state file (yet, or the runtime keeps it elsewhere) */
+	uint64_t metadata_bad;	   /* unreadable or malformed state */
+};
+
+/* root: where the host's / is ("" on the host; "/proc/1/root" reads it from a container). */
+int containers_resolver_new(const char *root, struct containers_resolver **out);
+void containers_resolver_free(struct containers_resolver *r);
+
+/*
+ * The container_id of a cgroup path ("/" or "" for the root). Never NULL:
+ * the path itself at worst. Valid until the next call. now_ns: a monotonic
+ * clock, for retrying a container whose state was missing.
+ */
+const char *containers_resolve(struct containers_resolver *r, const char *cgroup_path,
+			       uint64_t now_ns);
+
+/* The same from /proc/PID/cgroup text (Coroot's choice of hierarchy). NULL: no cgroup line. */
+const char *containers_resolve_proc(struct containers_resolver *r, const char *proc_cgroup_text,
+				    uint64_t now_ns);
+
+const struct containers_resolver_stats *containers_resolver_stats(const struct containers_resolver *r);
+
+#endif
