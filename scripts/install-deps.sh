@@ -5,7 +5,7 @@ PKGS="clang llvm bpftool libbpf-dev libelf-dev zlib1g-dev libmicrohttpd-dev pkg-
       libcmocka-dev python3 python3-pytest prometheus iproute2 procps util-linux nftables
       libclang-rt-14-dev curl wrk libbpf-tools nginx libcapstone-dev golang-go
       gnutls-bin openssl libssl-dev python3-cryptography gcc-multilib stress-ng
-      python3-aiohttp"
+      python3-aiohttp qemu-system-x86 busybox-static cpio xz-utils zstd kmod"
 missing=""
 for p in $PKGS; do
 	dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
