@@ -168,7 +168,7 @@ mount -t proc proc $r/proc && mount -t sysfs sys $r/sys && mount -t devtmpfs dev
 ip link set lo up || fail "cannot bring up lo"
 hostname vm
 cp /state/command $r/run/vm-run.command
-echo "vm-run init: running the command"
+echo "vm-run init: running the command, $(cut -d' ' -f1 /proc/uptime) s after boot"
 HOME=/root PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin LANG=C.UTF-8 \
 	TERM=dumb chroot $r /bin/sh /run/vm-run.command
 echo $? >/state/rc
