@@ -151,7 +151,8 @@ http {{
 
 
 def start_nginx(d):
-    """nginx with one worker, HTTP and HTTPS on loopback; returns (proc, http, https ports)."""
+    """nginx with one worker, HTTP and HTTPS on loopback; returns (proc, http, https ports) once
+    both ports answer and the worker exists."""
     os.chmod(d, 0o755)  # the worker runs as www-data
     os.makedirs(os.path.join(d, "tmp"))
     # An EC key: an RSA one takes seconds to generate under TCG.
@@ -174,9 +175,12 @@ def start_nginx(d):
         try:
             for port in (http, https):
                 socket.create_connection(("127.0.0.1", port), timeout=5).close()
-            return proc, http, https
+            # The master listens before it forks its worker: wait for the worker too.
+            if children(proc.pid):
+                return proc, http, https
         except OSError:
-            time.sleep(0.05)
+            pass
+        time.sleep(0.05)
 
 
 def children(pid):
