@@ -275,6 +275,15 @@ def workload_round(agent, n):
         def worker(pid):
             return pid in workers
 
+        def client(pid):
+            """The address of pid's connection, from its connect event: nginx's side must name
+            curl's connection, not one of start_nginx's probes. (Predicates run on
+            agent.events with its lock held.)"""
+            def match(src):
+                return any(e["type"] == "connect" and e["pid"] == pid and e["src"] == src
+                           for e in agent.events)
+            return match
+
         expected = {
             "proc.exec": has(type="exec", pid=sh.pid, exe="/bin/sh",
                              args=lambda s: s and "nodescope-smoke" in s),
@@ -282,22 +291,22 @@ def workload_round(agent, n):
             "proc.fork": has(type="fork", pid=http_pid, ppid=me),
             "tcp.listen": has(type="listen", addr=port(http_port)),
             "tcp.connect": has(type="connect", pid=http_pid, dst=port(http_port), dir="out"),
-            "tcp.accept": has(type="accept", pid=worker, dst=port(http_port), dir="in"),
+            "tcp.accept": has(type="accept", pid=worker, src=client(http_pid), dir="in"),
             "tcp.close_out": has(type="close", pid=http_pid, dst=port(http_port), dir="out",
                                  bytes_sent=lambda n: n and n > 0),
-            "tcp.close_in": has(type="close", pid=worker, dst=port(http_port), dir="in"),
+            "tcp.close_in": has(type="close", pid=worker, src=client(http_pid), dir="in"),
             "tcp.connect_refused": has(type="connect_error", pid=me, dst=port(refused),
                                        error="refused"),
             "l7.http_out": has(type="l7", pid=http_pid, dir="out", method="GET",
                                path="/smoke-http", status=200, tls=False),
             "l7.http_in": has(type="l7", pid=worker, dir="in", method="GET", path="/smoke-http",
-                              status=200, tls=False),
+                              status=200, tls=False, src=client(http_pid)),
             "tls.libssl_probed": has(type="tls_probe", library="openssl",
                                      file=lambda f: f and "libssl.so" in f),
             "tls.https_out": has(type="l7", pid=https_pid, dir="out", method="GET",
                                  path="/smoke-tls", status=200, tls=True),
             "tls.https_in": has(type="l7", pid=worker, dir="in", method="GET",
-                                path="/smoke-tls", status=200, tls=True),
+                                path="/smoke-tls", status=200, tls=True, src=client(https_pid)),
         }
         assert tuple(expected) == WORKLOAD_CHECKS
         barrier_exit = has(type="exit", pid=barrier.pid)
