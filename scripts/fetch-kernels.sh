@@ -5,12 +5,21 @@
 # sources list naming the suites of the list, state and cache), so the machine's apt setup is
 # neither read nor changed. The .debs stay in DIR/debs: a second run downloads nothing and
 # re-extracts only a kernel whose pin changed.
-# Usage: fetch-kernels.sh [--dir DIR] ARCH [NAME...]   (DIR: build/kernels; ARCH: Debian's name)
+# Usage: fetch-kernels.sh [--dir DIR] [--download-only] ARCH [NAME...]
+#   DIR: build/kernels; ARCH: Debian's name; --download-only: the .debs, no extracting (so that
+#   the kernels can then be extracted one by one, concurrently: apt itself runs one at a time)
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 dir=$top/build/kernels
-[ "${1-}" = --dir ] && { dir=$(realpath -m "$2"); shift 2; }
-arch=${1:?usage: fetch-kernels.sh [--dir DIR] ARCH [NAME...]}
+download_only=
+while :; do
+	case ${1-} in
+	--dir) dir=$(realpath -m "$2"); shift 2 ;;
+	--download-only) download_only=1; shift ;;
+	*) break ;;
+	esac
+done
+arch=${1:?usage: fetch-kernels.sh [--dir DIR] [--download-only] ARCH [NAME...]}
 shift
 list=$top/tests/kernels/$arch.list
 [ -f "$list" ] || { echo "fetch-kernels: no kernel list for $arch ($list)" >&2; exit 2; }
@@ -77,6 +86,8 @@ if [ ${#missing[@]} -gt 0 ]; then
 		die "apt-get download ${missing[*]} failed"
 	echo "fetch-kernels: downloaded ${#missing[@]} package(s) in $((SECONDS - start)) s" >&2
 fi
+
+[ -n "$download_only" ] && exit 0
 
 # Extract a kernel into DIR/ARCH/NAME, the stamp naming what it came from, unless already there.
 extract() {

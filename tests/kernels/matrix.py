@@ -4,10 +4,11 @@ inside each kernel of tests/kernels/ARCH.list booted under qemu (scripts/vm-run.
 summary compared with this machine's. A kernel fails when any check differs from the host's,
 when its features differ from the list's column, or when its VM does not run the suite to the
 end; a kernel marked load-failure must fail exactly there (the agent exits 5), and the
-matrix prints what did not load. Results: build/kernels/run/NAME/ (summary.json, console.log,
-agent.stderr).
+matrix prints what did not load. Results: build/kernels/run/ARCH/NAME/ (summary.json,
+console.log, agent.stderr, agent.events.jsonl, agent.metrics).
 
-Usage: matrix.py [--arch ARCH] [--root DIR] [--jobs N] [--cpus N] [--timeout S] [NAME...]
+Usage: matrix.py [--arch ARCH] [--root DIR] [--jobs N] [--cpus N] [--timeout S] [--run-dir DIR]
+                 [NAME...]
 (NAMEs: the kernels to run, default all)
 """
 import argparse
@@ -22,6 +23,7 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 KERNELS = os.path.join(ROOT, "build", "kernels")
 SMOKE = os.path.join(ROOT, "tests", "kernels", "smoke.py")
+FETCH = os.path.join(ROOT, "scripts", "fetch-kernels.sh")
 
 
 def read_list(arch):
@@ -39,10 +41,14 @@ def read_list(arch):
 
 
 def run_vm(k, a, run_dir):
-    """Boots kernel k with the smoke suite; returns (vm-run's exit code, seconds)."""
+    """Extracts kernel k and boots it with the smoke suite; returns (vm-run's exit code, or
+    "fetch" when the kernel could not be extracted; seconds, extracting included)."""
     out = os.path.join(run_dir, k["name"])
     os.makedirs(out)
     t = time.monotonic()
+    with open(os.path.join(out, "fetch.stderr"), "wb") as err:
+        if subprocess.run([FETCH, a.arch, k["name"]], stdin=subprocess.DEVNULL, stderr=err).returncode:
+            return "fetch", time.monotonic() - t
     with open(os.path.join(out, "vm-run.stderr"), "wb") as err:
         rc = subprocess.run([os.path.join(ROOT, "scripts", "vm-run.sh"), "--arch", a.arch,
                              "--root", a.root, "--quiet", "--cpus", str(a.cpus),
@@ -77,6 +83,8 @@ def what_failed_to_load(out):
 
 def judge(k, rc, summary, host, out):
     """(verdict, [reasons]): verdict is ok, expected-failure or FAIL."""
+    if rc == "fetch":
+        return "FAIL", ["cannot extract the kernel:"] + tail(os.path.join(out, "fetch.stderr"), 20)
     if summary is None:
         return "FAIL", [f"no summary: vm-run exit {rc}; see {out}/vm-run.stderr, console.log"] + \
             tail(os.path.join(out, "vm-run.stderr"), 30)
@@ -123,6 +131,7 @@ def main():
     ap.add_argument("--jobs", type=int, default=2, help="VMs at a time")
     ap.add_argument("--cpus", type=int, default=2, help="CPUs of each VM")
     ap.add_argument("--timeout", type=int, default=420, help="seconds a VM may take")
+    ap.add_argument("--run-dir", help="where results go (default build/kernels/run/ARCH)")
     # Arguments for the VMs' smoke suite only (tests/kernels/test_vm_run.sh makes it fail there).
     ap.add_argument("--vm-smoke-arg", dest="vm_smoke_args", action="append", default=[],
                     help=argparse.SUPPRESS)
@@ -134,12 +143,13 @@ def main():
     if missing:
         sys.exit(f"matrix: not in tests/kernels/{a.arch}.list: {' '.join(sorted(missing))}")
 
+    # Downloads first (apt runs one at a time); each kernel is extracted by its own VM job, so
+    # extracting one overlaps another's VM.
     t = time.monotonic()
-    subprocess.run([os.path.join(ROOT, "scripts", "fetch-kernels.sh"), a.arch,
-                    *[k["name"] for k in rows]], check=True)
-    fetch_s = time.monotonic() - t
+    subprocess.run([FETCH, "--download-only", a.arch, *[k["name"] for k in rows]], check=True)
+    download_s = time.monotonic() - t
 
-    run_dir = os.path.join(KERNELS, "run", a.arch)
+    run_dir = a.run_dir or os.path.join(KERNELS, "run", a.arch)
     shutil.rmtree(run_dir, ignore_errors=True)
     os.makedirs(os.path.join(run_dir, "host"))
     # The reference: this machine's kernel. Run alone, before the VMs load both cores.
@@ -158,8 +168,8 @@ def main():
 
     failed = 0
     print(f"\nkernel matrix ({a.arch}): host {host['info']['kernel']} in {host_s:.0f} s; "
-          f"fetch {fetch_s:.0f} s; {a.jobs} VM(s) at a time, {a.cpus} CPU(s) each")
-    print(f"{'kernel':8} {'version':28} {'uprobes':13} {'VM s':>5} {'result':17} features")
+          f"download {download_s:.0f} s; {a.jobs} VM(s) at a time, {a.cpus} CPU(s) each")
+    print(f"{'kernel':8} {'version':28} {'uprobes':13} {'s':>5} {'result':17} features")
     for k in rows:
         out = os.path.join(run_dir, k["name"])
         rc, secs = results[k["name"]]
