@@ -182,6 +182,13 @@ def main():
               f"{','.join(sorted(k['features'])) or '-'}")
         for line in reasons:
             print(f"    {line}")
+        # What the agent said on this kernel (its start-up line on features turned off, once
+        # it has one), unless it only failed to load, which is printed below.
+        if s and s["checks"].get("agent.loads_and_attaches"):
+            said = [l for l in tail(os.path.join(out, "agent.stderr"), 100)
+                    if not l.startswith("nodescope: serving ")]
+            for line in said[:20]:
+                print(f"    agent: {line}")
         if verdict == "expected-failure" or (verdict == "FAIL" and s and
                                              not s["checks"].get("agent.loads_and_attaches")):
             print(f"    what did not load ({out}/agent.stderr):")
