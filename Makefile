@@ -21,7 +21,7 @@ LIB_OBJS := $(filter-out $(BUILD)/obj/main.o,$(OBJS))
 UNIT_SRCS:= $(wildcard tests/unit/test_*.c)
 UNIT_BINS:= $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRCS))
 
-.PHONY: all deps run check check-asan test test-unit test-e2e bench clean
+.PHONY: all deps run check check-asan test test-unit test-e2e test-kernels test-vm-run bench clean
 all: $(BUILD)/nodescope
 
 deps:
@@ -86,7 +86,19 @@ $(BUILD)/node18/node:
 test-e2e: $(BUILD)/nodescope $(BUILD)/node18/node
 	$(PYTHON) -m pytest -v tests/e2e
 
-test: test-unit fuzz-smoke test-e2e
+# The kernel matrix: the smoke suite on this machine, then inside each kernel of
+# tests/kernels/$(KERNEL_ARCH).list booted under qemu, each compared with this machine's
+# (tests/kernels/matrix.py; KERNELS="6.1 sid" runs some). The kernels are downloaded from
+# Debian's archive into build/kernels/ the first time. test-vm-run tests the machinery itself.
+KERNEL_ARCH ?= amd64
+KERNELS     ?=
+test-kernels: $(BUILD)/nodescope
+	$(PYTHON) tests/kernels/matrix.py --arch $(KERNEL_ARCH) $(KERNELS)
+
+test-vm-run: $(BUILD)/nodescope
+	tests/kernels/test_vm_run.sh
+
+test: test-unit fuzz-smoke test-e2e test-vm-run test-kernels
 
 check: deps
 	$(MAKE) all

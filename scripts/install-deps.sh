@@ -5,7 +5,7 @@ PKGS="clang llvm bpftool libbpf-dev libelf-dev zlib1g-dev libmicrohttpd-dev pkg-
       libcmocka-dev python3 python3-pytest prometheus iproute2 procps util-linux nftables
       libclang-rt-14-dev curl wrk libbpf-tools nginx libcapstone-dev golang-go
       gnutls-bin openssl libssl-dev python3-cryptography gcc-multilib stress-ng
-      python3-aiohttp libjansson-dev"
+      python3-aiohttp libjansson-dev qemu-system-x86 busybox-static cpio xz-utils zstd kmod"
 # Only for tests/unit/data/containers/capture.sh (scripts/install-deps.sh --fixtures),
 # which re-captures the container runtime fixtures (podman, containerd and dockerd run then).
 if [ "${1:-}" = --fixtures ]; then

@@ -1,0 +1,413 @@
+#!/usr/bin/env python3
+"""The kernel matrix's smoke suite, run the same way on this machine and inside each VM
+(tests/kernels/matrix.py): the agent (`nodescope trace`) against a known workload — nginx on
+loopback over HTTP and HTTPS, curl, a short-lived process, a refused connect — then SIGTERM.
+
+It writes a summary (JSON) of what was seen, for the matrix to compare with the host's:
+  checks           named booleans, each one thing the agent must do on every kernel
+  kernel_features  what this kernel has of what the agent can use, read from its BTF and tracefs
+  agent_features   what the agent used (the uprobe path, seen with bpftool; its own
+                   nodescope_feature_enabled metric once it has one)
+  info             figures that differ between machines (not compared)
+and exits 1 if a check failed. Nothing here waits a fixed time: each step waits for what it needs,
+bounded by a deadline generous enough for a kernel under TCG emulation.
+
+Usage: smoke.py --out SUMMARY.json [--agent PATH] [--logs DIR]
+"""
+import argparse
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+NGINX = shutil.which("nginx") or "/usr/sbin/nginx"
+READY_S = 180      # agent start: loading and verifying the programs is slow under TCG
+EVENTS_S = 30      # nginx's events, after the workload is done (in flight, not late)
+SHUTDOWN_S = 60    # SIGTERM to exit: every probe detached (perf-event uprobes one at a time)
+ROUNDS = 5         # workload rounds at most, while the agent counts losses
+
+# Kernel features: a name in the kernel's BTF (enum values of the BPF uapi), or a field of a
+# tracepoint. The names are those of the agent's nodescope_feature_enabled{feature} metric.
+BTF_FEATURES = {
+    "task_storage": b"BPF_MAP_TYPE_TASK_STORAGE\0",
+    "current_task_btf": b"BPF_FUNC_get_current_task_btf\0",
+    "attach_cookie": b"BPF_FUNC_get_attach_cookie\0",
+    "uprobe_multi": b"BPF_TRACE_UPROBE_MULTI\0",
+}
+# What the workload must produce, in the order checked.
+WORKLOAD_CHECKS = ("proc.exec", "proc.exit_code", "proc.fork", "tcp.listen", "tcp.connect",
+                   "tcp.accept", "tcp.close_out", "tcp.close_in", "tcp.connect_refused",
+                   "l7.http_out", "l7.http_in", "tls.libssl_probed", "tls.https_out",
+                   "tls.https_in")
+EXIT_FORMAT = "/sys/kernel/tracing/events/sched/sched_process_exit/format"
+
+
+def kernel_features():
+    with open("/sys/kernel/btf/vmlinux", "rb") as f:
+        btf = f.read()
+    have = {name: needle in btf for name, needle in BTF_FEATURES.items()}
+    with open(EXIT_FORMAT) as f:
+        have["group_dead"] = " group_dead;" in f.read()
+    return have
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Agent:
+    """`nodescope trace` with its events collected by a thread; wait_for() blocks on a
+    condition over them."""
+
+    def __init__(self, path, logs):
+        self.port = free_port()
+        self.stderr_path = os.path.join(logs, "agent.stderr")
+        self.events = []
+        self.cond = threading.Condition()
+        self.proc = subprocess.Popen([path, "trace", "--listen", f"127.0.0.1:{self.port}"],
+                                     stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                     stderr=open(self.stderr_path, "wb"))
+        self.reader = threading.Thread(target=self._read, daemon=True)
+        self.reader.start()
+
+    def _read(self):
+        for line in self.proc.stdout:
+            ev = json.loads(line)
+            with self.cond:
+                self.events.append(ev)
+                self.cond.notify_all()
+        with self.cond:
+            self.cond.notify_all()
+
+    def wait_for(self, pred, timeout):
+        """True once pred(events) holds; False at the deadline or when the agent has exited."""
+        deadline = time.monotonic() + timeout
+        with self.cond:
+            while not pred(self.events):
+                left = deadline - time.monotonic()
+                if left <= 0 or (self.proc.poll() is not None and not self.reader.is_alive()):
+                    return pred(self.events)
+                self.cond.wait(min(left, 0.5))
+            return True
+
+    def metrics(self, save=None):
+        # A plain socket: urllib's imports alone took 5 s under TCG on a loaded machine.
+        with socket.create_connection(("127.0.0.1", self.port), timeout=30) as s:
+            s.sendall(b"GET /metrics HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n")
+            data = b""
+            while chunk := s.recv(65536):
+                data += chunk
+        head, _, body = data.partition(b"\r\n\r\n")
+        if not head.startswith(b"HTTP/1.") or b" 200 " not in head.split(b"\r\n")[0]:
+            sys.exit(f"smoke: GET /metrics answered {head[:80]!r}")
+        text = body.decode()
+        if save:
+            with open(save, "w") as f:
+                f.write(text)
+        out = {}
+        for line in text.splitlines():
+            if line and not line.startswith("#"):
+                key, value = line.rsplit(" ", 1)
+                out[key] = float(value)
+        return out
+
+    def stderr_lines(self):
+        with open(self.stderr_path, errors="replace") as f:
+            return [l.rstrip("\n") for l in f]
+
+
+NGINX_CONF = """
+user www-data;
+worker_processes 1;
+pid {d}/nginx.pid;
+lock_file {d}/nginx.lock;
+error_log {d}/error.log warn;
+events {{ worker_connections 64; }}
+http {{
+    access_log off;
+    client_body_temp_path {d}/tmp/body;
+    proxy_temp_path {d}/tmp/proxy;
+    fastcgi_temp_path {d}/tmp/fastcgi;
+    uwsgi_temp_path {d}/tmp/uwsgi;
+    scgi_temp_path {d}/tmp/scgi;
+    server {{ listen 127.0.0.1:{http}; location / {{ return 200 "ok\\n"; }} }}
+    server {{
+        listen 127.0.0.1:{https} ssl;
+        ssl_certificate {d}/cert.pem;
+        ssl_certificate_key {d}/key.pem;
+        location / {{ return 200 "ok\\n"; }}
+    }}
+}}
+"""
+
+
+def start_nginx(d):
+    """nginx with one worker, HTTP and HTTPS on loopback; returns (proc, http, https ports) once
+    both ports answer and the worker exists."""
+    os.chmod(d, 0o755)  # the worker runs as www-data
+    os.makedirs(os.path.join(d, "tmp"))
+    # An EC key: an RSA one takes seconds to generate under TCG.
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt",
+                    "ec_paramgen_curve:prime256v1", "-nodes", "-days", "2", "-subj",
+                    "/CN=localhost", "-keyout", f"{d}/key.pem", "-out", f"{d}/cert.pem"],
+                   check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    http, https = free_port(), free_port()
+    with open(f"{d}/nginx.conf", "w") as f:
+        f.write(NGINX_CONF.format(d=d, http=http, https=https))
+    proc = subprocess.Popen([NGINX, "-p", d, "-e", f"{d}/error.log", "-c", f"{d}/nginx.conf",
+                             "-g", "daemon off;"], stdin=subprocess.DEVNULL,
+                            stdout=subprocess.DEVNULL, stderr=open(f"{d}/stderr", "wb"))
+    deadline = time.monotonic() + 60
+    while True:
+        if proc.poll() is not None or time.monotonic() > deadline:
+            proc.kill()
+            sys.exit(f"smoke: nginx did not start; {d}/error.log says:\n"
+                     + open(f"{d}/error.log", errors="replace").read())
+        try:
+            for port in (http, https):
+                socket.create_connection(("127.0.0.1", port), timeout=5).close()
+            # The master listens before it forks its worker: wait for the worker too.
+            if children(proc.pid):
+                return proc, http, https
+        except OSError:
+            pass
+        time.sleep(0.05)
+
+
+def children(pid):
+    out = []
+    for d in os.listdir("/proc"):
+        try:
+            with open(f"/proc/{d}/stat") as f:
+                stat = f.read()
+        except (OSError, ValueError):
+            continue
+        if int(stat[stat.rindex(")") + 2:].split()[1]) == pid:
+            out.append(int(d))
+    return out
+
+
+def curl(url):
+    """curl's pid and status; the pid is what the agent's events must name."""
+    p = subprocess.Popen(["curl", "-sS", "-k", "-o", "/dev/null", "-w", "%{http_code}", url],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    out, err = p.communicate(timeout=60)
+    if p.returncode != 0 or out != b"200":
+        sys.exit(f"smoke: curl {url}: exit {p.returncode}, status {out!r}: {err.decode()}")
+    return p.pid
+
+
+def bpftool_json(*args):
+    r = subprocess.run(["bpftool", "-j", *args], capture_output=True, text=True)
+    return json.loads(r.stdout or "[]") if r.returncode == 0 else []
+
+
+def uprobe_path(agent_pid):
+    """How the agent attached its TLS uprobes, seen from outside: perf-event uprobes are listed
+    by `bpftool perf` with the agent's pid; a uprobe_multi link is an fd of the agent whose
+    fdinfo names that link type (Debian 12's bpftool neither names the type nor the pids)."""
+    perf = [p for p in bpftool_json("perf", "list")
+            if p.get("pid") == agent_pid and p.get("fd_type") in ("uprobe", "uretprobe")]
+    multi = 0
+    fdinfo = f"/proc/{agent_pid}/fdinfo"
+    for fd in os.listdir(fdinfo):
+        try:
+            with open(f"{fdinfo}/{fd}") as f:
+                multi += "link_type:\tuprobe_multi\n" in f.read()
+        except OSError:
+            pass
+    if perf and multi:
+        return "both"
+    return "perf_event" if perf else "uprobe_multi" if multi else "none"
+
+
+def losses(m):
+    """What the agent counts as lost: programs skipped for recursion, ring buffers full, state
+    it could not keep."""
+    return sum(v for k, v in m.items()
+               if k.startswith(("nodescope_bpf_recursion_misses_total", "nodescope_events_lost_total",
+                                "nodescope_bpf_tracking_dropped_total")))
+
+
+def workload_round(agent, n):
+    """nginx (new ports), a short-lived process, a refused connect from this process, an HTTP
+    and an HTTPS request with curl; returns {check: seen}. Seen or not is decided after a barrier,
+    never after a sleep: the exit of a process started after the workload, which the agent
+    reports only after reading the tcp and l7 rings (README: "When a process exits, the batched
+    streams are read first"), so every event of curl, sh and this process is printed by then.
+    nginx's events are not ordered by it (curl may read a response before nginx's write
+    returns, and nginx sees the FIN when it does): they are waited for up to the deadline."""
+    tmp = tempfile.mkdtemp(prefix="nodescope-smoke.")
+    nginx, http_port, https_port = start_nginx(tmp)
+    try:
+        workers = set(children(nginx.pid))
+        sh = subprocess.Popen(["/bin/sh", "-c", "exit 3", "nodescope-smoke"])
+        sh.wait()
+        refused = free_port()
+        with socket.socket() as s:
+            try:
+                s.connect(("127.0.0.1", refused))
+            except ConnectionRefusedError:
+                pass
+        http_pid = curl(f"http://127.0.0.1:{http_port}/smoke-http")
+        https_pid = curl(f"https://127.0.0.1:{https_port}/smoke-tls")
+        barrier = subprocess.Popen(["/bin/sh", "-c", ":", f"nodescope-smoke-barrier-{n}"])
+        barrier.wait()
+        me = os.getpid()
+
+        def has(**want):
+            def match(e):
+                return all(w(e.get(k)) if callable(w) else e.get(k) == w for k, w in want.items())
+            return lambda evs: any(match(e) for e in evs)
+
+        def port(p):
+            return lambda addr: isinstance(addr, str) and addr.endswith(f":{p}")
+
+        def worker(pid):
+            return pid in workers
+
+        def client(pid):
+            """The address of pid's connection, from its connect event: nginx's side must name
+            curl's connection, not one of start_nginx's probes. (Predicates run on
+            agent.events with its lock held.)"""
+            def match(src):
+                return any(e["type"] == "connect" and e["pid"] == pid and e["src"] == src
+                           for e in agent.events)
+            return match
+
+        expected = {
+            "proc.exec": has(type="exec", pid=sh.pid, exe="/bin/sh",
+                             args=lambda s: s and "nodescope-smoke" in s),
+            "proc.exit_code": has(type="exit", pid=sh.pid, code=3, signal=0),
+            "proc.fork": has(type="fork", pid=http_pid, ppid=me),
+            "tcp.listen": has(type="listen", addr=port(http_port)),
+            "tcp.connect": has(type="connect", pid=http_pid, dst=port(http_port), dir="out"),
+            "tcp.accept": has(type="accept", pid=worker, src=client(http_pid), dir="in"),
+            "tcp.close_out": has(type="close", pid=http_pid, dst=port(http_port), dir="out",
+                                 bytes_sent=lambda n: n and n > 0),
+            "tcp.close_in": has(type="close", pid=worker, src=client(http_pid), dir="in"),
+            "tcp.connect_refused": has(type="connect_error", pid=me, dst=port(refused),
+                                       error="refused"),
+            "l7.http_out": has(type="l7", pid=http_pid, dir="out", method="GET",
+                               path="/smoke-http", status=200, tls=False),
+            "l7.http_in": has(type="l7", pid=worker, dir="in", method="GET", path="/smoke-http",
+                              status=200, tls=False, src=client(http_pid)),
+            "tls.libssl_probed": has(type="tls_probe", library="openssl",
+                                     file=lambda f: f and "libssl.so" in f),
+            "tls.https_out": has(type="l7", pid=https_pid, dir="out", method="GET",
+                                 path="/smoke-tls", status=200, tls=True),
+            "tls.https_in": has(type="l7", pid=worker, dir="in", method="GET",
+                                path="/smoke-tls", status=200, tls=True, src=client(https_pid)),
+        }
+        assert tuple(expected) == WORKLOAD_CHECKS
+        barrier_exit = has(type="exit", pid=barrier.pid)
+        agent.wait_for(lambda evs: all(p(evs) for p in expected.values()) or barrier_exit(evs),
+                       EVENTS_S)
+        late = ("tcp.listen", "tcp.accept", "tcp.close_in", "l7.http_in", "tls.https_in")
+        agent.wait_for(lambda evs: all(p(evs) for k, p in expected.items() if k in late),
+                       EVENTS_S)
+        with agent.cond:
+            return {name: pred(agent.events) for name, pred in expected.items()}
+    finally:
+        nginx.terminate()
+        nginx.wait(30)
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--agent", default=os.path.join(ROOT, "build", "nodescope"))
+    ap.add_argument("--logs", help="directory for the agent's stderr (default: beside --out)")
+    a = ap.parse_args()
+    if not os.access(a.agent, os.X_OK):
+        sys.exit(f"smoke: {a.agent} is missing: run make first")
+    logs = a.logs or os.path.dirname(os.path.abspath(a.out))
+    os.makedirs(logs, exist_ok=True)
+    t0 = time.monotonic()
+    info = {"kernel": os.uname().release}
+    checks = {}
+    agent_features = {}
+
+    agent = Agent(a.agent, logs)
+    ready = agent.wait_for(lambda evs: any(e["type"] == "ready" for e in evs), READY_S)
+    info["ready_s"] = round(time.monotonic() - t0, 1)
+    checks["agent.loads_and_attaches"] = ready
+    if ready:
+        # Rounds of the workload: one is enough unless the agent counted a loss meanwhile (a
+        # program skipped for recursion, which preemptible kernels make common under CPU
+        # contention: see below), when the round is run again. A check that fails in a round
+        # with no loss counted is a silent loss, and fails.
+        for n in range(1, ROUNDS + 1):
+            before = losses(agent.metrics())
+            seen = workload_round(agent, n)
+            counted = losses(agent.metrics()) - before
+            info["rounds"] = n
+            if all(seen.values()) or not counted:
+                break
+        checks.update(seen)
+        checks["agent.no_silent_loss"] = all(seen.values()) or counted > 0
+        m = agent.metrics(save=os.path.join(logs, "agent.metrics"))
+        info["probes_attached"] = int(m.get("nodescope_probes_attached", 0))
+        info["tls_uprobes"] = int(m.get("nodescope_tls_uprobes", 0))
+        checks["tls.no_attach_failures"] = \
+            m.get('nodescope_tls_probe_failures_total{reason="attach"}', 0) == 0
+        agent_features["uprobe_path"] = uprobe_path(agent.proc.pid)
+        # >>> nodescope_feature_enabled{feature}: not on main yet. Once the agent exports it,
+        # its values land here and the matrix compares each with the kernel's feature.
+        reported = {k.split('"')[1]: v == 1 for k, v in m.items()
+                    if k.startswith("nodescope_feature_enabled{")}
+        agent_features["reported"] = reported or "not exported by this agent"
+        # <<<
+        info["loss_counters"] = losses(m)
+    else:
+        checks.update((name, False) for name in WORKLOAD_CHECKS +
+                      ("tls.no_attach_failures", "agent.no_silent_loss"))
+    kf = kernel_features()
+    checks["uprobe.path_matches_kernel"] = agent_features.get("uprobe_path") == \
+        ("uprobe_multi" if kf["uprobe_multi"] else "perf_event")
+
+    # Clean shutdown: SIGTERM, exit 0 within the bound.
+    t = time.monotonic()
+    if agent.proc.poll() is None:
+        agent.proc.send_signal(signal.SIGTERM)
+    try:
+        code = agent.proc.wait(SHUTDOWN_S)
+    except subprocess.TimeoutExpired:
+        agent.proc.kill()
+        code = f"no exit {SHUTDOWN_S} s after SIGTERM"
+        agent.proc.wait()
+    info["shutdown_s"] = round(time.monotonic() - t, 1)
+    info["agent_exit"] = code
+    checks["agent.clean_shutdown"] = ready and code == 0
+    if not ready:
+        # What failed to load: the agent's own lines (libbpf's and the verifier's are in
+        # agent.stderr beside the summary).
+        info["load_errors"] = [l for l in agent.stderr_lines() if l.startswith("nodescope: ")]
+    info["total_s"] = round(time.monotonic() - t0, 1)
+
+    with open(os.path.join(logs, "agent.events.jsonl"), "w") as f, agent.cond:
+        f.writelines(json.dumps(e) + "\n" for e in agent.events)
+    summary = {"checks": checks, "kernel_features": kf, "agent_features": agent_features,
+               "info": info}
+    with open(a.out + ".tmp", "w") as f:
+        json.dump(summary, f, indent=1, sort_keys=True)
+    os.rename(a.out + ".tmp", a.out)
+    failed = [k for k, v in checks.items() if not v]
+    print(f"smoke: {info['kernel']}: {len(checks) - len(failed)}/{len(checks)} checks passed"
+          + (f"; failed: {', '.join(failed)}" if failed else "")
+          + f"; uprobe path {agent_features.get('uprobe_path', '-')}; {info['total_s']} s")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
