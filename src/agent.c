@@ -91,6 +91,8 @@ static int agent_node_identity(struct agent *a)
 	struct node_identity id;
 
 	node_identity_read(file_host_root(), &id);
+	if (!id.machine_id[0] && !id.system_uuid[0])
+		node_identity_read("", &id); /* PID 1's root may be no host's (an initramfs) */
 	if (!id.machine_id[0])
 		fprintf(stderr, "nodescope: no machine id (/etc/machine-id, /var/lib/dbus/machine-id, "
 				"DMI product_uuid): series carry machine_id=\"\"\n");

@@ -111,15 +111,17 @@ class Agent:
 
     started = []  # the Agents of the running test (and of wider fixtures), checked at its end
 
-    def __init__(self, *args, trace=True, listen=True):
+    def __init__(self, *args, trace=True, listen=True, ephemeral_ports=""):
         self.port = free_port() if listen else None
         cmd = [AGENT] + (["trace"] if trace else [])
         if listen:
             cmd += ["--listen", f"127.0.0.1:{self.port}"]
         # The test servers listen on ports the kernel hands out, which the default
-        # --ephemeral-port-range leaves out of the metrics (test_tcp.py tests that default).
-        if not any(str(a).startswith("--ephemeral-port-range") for a in args):
-            cmd += ["--ephemeral-port-range", ""]
+        # --ephemeral-port-range leaves out of the metrics (test_tcp.py tests that default):
+        # none unless asked (None: the agent's default).
+        if ephemeral_ports is not None and not any(str(a).startswith("--ephemeral-port-range")
+                                                   for a in args):
+            cmd += ["--ephemeral-port-range", ephemeral_ports]
         cmd += list(args)
         self.cmd = cmd
         self.events = []

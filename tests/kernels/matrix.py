@@ -93,8 +93,12 @@ def judge(k, rc, summary, host, out):
     if have != k["features"]:
         reasons.append(f"kernel features {','.join(sorted(have)) or '-'}, the list says "
                        f"{','.join(sorted(k['features'])) or '-'}")
+    # "off": TLS probing turned off by the agent for want of attach cookies; right only where
+    # the kernel lacks them.
+    no_cookies = "attach_cookie" not in k["features"]
     diff = [f"{c}: {summary['checks'].get(c)} here, {v} on the host"
-            for c, v in sorted(host["checks"].items()) if summary["checks"].get(c) != v]
+            for c, v in sorted(host["checks"].items())
+            if summary["checks"].get(c) != v and not (summary["checks"].get(c) == "off" and no_cookies)]
     diff += [f"{c}: not checked on the host" for c in summary["checks"] if c not in host["checks"]]
     reported = summary["agent_features"].get("reported")
     if isinstance(reported, dict):
