@@ -14,6 +14,7 @@
 #include "bpf/link_closer.h"
 #include "bpf/preflight.h"
 #include "node/identity.h"
+#include "containers/name.h"
 #include "util/file.h"
 #include "bpf/probes.h"
 #include "exit_codes.h"
@@ -81,6 +82,13 @@ static void agent_collect(void *ctx)
 	metric_set(a->m_trace_dropped, NULL, (double)a->trace.dropped);
 }
 
+/* Coroot's app_id of a container_id ("" for anything but a k8s workload). */
+static void agent_app_id(const char *container_id, char *out, size_t outlen)
+{
+	if (containers_app_id(container_id, out, outlen))
+		out[0] = '\0';
+}
+
 /*
  * machine_id and system_uuid on every series, as the Coroot server keys
  * nodes, read from the host's root (file_host_root).
@@ -97,7 +105,8 @@ static int agent_node_identity(struct agent *a)
 		fprintf(stderr, "nodescope: no machine id (/etc/machine-id, /var/lib/dbus/machine-id, "
 				"DMI product_uuid): series carry machine_id=\"\"\n");
 	const char *values[] = { id.machine_id, id.system_uuid };
-	if (metric_registry_set_const_labels(a->registry, NULL, 2, names, values))
+	if (metric_registry_set_const_labels(a->registry, NULL, 2, names, values) ||
+	    metric_registry_derive_label(a->registry, "container_id", "app_id", agent_app_id))
 		return -1;
 	/* As Coroot: the zone on container series, when both are known (flags here). */
 	const struct ns_config *c = a->cfg;

@@ -84,6 +84,8 @@ struct metric_registry {
 	size_t n_bound;
 	size_t cap_bound;
 	char *const_labels;  /* 'a="x",b="y"' written into every series, or NULL */
+	char derive_from[64], derive_name[64]; /* metric_registry_derive_label */
+	metric_derive_fn derive;
 	char *prefix;	     /* families whose name starts with this ... */
 	char *prefix_labels; /* ... also get these, or NULL */
 };
@@ -772,6 +774,18 @@ static void put_escaped(struct strbuf *out, const char *s, bool quote)
 	strbuf_append(out, run, (size_t)(s - run));
 }
 
+int metric_registry_derive_label(struct metric_registry *r, const char *from, const char *name,
+				 metric_derive_fn fn)
+{
+	if (!r || !fn || !valid_label_name(from) || !valid_label_name(name) ||
+	    strlen(from) >= sizeof(r->derive_from) || strlen(name) >= sizeof(r->derive_name))
+		return -EINVAL;
+	snprintf(r->derive_from, sizeof(r->derive_from), "%s", from);
+	snprintf(r->derive_name, sizeof(r->derive_name), "%s", name);
+	r->derive = fn;
+	return 0;
+}
+
 int metric_registry_set_const_labels(struct metric_registry *r, const char *prefix, unsigned n,
 				     const char *const *names, const char *const *values)
 {
@@ -830,10 +844,18 @@ static void put_labels(struct strbuf *out, const struct metric *m, const struct 
 	strbuf_putc(out, '{');
 	if (fixed)
 		strbuf_puts(out, fixed);
+	const struct metric_registry *r = m->reg;
 	for (unsigned i = 0; i < m->n_labels; i++) {
 		strbuf_printf(out, "%s%s=\"", i || fixed ? "," : "", m->label_names[i]);
 		put_escaped(out, s->values[i], true);
 		strbuf_putc(out, '"');
+		if (r->derive && !strcmp(m->label_names[i], r->derive_from)) {
+			char v[512];
+			r->derive(s->values[i], v, sizeof(v));
+			strbuf_printf(out, ",%s=\"", r->derive_name);
+			put_escaped(out, v, true);
+			strbuf_putc(out, '"');
+		}
 	}
 	if (le)
 		strbuf_printf(out, "%sle=\"%s\"", m->n_labels || fixed ? "," : "", le);

@@ -92,6 +92,16 @@ unsigned long long metric_histogram_count(struct metric *m, const char *const *l
 int metric_registry_set_const_labels(struct metric_registry *r, const char *prefix, unsigned n,
 				     const char *const *names, const char *const *values);
 
+/*
+ * A label written after the label `from` in every family that has it, its
+ * value derived from from's at exposition (app_id from container_id, as
+ * Coroot puts both on every container series): no series carries a copy.
+ * One derived label per registry. Returns 0 or -EINVAL.
+ */
+typedef void (*metric_derive_fn)(const char *from_value, char *out, size_t outlen);
+int metric_registry_derive_label(struct metric_registry *r, const char *from, const char *name,
+				 metric_derive_fn fn);
+
 void metric_registry_add_collector(struct metric_registry *r, metric_collector_fn fn, void *ctx);
 
 /*

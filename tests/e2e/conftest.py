@@ -65,8 +65,9 @@ def free_port():
         return s.getsockname()[1]
 
 
-# The node's identity, on every series (test_node_identity.py checks it): left out of the keys.
-NODE_LABELS = {"machine_id", "system_uuid"}
+# The node's identity on every series, and app_id derived from container_id (checked in
+# test_node_identity.py and test_containers.py): left out of the keys unless asked for.
+NODE_LABELS = {"machine_id", "system_uuid", "app_id"}
 
 
 def parse_metrics(text, keep_node_labels=False):

@@ -67,8 +67,13 @@ def test_kubernetes_container_named_from_containerd_state(agent_factory):
     a = agent_factory("--events", "proc")
     try:
         pid = run_in_cgroup(rel)
-        assert container_of(a, pid) == "/k8s/shop/web-7d4b9c8f6d-x2x7q/web"
+        name = "/k8s/shop/web-7d4b9c8f6d-x2x7q/web"
+        assert container_of(a, pid) == name
         assert a.metric_sum("nodescope_container_metadata_reads_total", result="ok") >= 1
+        # app_id, as Coroot derives it (the deployment's pod suffix gone), beside container_id.
+        series = [dict(k) for k in a.metrics(keep_node_labels=True)["container_process_exits_total"]]
+        assert [s["app_id"] for s in series if s["container_id"] == name] == ["/k8s/shop/web"]
+        assert all(s["app_id"] == "" for s in series if s["container_id"] != name), series
     finally:
         remove_cgroups(rel)
         shutil.rmtree(state, ignore_errors=True)

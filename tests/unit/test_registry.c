@@ -1321,6 +1321,29 @@ static void test_prefix_labels(void **state)
 			 "container_y{machine_id=\"m\",az=\"a1\",region=\"r1\",container_id=\"/a\"} 2\n");
 }
 
+static void app_of(const char *container, char *out, size_t len)
+{
+	snprintf(out, len, "%s", !strncmp(container, "/k8s/", 5) ? "/k8s/app" : "");
+}
+
+/* app_id written from container_id at exposition, in every family that has container_id. */
+static void test_derived_label(void **state)
+{
+	struct metric_registry *r = *state;
+
+	assert_int_equal(metric_registry_derive_label(r, "container_id", "app_id", app_of), 0);
+	struct metric *m = metric_register(r, "c_total", "C.", METRIC_COUNTER, 0, 2,
+					   (const char *const[]){ "container_id", "status" });
+	metric_add(m, (const char *const[]){ "/k8s/ns/pod/c", "ok" }, 1);
+	metric_add(m, (const char *const[]){ "/", "ok" }, 2);
+	metric_set(metric_register(r, "n", "N.", METRIC_GAUGE, 0, 0, NULL), NULL, 3);
+	assert_output(r, "# HELP c_total C.\n# TYPE c_total counter\n"
+			 "c_total{container_id=\"/k8s/ns/pod/c\",app_id=\"/k8s/app\",status=\"ok\"} 1\n"
+			 "c_total{container_id=\"/\",app_id=\"\",status=\"ok\"} 2\n"
+			 "# HELP n N.\n# TYPE n gauge\nn 3\n");
+	assert_int_equal(metric_registry_derive_label(r, "bad-name", "app_id", app_of), -EINVAL);
+}
+
 /* A module's table: handles filled in, plain values exported as they are, caps where asked. */
 struct defs_owner {
 	struct metric *req, *lat;
@@ -1372,6 +1395,7 @@ int main(void)
 		T(test_const_labels),
 		T(test_register_defs),
 		T(test_prefix_labels),
+		T(test_derived_label),
 		T(test_register_add_write),
 		T(test_series_handle),
 		T(test_label_values_are_copied),
