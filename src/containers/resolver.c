@@ -25,9 +25,12 @@ struct containers_resolver {
 	char root[256];
 	struct hmap cache; /* path hash -> struct resolved */
 	struct containers_resolver_stats stats;
+	containers_named_fn on_named;
+	void *ctx;
 };
 
-int containers_resolver_new(const char *root, struct containers_resolver **out)
+int containers_resolver_new(const char *root, containers_named_fn on_named, void *ctx,
+			    struct containers_resolver **out)
 {
 	struct containers_resolver *r = calloc(1, sizeof(*r));
 	if (!r)
@@ -37,6 +40,8 @@ int containers_resolver_new(const char *root, struct containers_resolver **out)
 		return -ENOMEM;
 	}
 	snprintf(r->root, sizeof(r->root), "%s", root ? root : "");
+	r->on_named = on_named;
+	r->ctx = ctx;
 	*out = r;
 	return 0;
 }
@@ -90,6 +95,8 @@ static void name_into(struct containers_resolver *r, const struct containers_cla
 		snprintf(e->id, sizeof(e->id), "%s", c->cgroup[0] ? c->cgroup : "/");
 	/* Missing state may come (the runtime writes it as it starts the container). */
 	e->retry_at_ns = rc == -ENOENT ? now_ns + RETRY_NS : 0;
+	if (!rc && r->on_named)
+		r->on_named(r->ctx, e->id, md.image ? md.image : "");
 	containers_meta_free(&md);
 }
 

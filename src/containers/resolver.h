@@ -19,8 +19,15 @@ struct containers_resolver_stats {
 	uint64_t metadata_bad;	   /* unreadable or malformed state */
 };
 
-/* root: where the host's / is ("" on the host; "/proc/1/root" reads it from a container). */
-int containers_resolver_new(const char *root, struct containers_resolver **out);
+/* Called once a container's metadata names it: its id and image ("" when unknown). */
+typedef void (*containers_named_fn)(void *ctx, const char *id, const char *image);
+
+/*
+ * root: where the host's / is ("" on the host; "/proc/1/root" reads it from
+ * a container). on_named may be NULL.
+ */
+int containers_resolver_new(const char *root, containers_named_fn on_named, void *ctx,
+			    struct containers_resolver **out);
 void containers_resolver_free(struct containers_resolver *r);
 
 /*

@@ -36,7 +36,7 @@ struct proc_tracker {
 	/* cgroup paths -> Coroot's container ids (runtime metadata read once per container). */
 	struct containers_resolver *names;
 
-	struct metric *starts, *exits, *oom_kills, *m_metadata;
+	struct metric *starts, *exits, *oom_kills, *m_metadata, *info;
 	struct metric *table_size, *table_refused;
 	uint64_t n_missed, n_dropped, n_untracked;
 };
@@ -105,6 +105,14 @@ static int read_container(struct proc_tracker *t, pid_t pid, const char **out)
 	return *out ? 0 : -EINVAL;
 }
 
+/* container_info{image}: Coroot's, once the runtime's metadata named the container. */
+static void container_named(void *ctx, const char *id, const char *image)
+{
+	struct proc_tracker *t = ctx;
+	const char *labels[] = { id, image, "", "" };
+	metric_set(t->info, labels, 1);
+}
+
 static void queue_inspect(struct proc_tracker *t, uint32_t pid)
 {
 	if (t->q_tail - t->q_head == INSPECT_QUEUE) {
@@ -151,6 +159,10 @@ static const struct metric_def proc_metrics[] = {
 	{ "container_oom_kills_total", "Processes of the container killed by the OOM killer.",
 	  METRIC_COUNTER, METRIC_LABELS("container_id"), .capped = true,
 	  METRIC_HANDLE(struct proc_tracker, oom_kills) },
+	{ "container_info", "Containers the runtime's metadata named, with their image.",
+	  METRIC_GAUGE,
+	  METRIC_LABELS("container_id", "image", "systemd_triggered_by", "systemd_type"),
+	  .capped = true, METRIC_HANDLE(struct proc_tracker, info) },
 	{ "nodescope_container_metadata_reads_total",
 	  "Container runtime state files read for container names: ok, missing (not written "
 	  "yet, or kept where nodescope does not look) or bad (unreadable or malformed).",
@@ -181,7 +193,7 @@ int proc_tracker_new(const struct proc_tracker_opts *o, struct proc_tracker **ou
 	t->v2_fd = -1;
 	t->table = proc_table_new(o->max_processes);
 	if (!t->table || hmap_init(&t->v2_paths, V2_CACHE) ||
-	    containers_resolver_new(file_host_root(), &t->names)) {
+	    containers_resolver_new(file_host_root(), container_named, t, &t->names)) {
 		proc_table_free(t->table);
 		free(t);
 		return -ENOMEM;

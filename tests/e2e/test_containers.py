@@ -74,6 +74,8 @@ def test_kubernetes_container_named_from_containerd_state(agent_factory):
         series = [dict(k) for k in a.metrics(keep_node_labels=True)["container_process_exits_total"]]
         assert [s["app_id"] for s in series if s["container_id"] == name] == ["/k8s/shop/web"]
         assert all(s["app_id"] == "" for s in series if s["container_id"] != name), series
+        assert a.metric("container_info", container_id=name, image="docker.io/library/busybox:fixture",
+                        systemd_triggered_by="", systemd_type="") == 1
     finally:
         remove_cgroups(rel)
         shutil.rmtree(state, ignore_errors=True)
