@@ -64,3 +64,19 @@ def test_prometheus_scrapes_agent(tmp_path):
         server.terminate()
         server.wait(30)
         agent.stop()
+
+
+def test_promtool_check_metrics(agent_factory):
+    """promtool's lint of /metrics: clean but for Coroot's histogram names, which end in _total
+    and are kept so its queries work unchanged."""
+    a = agent_factory("--events", "proc")
+    for _ in range(3):  # the scrapes are inbound HTTP requests too: the histograms get series
+        a.metrics()
+    a.wait_for(lambda evs: True)
+    text = urllib.request.urlopen(f"http://127.0.0.1:{a.port}/metrics", timeout=10).read()
+    assert b"_duration_seconds_total_bucket" in text
+    p = subprocess.run(["promtool", "check", "metrics"], input=text, capture_output=True, timeout=30)
+    findings = [l for l in (p.stdout + p.stderr).decode().splitlines() if l.strip()]
+    coroot_names = [f for f in findings
+                    if f.endswith('_duration_seconds_total non-counter metrics should not have "_total" suffix')]
+    assert findings == coroot_names and coroot_names, findings
