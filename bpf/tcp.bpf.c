@@ -221,7 +221,12 @@ int BPF_PROG(ns_tcp_state, struct sock *s, int old, int new)
 		/* A FIN takes a sequence number: ours counts once the peer acked it. */
 		if ((shut & SEND_SHUTDOWN) && BPF_CORE_READ(tp, snd_una) == BPF_CORE_READ(tp, write_seq))
 			e->flags |= NS_TCP_F_FIN_ACKED;
-		if (shut & RCV_SHUTDOWN)
+		/*
+		 * The peer's FIN took a sequence number too. Not RCV_SHUTDOWN: close()
+		 * sets it with no FIN received (4,999,999 of 5,000,000 bytes when the
+		 * local side closed first). tcp_fin() alone marks the socket done.
+		 */
+		if (BPF_CORE_READ(s, __sk_common.skc_flags) & (1ull << bpf_core_enum_value(enum sock_flags, SOCK_DONE)))
 			e->flags |= NS_TCP_F_FIN_RECEIVED;
 		if (info && info->est_ns)
 			e->duration_ns = now - info->est_ns;

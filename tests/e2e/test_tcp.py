@@ -341,3 +341,44 @@ def test_ephemeral_ports_left_out_of_the_metrics(agent_factory):
         assert a.metric_sum("container_net_tcp_successful_connects_total", destination=addr) == want, addr
     fixed.close()
     handed.close()
+
+
+def test_bytes_exact_whichever_side_closes_first(tcp_tracer):
+    """A FIN takes a sequence number: counted out of the bytes only when one was received
+    (close() marks the socket shut for reading without any FIN)."""
+    srv = socket.socket()
+    srv.bind(("127.0.0.1", 0))
+    srv.listen()
+    size = 5_000_000
+    results = {}
+
+    def serve(first):
+        c, _ = srv.accept()
+        c.sendall(b"x" * size)
+        if first == "server":
+            c.close()
+        else:
+            c.recv(1)  # the client's FIN: it closed first, and its socket is gone by
+            time.sleep(0.5)  # the time this FIN reaches it (closed in FIN_WAIT2)
+            c.close()
+
+    for first in ("client", "server"):
+        t = threading.Thread(target=serve, args=(first,))
+        t.start()
+        c = socket.create_connection(srv.getsockname())
+        got = 0
+        while got < size:
+            d = c.recv(1 << 20)
+            assert d
+            got += len(d)
+        if first == "server":
+            assert c.recv(1) == b""  # its FIN
+        src = "127.0.0.1:%d" % c.getsockname()[1]
+        c.close()
+        t.join(10)
+        results[first] = src
+    srv.close()
+    for first, src in results.items():
+        ev = tcp_tracer.wait_for(lambda evs: next((e for e in evs if e["type"] == "close" and e["src"] == src
+                                                   and e["dir"] == "out"), None), what=f"close of {src}")
+        assert ev["bytes_received"] == size, (first, ev)
