@@ -37,6 +37,9 @@ struct tcp_conn {
 	uint32_t pid;
 	int32_t fd;
 	bool metered; /* counted in the per-destination metrics */
+	/* Bytes already added to the byte counters (read live at scrapes, before the close). */
+	uint64_t counted_sent, counted_received;
+	uint64_t netns; /* inode of its network namespace, once asked (0: not yet) */
 	char peer[TCP_ADDR_STRLEN]; /* remote "ip:port" (listener: its own address) */
 	char actual[TCP_ADDR_STRLEN]; /* where NAT sends it (= peer without NAT) */
 	char container[];

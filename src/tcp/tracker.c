@@ -1,14 +1,20 @@
+#define _GNU_SOURCE /* setns */
 #include "tracker.h"
 
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "conn_table.h"
+#include "diag.h"
 #include "util/clock.h"
 #include "conntrack.h"
 #include "event.h"
@@ -26,6 +32,9 @@ struct tcp_tracker {
 	int ct_fd;		   /* ctnetlink, for NAT; -1 without */
 	struct strmap no_nat;	   /* destination -> until when it is known not NATed */
 	uint64_t n_dest_dropped, n_untracked;
+	int self_netns_fd;	   /* the agent's own network namespace, to come back to */
+	uint64_t self_netns;	   /* its inode */
+	uint64_t n_live_missed;	   /* namespaces whose sockets could not be read at a scrape */
 
 	struct metric *connects, *failed, *conn_time, *active, *listen_info, *retransmits,
 		*bytes_sent, *bytes_received;
@@ -44,10 +53,13 @@ static const char *const bpf_drop_reasons[NS_DROP_COUNT] = {
 	[NS_DROP_HOLDS_FULL] = "hold_table_full",
 };
 
+static void read_live_bytes(struct tcp_tracker *t);
+
 static void tcp_collect(void *ctx)
 {
 	struct tcp_tracker *t = ctx;
 
+	read_live_bytes(t);
 	metric_set(t->m_conns, NULL, (double)tcp_conn_count(&t->conns));
 
 	int ncpu = libbpf_num_possible_cpus();
@@ -103,11 +115,11 @@ static const struct metric_def tcp_metrics[] = {
 	  "TCP segments retransmitted on outbound connections.", METRIC_COUNTER, METRIC_LABELS("container_id", "destination", "actual_destination"), .capped = true,
 	  METRIC_HANDLE(T, retransmits) },
 	{ "container_net_tcp_bytes_sent_total",
-	  "Bytes sent on outbound TCP connections (acknowledged by the peer; counted when the "
-	  "connection closes).",
+	  "Bytes sent on outbound TCP connections (acknowledged by the peer; open ones read at "
+	  "each scrape).",
 	  METRIC_COUNTER, METRIC_LABELS("container_id", "destination", "actual_destination"), .capped = true, METRIC_HANDLE(T, bytes_sent) },
 	{ "container_net_tcp_bytes_received_total",
-	  "Bytes received on outbound TCP connections (counted when the connection closes).",
+	  "Bytes received on outbound TCP connections (open ones read at each scrape).",
 	  METRIC_COUNTER, METRIC_LABELS("container_id", "destination", "actual_destination"), .capped = true, METRIC_HANDLE(T, bytes_received) },
 	{ "nodescope_tcp_connections", "Connections and listeners in the connection table.",
 	  METRIC_GAUGE, METRIC_HANDLE(T, m_conns) },
@@ -121,6 +133,10 @@ static const struct metric_def tcp_metrics[] = {
 	  "agent and not found at start-up, accepted inbound but never accepted by a process, or "
 	  "whose connect event was lost).",
 	  METRIC_COUNTER, METRIC_VALUE(T, n_untracked) },
+	{ "nodescope_tcp_live_bytes_missed_total",
+	  "Network namespaces whose open connections' bytes could not be read at a scrape "
+	  "(they are counted at close).",
+	  METRIC_COUNTER, METRIC_VALUE(T, n_live_missed) },
 	{ "nodescope_bpf_tracking_dropped_total",
 	  "State the BPF side could not keep (its tables were full), by reason: what it would "
 	  "have tracked is missed.",
@@ -141,6 +157,10 @@ int tcp_tracker_new(const struct tcp_tracker_opts *o, struct tcp_tracker **out)
 		return -ENOMEM;
 	}
 	t->ct_fd = conntrack_open();
+	t->self_netns_fd = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC);
+	struct stat st;
+	if (t->self_netns_fd >= 0 && fstat(t->self_netns_fd, &st) == 0)
+		t->self_netns = st.st_ino;
 	struct metric_registry *r = o->registry;
 	if (metric_register_defs(r, tcp_metrics, METRIC_DEFS_COUNT(tcp_metrics), t,
 				 o->max_series)) {
@@ -159,6 +179,8 @@ void tcp_tracker_free(struct tcp_tracker *t)
 	tcp_conn_table_destroy(&t->conns);
 	if (t->ct_fd >= 0)
 		close(t->ct_fd);
+	if (t->self_netns_fd >= 0)
+		close(t->self_netns_fd);
 	strmap_destroy(&t->no_nat);
 	strmap_destroy(&t->dests);
 	strmap_destroy(&t->dest_counts);
@@ -224,6 +246,22 @@ static void listen_series(const struct tcp_conn *c, const char *labels[3])
 	labels[2] = ""; /* Coroot: "dockerd" for docker's port bindings; the server takes any other value as proxied */
 }
 
+/* Adds the payload bytes beyond what was counted already (live reads come first). */
+static void count_bytes(struct tcp_tracker *t, struct tcp_conn *c, uint64_t sent, uint64_t received)
+{
+	const char *labels[3];
+
+	dest_series(c, labels);
+	if (sent > c->counted_sent) {
+		metric_add(t->bytes_sent, labels, (double)(sent - c->counted_sent));
+		c->counted_sent = sent;
+	}
+	if (received > c->counted_received) {
+		metric_add(t->bytes_received, labels, (double)(received - c->counted_received));
+		c->counted_received = received;
+	}
+}
+
 static void remove_conn(struct tcp_tracker *t, struct tcp_conn *c, const struct ns_tcp_event *e)
 {
 	const char *labels[3];
@@ -236,12 +274,119 @@ static void remove_conn(struct tcp_tracker *t, struct tcp_conn *c, const struct 
 	} else if (c->metered && c->kind == TCP_CONN_OUTBOUND) {
 		dest_series(c, labels);
 		metric_add(t->active, labels, -1);
-		if (e) {
-			metric_add(t->bytes_sent, labels, (double)e->bytes_sent);
-			metric_add(t->bytes_received, labels, (double)e->bytes_received);
-		}
+		if (e)
+			count_bytes(t, c, e->bytes_sent, e->bytes_received);
 	}
 	tcp_conn_remove(&t->conns, c);
+}
+
+/* The open outbound connections being read at a scrape, sorted by namespace and tuple. */
+struct live_walk {
+	struct tcp_tracker *t;
+	struct tcp_conn **conns;
+	size_t n, cap;
+	uint64_t netns; /* the namespace being dumped */
+};
+
+static int live_cmp(const void *a, const void *b)
+{
+	const struct tcp_conn *x = *(struct tcp_conn *const *)a, *y = *(struct tcp_conn *const *)b;
+	if (x->netns != y->netns)
+		return x->netns < y->netns ? -1 : 1;
+	return memcmp(&x->tuple, &y->tuple, sizeof(x->tuple));
+}
+
+static void live_socket(void *ctx, const struct tcp_tuple *tuple, uint64_t acked,
+			uint64_t received)
+{
+	struct live_walk *w = ctx;
+	struct tcp_conn key = { .tuple = *tuple, .netns = w->netns }, *kp = &key;
+	/* Same addresses in another namespace are another connection: the key has both. */
+	struct tcp_conn **found = bsearch(&kp, w->conns, w->n, sizeof(*w->conns), live_cmp);
+	if (!found)
+		return;
+	struct ns_tcp_event e = { .bytes_sent = acked, .bytes_received = received };
+	tcp_event_payload_bytes(&e, true); /* the SYN's sequence number */
+	count_bytes(w->t, *found, e.bytes_sent, e.bytes_received);
+}
+
+/* Dumps one namespace's established sockets (entered through pid's, unless it is ours). */
+static void dump_netns(struct live_walk *w, uint64_t netns, uint32_t pid)
+{
+	struct tcp_tracker *t = w->t;
+	char path[64];
+	int fd = -1, diag;
+
+	if (netns != t->self_netns) {
+		snprintf(path, sizeof(path), "/proc/%u/ns/net", pid);
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0 || setns(fd, CLONE_NEWNET)) {
+			if (fd >= 0)
+				close(fd);
+			t->n_live_missed++;
+			return;
+		}
+	}
+	diag = tcp_diag_open(); /* a netlink socket belongs to the namespace it is made in */
+	if (fd >= 0) {
+		if (setns(t->self_netns_fd, CLONE_NEWNET))
+			fprintf(stderr, "nodescope: cannot return to own network namespace: %s\n",
+				strerror(errno));
+		close(fd);
+	}
+	if (diag < 0) {
+		t->n_live_missed++;
+		return;
+	}
+	w->netns = netns;
+	if (tcp_diag_dump(diag, AF_INET, live_socket, w) || tcp_diag_dump(diag, AF_INET6, live_socket, w))
+		t->n_live_missed++;
+	close(diag);
+}
+
+static void note_live(void *ctx, struct hmap_node *n)
+{
+	struct live_walk *w = ctx;
+	struct tcp_conn *c = hmap_entry(n, struct tcp_conn, node);
+	char path[64];
+
+	if (!c->metered || c->kind != TCP_CONN_OUTBOUND)
+		return;
+	if (!c->netns) {
+		struct stat st;
+		snprintf(path, sizeof(path), "/proc/%u/ns/net", c->pid);
+		c->netns = stat(path, &st) == 0 ? (uint64_t)st.st_ino : 0;
+	}
+	if (!c->netns)
+		return; /* its process is gone: the close will count it */
+	if (w->n == w->cap) {
+		size_t cap = w->cap ? w->cap * 2 : 64;
+		struct tcp_conn **p = realloc(w->conns, cap * sizeof(*p));
+		if (!p)
+			return;
+		w->conns = p;
+		w->cap = cap;
+	}
+	w->conns[w->n++] = c;
+}
+
+/*
+ * At a scrape: the bytes open connections moved so far, from sock_diag in
+ * each network namespace that has one (a connection pool that lives for days
+ * shows its traffic); the close adds the rest. Nothing runs between scrapes.
+ */
+static void read_live_bytes(struct tcp_tracker *t)
+{
+	struct live_walk w = { .t = t };
+
+	if (t->self_netns_fd < 0)
+		return;
+	hmap_foreach(&t->conns.by_sock, note_live, &w);
+	qsort(w.conns, w.n, sizeof(*w.conns), live_cmp);
+	for (size_t i = 0; i < w.n; i++)
+		if (i == 0 || w.conns[i]->netns != w.conns[i - 1]->netns)
+			dump_netns(&w, w.conns[i]->netns, w.conns[i]->pid);
+	free(w.conns);
 }
 
 static struct tcp_conn *add_conn(struct tcp_tracker *t, uint64_t sock, uint64_t start_ns,

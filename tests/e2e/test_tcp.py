@@ -382,3 +382,39 @@ def test_bytes_exact_whichever_side_closes_first(tcp_tracer):
         ev = tcp_tracer.wait_for(lambda evs: next((e for e in evs if e["type"] == "close" and e["src"] == src
                                                    and e["dir"] == "out"), None), what=f"close of {src}")
         assert ev["bytes_received"] == size, (first, ev)
+def test_bytes_of_open_connections_at_each_scrape(tcp_tracer):
+    """A connection that stays open shows its bytes at every scrape (read then, nothing at rest),
+    and its close adds only the rest: totals exact to the byte."""
+    srv = socket.socket()
+    srv.bind(("127.0.0.1", 0))
+    srv.listen()
+    c = socket.create_connection(srv.getsockname())
+    s, _ = srv.accept()
+    dst = "127.0.0.1:%d" % srv.getsockname()[1]
+
+    def exchange(out, back):
+        c.sendall(b"o" * out)
+        got = 0
+        while got < out:
+            got += len(s.recv(1 << 20))
+        s.sendall(b"b" * back)
+        got = 0
+        while got < back:
+            got += len(c.recv(1 << 20))
+
+    def totals():
+        return (tcp_tracer.metric_sum("container_net_tcp_bytes_sent_total", destination=dst),
+                tcp_tracer.metric_sum("container_net_tcp_bytes_received_total", destination=dst))
+
+    tcp_tracer.wait_for(lambda evs: any(e["type"] == "connect" and e["dst"] == dst for e in evs),
+                        what="the connect")
+    exchange(12345, 54321)
+    assert totals() == (12345, 54321)  # open: read at this scrape
+    exchange(1000, 2000)
+    assert totals() == (13345, 56321)
+    c.close()
+    s.close()
+    srv.close()
+    tcp_tracer.wait_for(lambda evs: any(e["type"] == "close" and e["dst"] == dst and e["dir"] == "out"
+                                        for e in evs), what="the close")
+    assert totals() == (13345, 56321)  # the close adds nothing twice

@@ -15,6 +15,7 @@ import os
 import random
 import re
 import socket
+import time
 
 from netns import PYTHON, netpair  # noqa: F401  (fixture)
 
@@ -385,3 +386,42 @@ def test_refused_connect_across_namespaces(agent_factory, netpair):
         assert proc.finish() == 0
 
     attempts(agent, scenario)
+
+
+# Connects, sends SIZE bytes, prints them sent, and keeps the connection open (established)
+# until a line on stdin; then closes.
+LINGER = r"""
+import json, os, socket, sys
+host, port, size = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+sys.stdin.readline()
+s = socket.create_connection((host, port))
+s.sendall(b"x" * size)
+print(json.dumps({"src": "%s:%d" % s.getsockname()}), flush=True)
+sys.stdin.readline()
+s.close()
+sys.stdin.read()
+"""
+
+
+def test_bytes_of_open_connections_in_another_namespace(agent_factory, netpair):
+    """Live bytes are read per network namespace (sock_diag entered with setns): an open
+    connection from a namespace not the agent's shows its bytes at a scrape."""
+    agent = tcp_agent(agent_factory)
+    net = netpair("lb", 5)
+    p = port()
+    dst = f"{net.server_ip}:{p}"
+    server = start(agent, net, net.server, SERVER, net.server_ip, p)
+    server.json(timeout=20)
+    client = start(agent, net, net.client, LINGER, net.server_ip, p, 23456)
+    client.json(timeout=20)
+    deadline = time.monotonic() + EVENT_TIMEOUT
+    while sum(series(agent, "container_net_tcp_bytes_sent_total", dst).values()) != 23456:
+        assert time.monotonic() < deadline, series(agent, "container_net_tcp_bytes_sent_total", dst)
+        time.sleep(0.1)  # the peer acks what the client sent: the count is of acked bytes
+    assert agent.metric("nodescope_tcp_live_bytes_missed_total") == 0
+    client.proc.stdin.write("close\n")
+    client.proc.stdin.flush()
+    assert client.finish() == 0
+    server.finish()
+    wait_event(agent, "close", f"close of the connection to {dst}", dst=dst, dir="out")
+    assert sum(series(agent, "container_net_tcp_bytes_sent_total", dst).values()) == 23456
