@@ -105,6 +105,8 @@ static int agent_node_identity(struct agent *a)
 		fprintf(stderr, "nodescope: no machine id (/etc/machine-id, /var/lib/dbus/machine-id, "
 				"DMI product_uuid): series carry machine_id=\"\"\n");
 	const char *values[] = { id.machine_id, id.system_uuid };
+	/* As Coroot: a destination idle 10 minutes, or a container gone 10 minutes, is forgotten. */
+	metric_registry_set_idle_expiry(a->registry, 600ull * 1000000000ull);
 	if (metric_registry_set_const_labels(a->registry, NULL, 2, names, values) ||
 	    metric_registry_derive_label(a->registry, "container_id", "app_id", agent_app_id))
 		return -1;

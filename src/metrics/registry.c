@@ -1,4 +1,5 @@
 #include "registry.h"
+#include "../util/clock.h"
 
 #include <errno.h>
 #include <math.h>
@@ -23,6 +24,10 @@
 
 struct metric_series {
 	double value; /* histograms: the sum of observations */
+	/* Idle expiry (metric_registry_set_idle_expiry): what the last exposition saw, and since when. */
+	double seen_value;
+	unsigned long long seen_count;
+	uint64_t idle_since_ns;
 	uint64_t hash;
 	struct metric_series *hnext; /* hash chain */
 	struct metric_series *prev; /* creation order */
@@ -53,6 +58,7 @@ struct metric {
 	unsigned n_labels;
 	char *label_names[METRIC_MAX_LABELS];
 	bool internal; /* the drop family: printed only once it has series */
+	bool expires;  /* series idle for the registry's idle expiry are removed */
 	struct metric_hist *hist; /* METRIC_HISTOGRAM only */
 
 	struct metric_series **buckets;
@@ -84,6 +90,7 @@ struct metric_registry {
 	size_t n_bound;
 	size_t cap_bound;
 	char *const_labels;  /* 'a="x",b="y"' written into every series, or NULL */
+	uint64_t idle_expiry_ns; /* metric_registry_set_idle_expiry (0: never) */
 	char derive_from[64], derive_name[64]; /* metric_registry_derive_label */
 	metric_derive_fn derive;
 	char *prefix;	     /* families whose name starts with this ... */
@@ -693,6 +700,8 @@ unsigned long long metric_histogram_count(struct metric *m, const char *const *l
 	return s ? series_observations(m, s) : 0;
 }
 
+static void series_unlink(struct metric *m, struct metric_series *s, struct metric_series **link);
+
 void metric_remove(struct metric *m, const char *const *label_values)
 {
 	struct metric_series **link = NULL;
@@ -703,6 +712,12 @@ void metric_remove(struct metric *m, const char *const *label_values)
 	s = series_find(m, hash_values(m->n_labels, label_values), label_values, &link);
 	if (!s)
 		return;
+	series_unlink(m, s, link);
+}
+
+/* Takes s out of m and frees it; link: where the hash chain points to s. */
+static void series_unlink(struct metric *m, struct metric_series *s, struct metric_series **link)
+{
 	*link = s->hnext;
 	if (s->prev)
 		s->prev->next = s->next;
@@ -772,6 +787,12 @@ static void put_escaped(struct strbuf *out, const char *s, bool quote)
 		run = s + 1;
 	}
 	strbuf_append(out, run, (size_t)(s - run));
+}
+
+void metric_registry_set_idle_expiry(struct metric_registry *r, uint64_t idle_ns)
+{
+	if (r)
+		r->idle_expiry_ns = idle_ns;
 }
 
 int metric_registry_derive_label(struct metric_registry *r, const char *from, const char *name,
@@ -930,7 +951,53 @@ static void write_family(struct strbuf *out, const struct metric *m)
 	strbuf_free(&buf);
 }
 
+/* A histogram's observation count (what changes when it is observed, even at 0). */
+static unsigned long long series_count(const struct metric *m, const struct metric_series *s)
+{
+	unsigned long long n = 0;
+	for (unsigned i = 0; m->hist && i <= m->hist->n_bounds; i++)
+		n += s->counts[i];
+	return n;
+}
+
+/*
+ * Removes the series of expiring families that have not changed for the
+ * registry's idle expiry, judged at each exposition: no timer, and nothing
+ * on the path that updates them. A gauge that is not 0 (an open connection)
+ * never expires.
+ */
+static void expire_idle(struct metric_registry *r, uint64_t now_ns)
+{
+	for (struct metric *m = r->head; m && r->idle_expiry_ns; m = m->next) {
+		if (!m->expires)
+			continue;
+		for (struct metric_series *s = m->head, *next; s; s = next) {
+			next = s->next;
+			unsigned long long count = series_count(m, s);
+			bool held = m->type == METRIC_GAUGE && s->value != 0;
+			if (held || s->value != s->seen_value || count != s->seen_count ||
+			    !s->idle_since_ns) {
+				s->seen_value = s->value;
+				s->seen_count = count;
+				s->idle_since_ns = held ? 0 : now_ns;
+				continue;
+			}
+			if (now_ns - s->idle_since_ns < r->idle_expiry_ns)
+				continue;
+			struct metric_series **link = &m->buckets[s->hash & (m->n_buckets - 1)];
+			while (*link != s)
+				link = &(*link)->hnext;
+			series_unlink(m, s, link);
+		}
+	}
+}
+
 void metric_registry_write(struct metric_registry *r, struct strbuf *out)
+{
+	metric_registry_write_at(r, out, clock_mono_ns());
+}
+
+void metric_registry_write_at(struct metric_registry *r, struct strbuf *out, uint64_t now_ns)
 {
 	if (!r || !out)
 		return;
@@ -939,6 +1006,7 @@ void metric_registry_write(struct metric_registry *r, struct strbuf *out)
 	for (size_t i = 0; i < r->n_collectors; i++)
 		r->collectors[i].fn(r->collectors[i].ctx);
 	sync_drops(r);
+	expire_idle(r, now_ns);
 	for (const struct metric *m = r->head; m; m = m->next) {
 		if (m->internal && !m->n_series)
 			continue;
@@ -989,6 +1057,7 @@ int metric_register_defs(struct metric_registry *r, const struct metric_def *def
 			m = metric_register(r, d->name, d->help, d->type, cap, d->n_labels, d->labels);
 		if (!m)
 			return -EINVAL;
+		m->expires = d->expires;
 		if (d->handle >= 0)
 			*(struct metric **)((char *)owner + d->handle) = m;
 	}

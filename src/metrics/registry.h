@@ -126,6 +126,7 @@ struct metric_def {
 	const double *bounds; /* histograms: bucket upper bounds */
 	unsigned n_bounds;
 	bool capped;	      /* the registry-wide series cap applies (per-container families) */
+	bool expires;	      /* its series go when idle (metric_registry_set_idle_expiry) */
 	long handle;	      /* offset of the struct metric * to fill in, or -1 */
 	long value;	      /* offset of a uint64_t exported as it is (no labels), or -1 */
 };
@@ -156,5 +157,15 @@ int metric_register_defs(struct metric_registry *r, const struct metric_def *def
  * Families without series print HELP/TYPE only. Runs collectors first.
  */
 void metric_registry_write(struct metric_registry *r, struct strbuf *out);
+/* The same at a given CLOCK_MONOTONIC time (for the idle expiry; tests). */
+void metric_registry_write_at(struct metric_registry *r, struct strbuf *out, uint64_t now_ns);
+
+/*
+ * Series of the families declared .expires that have not changed for
+ * idle_ns are removed at an exposition (Coroot: a destination idle 10 min,
+ * a container 10 min after its last process). A gauge that is not 0 stays.
+ * 0: never (the default).
+ */
+void metric_registry_set_idle_expiry(struct metric_registry *r, uint64_t idle_ns);
 
 #endif

@@ -150,14 +150,14 @@ static bool tracker_work(void *ctx)
 
 static const struct metric_def proc_metrics[] = {
 	{ "container_process_starts_total", "Processes started (forked) in the container.",
-	  METRIC_COUNTER, METRIC_LABELS("container_id"), .capped = true,
+	  METRIC_COUNTER, METRIC_LABELS("container_id"), .capped = true, .expires = true,
 	  METRIC_HANDLE(struct proc_tracker, starts) },
 	{ "container_process_exits_total",
 	  "Processes that exited, by status: success, failure (non-zero exit code) or signal.",
-	  METRIC_COUNTER, METRIC_LABELS("container_id", "status"), .capped = true,
+	  METRIC_COUNTER, METRIC_LABELS("container_id", "status"), .capped = true, .expires = true,
 	  METRIC_HANDLE(struct proc_tracker, exits) },
 	{ "container_oom_kills_total", "Processes of the container killed by the OOM killer.",
-	  METRIC_COUNTER, METRIC_LABELS("container_id"), .capped = true,
+	  METRIC_COUNTER, METRIC_LABELS("container_id"), .capped = true, .expires = true,
 	  METRIC_HANDLE(struct proc_tracker, oom_kills) },
 	{ "container_info", "Containers the runtime's metadata named, with their image.",
 	  METRIC_GAUGE,

@@ -1344,6 +1344,47 @@ static void test_derived_label(void **state)
 	assert_int_equal(metric_registry_derive_label(r, "bad-name", "app_id", app_of), -EINVAL);
 }
 
+/* Idle series of expiring families go at an exposition; busy ones, other families and held gauges stay. */
+static void test_idle_expiry(void **state)
+{
+	struct metric_registry *r = *state;
+	const uint64_t min = 60ull * 1000000000ull;
+	struct expiring {
+		struct metric *c, *g, *keep;
+	} o;
+	const struct metric_def defs[] = {
+		{ "c_total", "C.", METRIC_COUNTER, METRIC_LABELS("d"), .expires = true,
+		  METRIC_HANDLE(struct expiring, c) },
+		{ "g", "G.", METRIC_GAUGE, METRIC_LABELS("d"), .expires = true,
+		  METRIC_HANDLE(struct expiring, g) },
+		{ "keep_total", "K.", METRIC_COUNTER, METRIC_LABELS("d"),
+		  METRIC_HANDLE(struct expiring, keep) },
+	};
+	struct strbuf sb = STRBUF_INIT;
+
+	assert_int_equal(metric_register_defs(r, defs, METRIC_DEFS_COUNT(defs), &o, 0), 0);
+	metric_registry_set_idle_expiry(r, 10 * min);
+	metric_add(o.c, (const char *const[]){ "idle" }, 1);
+	metric_add(o.c, (const char *const[]){ "busy" }, 1);
+	metric_set(o.g, (const char *const[]){ "open" }, 1);
+	metric_set(o.g, (const char *const[]){ "closed" }, 0);
+	metric_add(o.keep, (const char *const[]){ "idle" }, 1);
+	for (uint64_t t = 1; t <= 12; t++) { /* a scrape a minute; "busy" moves every time */
+		metric_add(o.c, (const char *const[]){ "busy" }, 1);
+		strbuf_reset(&sb);
+		metric_registry_write_at(r, &sb, t * min);
+		assert_int_equal(metric_series_count(o.c), t <= 10 ? 2 : 1);
+	}
+	assert_int_equal(metric_value(o.c, (const char *const[]){ "busy" }), 13);
+	assert_int_equal(metric_series_count(o.g), 1); /* "open" held at 1, "closed" gone */
+	assert_int_equal(metric_value(o.g, (const char *const[]){ "open" }), 1);
+	assert_int_equal(metric_series_count(o.keep), 1);
+	/* Back after it went: a new series from 0. */
+	metric_add(o.c, (const char *const[]){ "idle" }, 2);
+	assert_int_equal(metric_value(o.c, (const char *const[]){ "idle" }), 2);
+	strbuf_free(&sb);
+}
+
 /* A module's table: handles filled in, plain values exported as they are, caps where asked. */
 struct defs_owner {
 	struct metric *req, *lat;
@@ -1396,6 +1437,7 @@ int main(void)
 		T(test_register_defs),
 		T(test_prefix_labels),
 		T(test_derived_label),
+		T(test_idle_expiry),
 		T(test_register_add_write),
 		T(test_series_handle),
 		T(test_label_values_are_copied),
