@@ -1,0 +1,50 @@
+#!/bin/sh
+# A Debian 12 userland for a test VM, built once and cached: debootstrap for
+# ARCH (a Debian architecture: arm64, amd64) into DIR/root, with the kernel
+# and its initrd (taken from inside, so the VM boots Debian's own kernel for
+# that architecture), the smoke workload (nginx, curl, openssl) and the
+# libraries the agent links to. A foreign ARCH runs its package scripts
+# through qemu-user-static (scripts/install-deps-arm64.sh registers it).
+# DIR/done marks a finished build: a run that was cut short starts over.
+# Usage: rootfs.sh ARCH DIR
+set -e
+arch=$1 dir=$2
+[ -n "$arch" ] && [ -n "$dir" ] || { echo "usage: $0 ARCH DIR" >&2; exit 2; }
+[ -f "$dir/done" ] && exit 0
+[ "$(id -u)" = 0 ] || { echo "nodescope: building the $arch VM userland needs root (debootstrap)" >&2; exit 1; }
+suite=bookworm
+mirror=http://deb.debian.org/debian
+# What the smoke test runs, and the agent's own shared libraries.
+pkgs="linux-image-$arch,initramfs-tools,nginx,curl,openssl,ca-certificates,iproute2,procps,
+libbpf1,libelf1,zlib1g,libmicrohttpd12,libcapstone4"
+pkgs=$(echo "$pkgs" | tr -d ' \n')
+
+host=$(dpkg --print-architecture)
+if [ "$arch" != "$host" ]; then
+	case $arch in arm64) q=aarch64 ;; *) q=$arch ;; esac
+	if ! grep -qs enabled "/proc/sys/fs/binfmt_misc/qemu-$q"; then
+		echo "nodescope: $arch binaries cannot run here (no qemu-$q in binfmt_misc);" \
+			"run scripts/install-deps-arm64.sh" >&2
+		exit 1
+	fi
+fi
+
+# A debootstrap killed half-way leaves its /proc mounted in the tree.
+awk -v d="$(realpath -m "$dir")/" 'index($2, d) == 1 { print $2 }' /proc/mounts | sort -r |
+	while read -r m; do umount -l "$m"; done
+rm -rf --one-file-system "$dir" && mkdir -p "$dir"
+log=$dir/debootstrap.log
+echo "nodescope: debootstrap $suite $arch into $dir/root (a few minutes; log $log)" >&2
+if ! debootstrap --arch="$arch" --variant=minbase --include="$pkgs" "$suite" "$dir/root" \
+	"$mirror" >"$log" 2>&1; then
+	tail -20 "$log" >&2
+	echo "nodescope: debootstrap failed (whole log: $log)" >&2
+	exit 1
+fi
+# The downloaded packages are not needed in the image.
+rm -f "$dir/root"/var/cache/apt/archives/*.deb
+# Kernel and initrd next to the tree, where qemu's -kernel/-initrd read them.
+cp "$(ls "$dir"/root/boot/vmlinuz-* | tail -1)" "$dir/vmlinuz"
+cp "$(ls "$dir"/root/boot/initrd.img-* | tail -1)" "$dir/initrd.img"
+basename "$(ls "$dir"/root/boot/vmlinuz-* | tail -1)" | sed 's/^vmlinuz-//' >"$dir/kernel-release"
+touch "$dir/done"
