@@ -131,6 +131,23 @@ check: deps
 	$(MAKE) all
 	$(MAKE) test
 
+# The arm64 agent in a VM: Debian 12's arm64 kernel and userland (debootstrap,
+# cached in build-vm/arm64) under qemu-system-aarch64 with TCG, running
+# tests/vm/smoke.sh against nginx and curl. Separate from `make check`: emulation
+# is slow (README: how slow).
+VM_CACHE     := build-vm
+ARM64_BUILD  := build-arm64
+VM_TIMEOUT   ?= 1800
+.PHONY: check-arm64
+check-arm64: deps-arm64
+	$(MAKE) ARCH=arm64 all
+	scripts/vm/rootfs.sh arm64 $(VM_CACHE)/arm64
+	rm -rf $(ARM64_BUILD)/vm-payload && mkdir -p $(ARM64_BUILD)/vm-payload
+	cp $(ARM64_BUILD)/nodescope $(ARM64_BUILD)/vm-payload/
+	cp tests/vm/smoke.sh $(ARM64_BUILD)/vm-payload/run
+	scripts/vm/run.sh arm64 $(VM_CACHE)/arm64 $(ARM64_BUILD)/vm-payload \
+		$(ARM64_BUILD)/vm-smoke.log $(VM_TIMEOUT)
+
 bench: $(BUILD)/nodescope
 	bench/idle
 

@@ -14,9 +14,11 @@ arch=$1 dir=$2
 [ "$(id -u)" = 0 ] || { echo "nodescope: building the $arch VM userland needs root (debootstrap)" >&2; exit 1; }
 suite=bookworm
 mirror=http://deb.debian.org/debian
-# What the smoke test runs, and the agent's own shared libraries.
+# What the smoke test runs, the agent's own shared libraries, and (so the tree
+# can also be the 9p root of a busybox-init VM, and run Python test suites)
+# busybox-static and python3.
 pkgs="linux-image-$arch,initramfs-tools,nginx,curl,openssl,ca-certificates,iproute2,procps,
-libbpf1,libelf1,zlib1g,libmicrohttpd12,libcapstone4"
+libbpf1,libelf1,zlib1g,libmicrohttpd12,libcapstone4,busybox-static,python3"
 pkgs=$(echo "$pkgs" | tr -d ' \n')
 
 host=$(dpkg --print-architecture)
