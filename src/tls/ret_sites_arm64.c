@@ -13,8 +13,7 @@
  *    the function (Go: MOVD (Rtab)(Ri<<3), R; JMP (R)); anything else is a
  *    tail call through a pointer, which cannot be followed.
  * Pointer authentication (paciasp/autiasp, bti) is in the hint space and
- * decodes as hints; the combined retaa/retab, which Debian's toolchain does
- * not emit, capstone 4 cannot decode: such code fails as undecodable.
+ * decodes as hints; what capstone 4 cannot decode is handled by undecodable().
  */
 #include "ret_sites_walk.h"
 
@@ -189,6 +188,39 @@ static bool branch_target(const cs_arm64 *d, uint64_t *target)
 	return true;
 }
 
+/*
+ * A word capstone 4 cannot decode: it knows no ARMv8.1+ instruction (LSE
+ * atomics such as casal, which Go inlines; retaa). Instructions are 4 bytes,
+ * so decoding goes on past one that cannot change the flow of control:
+ * every branch, return and exception is in the encoding class op0 = x101
+ * (bits 28:26 = 101). One there that capstone cannot decode fails, except
+ * the two returns of pointer authentication (retaa, retab), which are
+ * return sites. A skipped word ends the look-back for jump tables.
+ */
+#define A64_RETAA 0xd65f0bffu
+#define A64_RETAB 0xd65f0fffu
+static int undecodable(struct walk *walk, struct look *w, const struct extent *x,
+		       const uint8_t *code, size_t left, uint64_t addr, uint64_t file_off)
+{
+	uint64_t at = addr - x->start;
+	uint32_t word;
+
+	if (left < 4)
+		return fail(-EILSEQ, "the function at 0x%llx ends in %zu bytes that are no instruction",
+			    (unsigned long long)x->start, left);
+	word = (uint32_t)code[0] | (uint32_t)code[1] << 8 | (uint32_t)code[2] << 16 |
+	       (uint32_t)code[3] << 24;
+	w->ring[w->n_rec++ % RING] = (struct rec){ .id = ARM64_INS_INVALID, .barrier = true };
+	if (word == A64_RETAA || word == A64_RETAB)
+		return ret_sites_walk_add(walk, file_off + at);
+	if (((word >> 26) & 7) != 5)
+		return 0;
+	return fail(-EILSEQ, "undecodable branch-class instruction %08x at 0x%llx (file offset "
+			     "0x%llx) in the function at 0x%llx",
+		    word, (unsigned long long)addr, (unsigned long long)(file_off + at),
+		    (unsigned long long)x->start);
+}
+
 static int decode(struct walk *walk, const struct extent *x, const uint8_t *bytes,
 		  uint64_t file_off)
 {
@@ -205,14 +237,13 @@ static int decode(struct walk *walk, const struct extent *x, const uint8_t *byte
 		const cs_arm64 *d;
 
 		if (!cs_disasm_iter(cs, &code, &left, &addr, insn)) {
-			size_t at = (size_t)(addr - x->start);
-
-			return fail(-EILSEQ, "undecodable bytes at 0x%llx (file offset 0x%llx) in the "
-					     "function at 0x%llx: %02x %02x %02x %02x",
-				    (unsigned long long)addr, (unsigned long long)(file_off + at),
-				    (unsigned long long)x->start, bytes[at],
-				    left > 1 ? bytes[at + 1] : 0, left > 2 ? bytes[at + 2] : 0,
-				    left > 3 ? bytes[at + 3] : 0);
+			rc = undecodable(walk, w, x, code, left, addr, file_off);
+			if (rc)
+				return rc;
+			code += 4;
+			left -= 4;
+			addr += 4;
+			continue;
 		}
 		remember(w, insn);
 		d = &insn->detail->arm64;

@@ -34,7 +34,7 @@
 #define ARM64_LIBDIR "/usr/lib/aarch64-linux-gnu"
 #define CLANG_A64 "clang --target=aarch64-linux-gnu -fuse-ld=lld -nostdlib"
 
-/* Every site is a ret (to any register) in the file: d65f0000 | Rn << 5. */
+/* Every site is a ret (to any register) in the file: d65f0000 | Rn << 5, or retaa/retab. */
 static void assert_rets_in_file(const char *path, const struct ret_sites *r)
 {
 	size_t len;
@@ -48,7 +48,7 @@ static void assert_rets_in_file(const char *path, const struct ret_sites *r)
 		if (i > 0)
 			assert_true(r->offsets[i - 1] < o);
 		memcpy(&w, buf + o, 4);
-		if ((w & 0xfffffc1f) != 0xd65f0000)
+		if ((w & 0xfffffc1f) != 0xd65f0000 && w != 0xd65f0bff && w != 0xd65f0fff)
 			fail_msg("%s: site 0x%llx holds %08x, not a ret", path, (unsigned long long)o, w);
 	}
 	free(buf);
@@ -213,12 +213,27 @@ static const char fix_S[] =
 	"1:	ret\n"
 	"	.cfi_endproc\n"
 	"END(call_between)\n"
+	/* an unallocated branch-class encoding: what it does cannot be known */
 	"FN(bad_code)\n"
 	"	.cfi_startproc\n"
-	"	.inst	0x00000000\n" /* udf #0 is unallocated in capstone 4: undecodable */
+	"	.inst	0xd6ff03e0\n"
 	"	ret\n"
 	"	.cfi_endproc\n"
 	"END(bad_code)\n"
+	/* what capstone 4 cannot decode but must be read past: casal (LSE, Go
+	 * inlines it), udf; retaa and retab are returns */
+	"FN(newer_insns)\n"
+	"	.cfi_startproc\n"
+	"	.inst	0x88fbfc86\n"
+	"	.inst	0x00000000\n"
+	"	cbz	w0, 1f\n"
+	"SITE(ni_site1)	.inst	0xd65f0bff\n"
+	"1:	cbz	w1, 2f\n"
+	"SITE(ni_site2)	.inst	0xd65f0fff\n"
+	"2:\n"
+	"SITE(ni_site3)	ret\n"
+	"	.cfi_endproc\n"
+	"END(newer_insns)\n"
 	"	.section .data.rel.ro,\"aw\"\n"
 	"	.p2align 3\n"
 	".Lfp:	.quad plt_tail, ptr_tail\n"
@@ -366,6 +381,14 @@ static void test_unfollowable(void **state)
 	elf_syms_close(e);
 }
 
+static void test_newer_instructions(void **state)
+{
+	struct elf_syms *e = open_ok(P("libfix.so"));
+
+	expect_sites(e, e, "newer_insns", SITES("ni_site1", "ni_site2", "ni_site3"), 1);
+	elf_syms_close(e);
+}
+
 static void test_absolute_tables(void **state)
 {
 	struct elf_syms *e = open_ok(P("abs_exe"));
@@ -472,6 +495,7 @@ int main(void)
 		cmocka_unit_test(test_switches),
 		cmocka_unit_test(test_tail_branches),
 		cmocka_unit_test(test_unfollowable),
+		cmocka_unit_test(test_newer_instructions),
 		cmocka_unit_test(test_absolute_tables),
 		cmocka_unit_test(test_compiled),
 		cmocka_unit_test(test_debian_libssl),
