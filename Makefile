@@ -98,7 +98,7 @@ $(BUILD)/nodescope: $(BUILD)/obj/main.o $(BUILD)/libnodescope.a
 
 $(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libnodescope.a
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(BUILD)/libnodescope.a -lcmocka $(LDLIBS)
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(BUILD)/libnodescope.a -lcmocka $(LDLIBS) -lm
 
 run: deps $(BUILD)/nodescope
 	$(BUILD)/nodescope --listen $(LISTEN)
@@ -145,6 +145,9 @@ check-arm64: deps-arm64
 	rm -rf $(ARM64_BUILD)/vm-payload && mkdir -p $(ARM64_BUILD)/vm-payload
 	cp $(ARM64_BUILD)/nodescope $(ARM64_BUILD)/vm-payload/
 	cp tests/vm/smoke.sh $(ARM64_BUILD)/vm-payload/run
+	cd $(ARM64_BUILD) && HOME=$(CURDIR)/$(ARM64_BUILD)/go GOCACHE=$(CURDIR)/$(ARM64_BUILD)/go/cache \
+		GO111MODULE=off GOFLAGS= CGO_ENABLED=0 GOARCH=arm64 \
+		go build -ldflags='-s -w' -o vm-payload/go-get $(CURDIR)/tests/e2e/clients/go_get.go
 	scripts/vm/run.sh arm64 $(VM_CACHE)/arm64 $(ARM64_BUILD)/vm-payload \
 		$(ARM64_BUILD)/vm-smoke.log $(VM_TIMEOUT)
 

@@ -2,8 +2,10 @@
 # The smoke test inside a VM (scripts/vm/run.sh runs it as the payload's
 # ./run, next to the agent built for the VM's architecture): the agent
 # traces while the workload runs, then its JSON lines are checked for an
-# exec and an exit, a TCP connect and close, a plain HTTP request and an
-# HTTPS request decrypted by the OpenSSL uprobes (curl's side and nginx's).
+# exec and an exit, a TCP connect and close, a plain HTTP request, an
+# HTTPS request decrypted by the OpenSSL uprobes (curl's side and nginx's),
+# and one by the Go uprobes (./go-get, tests/e2e/clients/go_get.go built for
+# the VM's architecture: Go's register ABI and goroutine register).
 # Prints one "ok"/"not ok" line per check and "N passed, N failed".
 # Usage (in the guest): smoke.sh OUT   (OUT: a writable scratch dir)
 out=${1:-/tmp/out}
@@ -68,6 +70,14 @@ echo "smoke: agent ready in $(echo "$(now) $t0" | awk '{ printf "%.1f", $1 - $2 
 cp /bin/false ./ns-smoke-false && ./ns-smoke-false
 curl -s -o /dev/null http://127.0.0.1:8080/smoke-http
 curl -s -o /dev/null -k https://127.0.0.1:8443/smoke-https
+# A Go program is probed from its first exec on; the run after its tls_probe line is checked.
+./go-get https://127.0.0.1:8443/smoke-go-first >/dev/null
+i=0
+until grep -q '"type":"tls_probe".*"file":"[^"]*go-get"' trace.jsonl || [ $i -ge 300 ]; do
+	sleep 1
+	i=$((i + 1))
+done
+./go-get https://127.0.0.1:8443/smoke-go >/dev/null
 sleep 3 # past the l7 stream's batching delay
 kill -INT "$agent"
 wait "$agent"
@@ -83,6 +93,8 @@ check "HTTP request, server side" '"type":"l7"' '"path":"/smoke-http"' '"dir":"i
 check "OpenSSL probed" '"type":"tls_probe"' '"library":"openssl"'
 check "HTTPS request decrypted, client side" '"type":"l7"' '"path":"/smoke-https"' '"dir":"out"' '"tls":true'
 check "HTTPS request decrypted, server side" '"type":"l7"' '"path":"/smoke-https"' '"dir":"in"' '"tls":true'
+check "Go program probed" '"type":"tls_probe"' '"library":"go"'
+check "Go HTTPS request decrypted, client side" '"type":"l7"' '"path":"/smoke-go"' '"dir":"out"' '"status":404' '"tls":true'
 kill "$(cat nginx.pid)" 2>/dev/null
 if [ "$fail" != 0 ]; then
 	echo "smoke: the trace:"
