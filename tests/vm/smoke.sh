@@ -71,13 +71,13 @@ cp /bin/false ./ns-smoke-false && ./ns-smoke-false
 curl -s -o /dev/null http://127.0.0.1:8080/smoke-http
 curl -s -o /dev/null -k https://127.0.0.1:8443/smoke-https
 # A Go program is probed from its first exec on; the run after its tls_probe line is checked.
-./go-get https://127.0.0.1:8443/smoke-go-first >/dev/null
+"$here/go-get" https://127.0.0.1:8443/smoke-go-first >/dev/null
 i=0
 until grep -q '"type":"tls_probe".*"file":"[^"]*go-get"' trace.jsonl || [ $i -ge 300 ]; do
 	sleep 1
 	i=$((i + 1))
 done
-./go-get https://127.0.0.1:8443/smoke-go >/dev/null
+"$here/go-get" https://127.0.0.1:8443/smoke-go >/dev/null
 sleep 3 # past the l7 stream's batching delay
 kill -INT "$agent"
 wait "$agent"
