@@ -5,21 +5,22 @@
 # that architecture), the smoke workload (nginx, curl, openssl) and the
 # libraries the agent links to. A foreign ARCH runs its package scripts
 # through qemu-user-static (scripts/install-deps-arm64.sh registers it).
-# DIR/done marks a finished build: a run that was cut short starts over.
+# DIR/done marks a finished build and holds its package list: a run that was
+# cut short starts over, a list that gained packages adds them to the tree.
 # Usage: rootfs.sh ARCH DIR
 set -e
 arch=$1 dir=$2
 [ -n "$arch" ] && [ -n "$dir" ] || { echo "usage: $0 ARCH DIR" >&2; exit 2; }
-[ -f "$dir/done" ] && exit 0
-[ "$(id -u)" = 0 ] || { echo "nodescope: building the $arch VM userland needs root (debootstrap)" >&2; exit 1; }
 suite=bookworm
 mirror=http://deb.debian.org/debian
 # What the smoke test runs, the agent's own shared libraries, and (so the tree
 # can also be the 9p root of a busybox-init VM, and run Python test suites)
 # busybox-static and python3.
 pkgs="linux-image-$arch,initramfs-tools,nginx,curl,openssl,ca-certificates,iproute2,procps,
-libbpf1,libelf1,zlib1g,libmicrohttpd12,libcapstone4,busybox-static,python3"
+libbpf1,libelf1,zlib1g,libmicrohttpd12,libcapstone4,libjansson4,busybox-static,python3"
 pkgs=$(echo "$pkgs" | tr -d ' \n')
+[ -f "$dir/done" ] && [ "$(cat "$dir/done")" = "$pkgs" ] && exit 0
+[ "$(id -u)" = 0 ] || { echo "nodescope: building the $arch VM userland needs root (debootstrap)" >&2; exit 1; }
 
 host=$(dpkg --print-architecture)
 if [ "$arch" != "$host" ]; then
@@ -34,6 +35,24 @@ fi
 # A debootstrap killed half-way leaves its /proc mounted in the tree.
 awk -v d="$(realpath -m "$dir")/" 'index($2, d) == 1 { print $2 }' /proc/mounts | sort -r |
 	while read -r m; do umount -l "$m"; done
+if [ -f "$dir/done" ]; then
+	# Packages the list gained, installed into the cached tree by its own apt.
+	missing=
+	for p in $(echo "$pkgs" | tr , ' '); do
+		dpkg-query --admindir="$dir/root/var/lib/dpkg" -W -f='${Status}\n' "$p" 2>/dev/null |
+			grep -q "install ok installed" || missing="$missing $p"
+	done
+	echo "nodescope: adding$missing to the $arch userland in $dir" >&2
+	mount -t proc proc "$dir/root/proc"
+	rc=0
+	chroot "$dir/root" sh -c "apt-get update -qq && DEBIAN_FRONTEND=noninteractive \
+		apt-get install -y -qq --no-install-recommends $missing" >>"$dir/debootstrap.log" 2>&1 || rc=$?
+	umount "$dir/root/proc"
+	[ $rc = 0 ] || { tail -20 "$dir/debootstrap.log" >&2; exit 1; }
+	rm -f "$dir/root"/var/cache/apt/archives/*.deb
+	echo "$pkgs" >"$dir/done"
+	exit 0
+fi
 rm -rf --one-file-system "$dir" && mkdir -p "$dir"
 log=$dir/debootstrap.log
 echo "nodescope: debootstrap $suite $arch into $dir/root (a few minutes; log $log)" >&2
@@ -64,4 +83,4 @@ rm -f "$dir/root"/var/cache/apt/archives/*.deb
 cp "$(ls "$dir"/root/boot/vmlinuz-* | tail -1)" "$dir/vmlinuz"
 cp "$(ls "$dir"/root/boot/initrd.img-* | tail -1)" "$dir/initrd.img"
 basename "$(ls "$dir"/root/boot/vmlinuz-* | tail -1)" | sed 's/^vmlinuz-//' >"$dir/kernel-release"
-touch "$dir/done"
+echo "$pkgs" >"$dir/done"
