@@ -132,9 +132,9 @@ check: deps
 	$(MAKE) test
 
 # The arm64 agent in a VM: Debian 12's arm64 kernel and userland (debootstrap,
-# cached in build-vm/arm64) under qemu-system-aarch64 with TCG, running
-# tests/vm/smoke.sh against nginx and curl. Separate from `make check`: emulation
-# is slow (README: how slow).
+# cached in build-vm/arm64) booted by the kernel matrix's scripts/vm-run.sh
+# under qemu-system-aarch64 (TCG), running tests/vm/smoke.sh against nginx,
+# curl and a Go client. Separate from `make check`: emulation is slow (README).
 VM_CACHE     := build-vm
 ARM64_BUILD  := build-arm64
 VM_TIMEOUT   ?= 1800
@@ -148,8 +148,10 @@ check-arm64: deps-arm64
 	cd $(ARM64_BUILD) && HOME=$(CURDIR)/$(ARM64_BUILD)/go GOCACHE=$(CURDIR)/$(ARM64_BUILD)/go/cache \
 		GO111MODULE=off GOFLAGS= CGO_ENABLED=0 GOARCH=arm64 \
 		go build -ldflags='-s -w' -o vm-payload/go-get $(CURDIR)/tests/e2e/clients/go_get.go
-	scripts/vm/run.sh arm64 $(VM_CACHE)/arm64 $(ARM64_BUILD)/vm-payload \
-		$(ARM64_BUILD)/vm-smoke.log $(VM_TIMEOUT)
+	scripts/vm-run.sh --arch arm64 --root $(CURDIR)/$(VM_CACHE)/arm64/root \
+		--share $(CURDIR)/$(ARM64_BUILD)/vm-payload --timeout $(VM_TIMEOUT) \
+		--log $(ARM64_BUILD)/vm-smoke.log $(VM_CACHE)/arm64/kernel -- \
+		sh -c 'cd $(CURDIR)/$(ARM64_BUILD)/vm-payload && sh ./run /tmp/smoke'
 
 bench: $(BUILD)/nodescope
 	bench/idle

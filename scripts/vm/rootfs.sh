@@ -1,9 +1,9 @@
 #!/bin/sh
 # A Debian 12 userland for a test VM, built once and cached: debootstrap for
-# ARCH (a Debian architecture: arm64, amd64) into DIR/root, with the kernel
-# and its initrd (taken from inside, so the VM boots Debian's own kernel for
-# that architecture), the smoke workload (nginx, curl, openssl) and the
-# libraries the agent links to. A foreign ARCH runs its package scripts
+# ARCH (a Debian architecture: arm64, amd64) into DIR/root, the --root of
+# scripts/vm-run.sh (busybox-static for its init), with Debian's kernel for
+# that architecture (DIR/kernel, its KERNEL_DIR), the smoke workload (nginx,
+# curl, openssl, python3) and the libraries the agent links to. A foreign ARCH runs its package scripts
 # through qemu-user-static (scripts/install-deps-arm64.sh registers it).
 # DIR/done marks a finished build and holds its package list: a run that was
 # cut short starts over, a list that gained packages adds them to the tree.
@@ -19,8 +19,16 @@ mirror=http://deb.debian.org/debian
 pkgs="linux-image-$arch,initramfs-tools,nginx,curl,openssl,ca-certificates,iproute2,procps,
 libbpf1,libelf1,zlib1g,libmicrohttpd12,libcapstone4,libjansson4,busybox-static,python3"
 pkgs=$(echo "$pkgs" | tr -d ' \n')
-[ -f "$dir/done" ] && [ "$(cat "$dir/done")" = "$pkgs" ] && exit 0
+[ -f "$dir/done" ] && [ "$(cat "$dir/done")" = "$pkgs" ] && [ -f "$dir/kernel/vmlinuz" ] && exit 0
 [ "$(id -u)" = 0 ] || { echo "nodescope: building the $arch VM userland needs root (debootstrap)" >&2; exit 1; }
+
+# DIR/kernel is the kernel directory scripts/vm-run.sh boots: the image and
+# the tree's own modules (with the modules.dep the kernel's postinst made).
+kernel_dir() {
+	mkdir -p "$dir/kernel/lib"
+	cp "$(ls "$dir"/root/boot/vmlinuz-* | tail -1)" "$dir/kernel/vmlinuz"
+	ln -sfn ../../root/lib/modules "$dir/kernel/lib/modules"
+}
 
 host=$(dpkg --print-architecture)
 if [ "$arch" != "$host" ]; then
@@ -50,6 +58,7 @@ if [ -f "$dir/done" ]; then
 	umount "$dir/root/proc"
 	[ $rc = 0 ] || { tail -20 "$dir/debootstrap.log" >&2; exit 1; }
 	rm -f "$dir/root"/var/cache/apt/archives/*.deb
+	kernel_dir
 	echo "$pkgs" >"$dir/done"
 	exit 0
 fi
@@ -61,9 +70,10 @@ fail() {
 	echo "nodescope: debootstrap failed (whole log: $log)" >&2
 	exit 1
 }
-# Two stages, so that before the packages are configured the initrd is told
-# to hold only what finds the root disk: with every module (the default) the
-# kernel's postinst ran modinfo ~3000 times under qemu-user, most of the time.
+# Two stages, so that before the packages are configured the initrd (which
+# vm-run.sh does not use, but the kernel package makes) is told to hold next
+# to nothing: with every module (the default) the kernel's postinst ran
+# modinfo ~3000 times under qemu-user, most of the time.
 debootstrap --foreign --arch="$arch" --variant=minbase --include="$pkgs" "$suite" "$dir/root" \
 	"$mirror" >"$log" 2>&1 || fail
 mkdir -p "$dir/root/etc/initramfs-tools/conf.d" "$dir/root/etc/initramfs-tools/hooks"
@@ -79,8 +89,5 @@ chmod +x "$dir/root/etc/initramfs-tools/hooks/nodescope-vm"
 chroot "$dir/root" /debootstrap/debootstrap --second-stage >>"$log" 2>&1 || fail
 # The downloaded packages are not needed in the image.
 rm -f "$dir/root"/var/cache/apt/archives/*.deb
-# Kernel and initrd next to the tree, where qemu's -kernel/-initrd read them.
-cp "$(ls "$dir"/root/boot/vmlinuz-* | tail -1)" "$dir/vmlinuz"
-cp "$(ls "$dir"/root/boot/initrd.img-* | tail -1)" "$dir/initrd.img"
-basename "$(ls "$dir"/root/boot/vmlinuz-* | tail -1)" | sed 's/^vmlinuz-//' >"$dir/kernel-release"
+kernel_dir
 echo "$pkgs" >"$dir/done"

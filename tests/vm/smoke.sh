@@ -1,6 +1,6 @@
 #!/bin/sh
-# The smoke test inside a VM (scripts/vm/run.sh runs it as the payload's
-# ./run, next to the agent built for the VM's architecture): the agent
+# The smoke test inside a VM (make check-arm64 has scripts/vm-run.sh run it
+# next to the agent built for the VM's architecture): the agent
 # traces while the workload runs, then its JSON lines are checked for an
 # exec and an exit, a TCP connect and close, a plain HTTP request, an
 # HTTPS request decrypted by the OpenSSL uprobes (curl's side and nginx's),
