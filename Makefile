@@ -1,10 +1,27 @@
 # nodescope build. `sudo make run` and `sudo make check` are the two set-up commands.
 
-CC       ?= cc
 CLANG    ?= clang
 BPFTOOL  ?= bpftool
 PYTHON   ?= /usr/bin/python3
+
+# The architecture built for: x86 (x86-64, this machine's) into build/, or
+# arm64, cross-compiled by clang and lld against Debian's arm64 libraries
+# (installed through multiarch by `make deps-arm64`) into build-arm64/.
+# `make ARCH=arm64` builds the agent; `make check-arm64` boots it in a VM.
+ARCH     ?= x86
+override ARCH := $(patsubst x86_64,x86,$(patsubst amd64,x86,$(patsubst aarch64,arm64,$(ARCH))))
+ARCH_TRIPLET_x86   := x86_64-linux-gnu
+ARCH_TRIPLET_arm64 := aarch64-linux-gnu
+ifeq ($(ARCH_TRIPLET_$(ARCH)),)
+$(error ARCH=$(ARCH): nodescope builds for ARCH=x86 or ARCH=arm64)
+endif
+ifeq ($(ARCH),x86)
 BUILD    := build
+else
+BUILD    := build-$(ARCH)
+CC       := $(CLANG) --target=$(ARCH_TRIPLET_$(ARCH))
+LDFLAGS  += -fuse-ld=lld
+endif
 VERSION  := $(shell git describe --always --dirty 2>/dev/null || echo 0.0.0)
 LISTEN   ?= 127.0.0.1:9645
 
@@ -27,11 +44,16 @@ all: $(BUILD)/nodescope
 deps:
 	@scripts/install-deps.sh
 
+# What the arm64 cross build and its VM need (not part of `make deps`).
+.PHONY: deps-arm64
+deps-arm64:
+	@scripts/install-deps-arm64.sh
+
 # The kernel's types for the BPF side come from the repo, one header per
 # architecture, so the build does not depend on the build machine's kernel.
 # `make vmlinux-h VMLINUX_BTF=...` regenerates it from a kernel's BTF (a newer
 # kernel is better: CO-RE only needs the types to exist somewhere).
-BPF_ARCH    ?= x86
+BPF_ARCH    ?= $(ARCH)
 VMLINUX_H   := bpf/vmlinux/$(BPF_ARCH)/vmlinux.h
 VMLINUX_BTF ?= /sys/kernel/btf/vmlinux
 .PHONY: vmlinux-h
@@ -40,9 +62,14 @@ vmlinux-h:
 	$(BPFTOOL) btf dump file $(VMLINUX_BTF) format c > $(VMLINUX_H).tmp
 	mv $(VMLINUX_H).tmp $(VMLINUX_H)
 
-$(BUILD)/bpf/%.bpf.o: bpf/%.bpf.c $(VMLINUX_H) $(wildcard bpf/*.h)
+# A header dumped from a kernel built with -fms-extensions (6.19 on) has members
+# like `struct ns_tree;` that clang drops with a warning: harmless, CO-RE finds
+# every field the programs use by name in the running kernel's BTF.
+BPF_CFLAGS_arm64 := -Wno-missing-declarations
+$(BUILD)/bpf/%.bpf.o: bpf/%.bpf.c $(VMLINUX_H) $(wildcard bpf/*.h bpf/arch/*.h)
 	@mkdir -p $(@D)
-	$(CLANG) -g -O2 -target bpf -D__TARGET_ARCH_$(BPF_ARCH) -I$(dir $(VMLINUX_H)) -Ibpf -c $< -o $@
+	$(CLANG) -g -O2 -target bpf -D__TARGET_ARCH_$(BPF_ARCH) $(BPF_CFLAGS_$(BPF_ARCH)) \
+		-I$(dir $(VMLINUX_H)) -Ibpf -c $< -o $@
 
 # All BPF objects are statically linked into one, so maps (loss counters) are shared.
 $(BUILD)/nodescope.bpf.o: $(BPF_OBJS)
@@ -67,11 +94,11 @@ $(BUILD)/libnodescope.a: $(LIB_OBJS)
 	rm -f $@ && ar rcs $@ $^
 
 $(BUILD)/nodescope: $(BUILD)/obj/main.o $(BUILD)/libnodescope.a
-	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
 $(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libnodescope.a
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) -o $@ $< $(BUILD)/libnodescope.a -lcmocka $(LDLIBS)
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(BUILD)/libnodescope.a -lcmocka $(LDLIBS) -lm
 
 run: deps $(BUILD)/nodescope
 	$(BUILD)/nodescope --listen $(LISTEN)
@@ -103,6 +130,28 @@ test: test-unit fuzz-smoke test-e2e test-vm-run test-kernels
 check: deps
 	$(MAKE) all
 	$(MAKE) test
+
+# The arm64 agent in a VM: Debian 12's arm64 kernel and userland (debootstrap,
+# cached in build-vm/arm64) booted by the kernel matrix's scripts/vm-run.sh
+# under qemu-system-aarch64 (TCG), running tests/vm/smoke.sh against nginx,
+# curl and a Go client. Separate from `make check`: emulation is slow (README).
+VM_CACHE     := build-vm
+ARM64_BUILD  := build-arm64
+VM_TIMEOUT   ?= 1800
+.PHONY: check-arm64
+check-arm64: deps-arm64
+	$(MAKE) ARCH=arm64 all
+	scripts/vm/rootfs.sh arm64 $(VM_CACHE)/arm64
+	rm -rf $(ARM64_BUILD)/vm-payload && mkdir -p $(ARM64_BUILD)/vm-payload
+	cp $(ARM64_BUILD)/nodescope $(ARM64_BUILD)/vm-payload/
+	cp tests/vm/smoke.sh $(ARM64_BUILD)/vm-payload/run
+	cd $(ARM64_BUILD) && HOME=$(CURDIR)/$(ARM64_BUILD)/go GOCACHE=$(CURDIR)/$(ARM64_BUILD)/go/cache \
+		GO111MODULE=off GOFLAGS= CGO_ENABLED=0 GOARCH=arm64 \
+		go build -ldflags='-s -w' -o vm-payload/go-get $(CURDIR)/tests/e2e/clients/go_get.go
+	scripts/vm-run.sh --arch arm64 --root $(CURDIR)/$(VM_CACHE)/arm64/root \
+		--share $(CURDIR)/$(ARM64_BUILD)/vm-payload --timeout $(VM_TIMEOUT) \
+		--log $(ARM64_BUILD)/vm-smoke.log $(VM_CACHE)/arm64/kernel -- \
+		sh -c 'cd $(CURDIR)/$(ARM64_BUILD)/vm-payload && sh ./run /tmp/smoke'
 
 bench: $(BUILD)/nodescope
 	bench/idle

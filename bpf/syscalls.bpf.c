@@ -34,12 +34,12 @@ int BPF_PROG(ns_sys_enter, struct pt_regs *regs, long id)
 	switch (id) {
 	case NS_NR_connect:
 	case NS_NR_listen:
-		if (ns_syscall_compat())
+		if (ns_syscall_compat(regs))
 			return 0;
 		return ns_tcp_syscall_enter(id, NS_SYSCALL_ARG1(regs), NS_SYSCALL_ARG2(regs));
 	case NS_NR_close:
 	NS_L7_DATA_SYSCALLS
-		if (ns_syscall_compat())
+		if (ns_syscall_compat(regs))
 			return 0;
 		return ns_l7_syscall_enter(id, NS_SYSCALL_ARG1(regs), NS_SYSCALL_ARG2(regs),
 					   NS_SYSCALL_SP(regs));
@@ -58,15 +58,15 @@ int BPF_PROG(ns_sys_exit, struct pt_regs *regs, long ret)
 	case NS_NR_listen:
 	case NS_NR_accept:
 	case NS_NR_accept4:
-		if (ns_syscall_compat())
+		if (ns_syscall_compat(regs))
 			return 0;
 		return ns_tcp_syscall_exit(id, ret);
 	NS_L7_DATA_SYSCALLS
-		if (ns_syscall_compat())
+		if (ns_syscall_compat(regs))
 			return 0;
 		return ns_l7_syscall_exit(ret);
 	case NS_NR_mmap:
-		if (ns_syscall_compat())
+		if (ns_syscall_compat(regs))
 			return 0;
 		/* The argument registers are as the caller left them. */
 		return ns_files_mmap(NS_SYSCALL_ARG3(regs), NS_SYSCALL_ARG5(regs), ret);

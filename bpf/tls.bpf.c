@@ -10,6 +10,7 @@
 #include "common.bpf.h"
 #include "sockets.bpf.h"
 #include "tls.bpf.h"
+#include "arch.bpf.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
@@ -45,7 +46,7 @@ int BPF_KPROBE(ns_tls_enter, void *session, void *buf, __u64 num, void *len_ptr)
 	return 0;
 }
 
-/* Plaintext bytes the call moved, from its return value (rax) or *len_ptr. */
+/* Plaintext bytes the call moved, from its return value (rax, x0) or *len_ptr. */
 static __always_inline __u64 tls_result(const struct tls_call *c, __u64 rc)
 {
 	__u64 n = 0;
@@ -116,8 +117,8 @@ int BPF_KPROBE(ns_tls_ret)
  * Go's crypto/tls.(*Conn).Write and Read. Write is sent from its entry (the
  * fewer probes a first-run binary needs, the sooner it is covered). Read's
  * result comes at its return sites; goroutines move between threads and
- * their stacks move, so a Read is keyed by its goroutine (g: r14 in the
- * register ABI, the TLS slot at fs-8 before it) and every return site of the
+ * their stacks move, so a Read is keyed by its goroutine (g: bpf/arch/:
+ * r14 or the TLS slot at fs-8 on amd64, x28 on arm64) and every return site of the
  * function is its return. The socket comes from the Conn: its first field is
  * a net.Conn interface whose data is a *net.TCPConn -> *netFD -> poll.FD,
  * Sysfd at offset 16 (fdMutex: state u64, rsema u32, wsema u32). These
@@ -158,11 +159,8 @@ static __always_inline __u64 go_stack_word(struct pt_regs *ctx, unsigned int i)
 static __always_inline __u64 go_goroutine(struct pt_regs *ctx, bool stack_abi)
 {
 	if (!stack_abi)
-		return ctx->r14;
-	struct task_struct *t = bpf_get_current_task_btf();
-	__u64 g = 0;
-	bpf_probe_read_user(&g, sizeof(g), (void *)(t->thread.fsbase - 8));
-	return g;
+		return NS_GO_REG_G(ctx);
+	return ns_go_stack_abi_g(ctx);
 }
 
 SEC("uprobe")
@@ -170,8 +168,8 @@ int ns_tls_go_enter(struct pt_regs *ctx)
 {
 	__u32 cookie = bpf_get_attach_cookie(ctx);
 	bool stack_abi = cookie & NS_TLS_COOKIE_GO_STACK_ABI;
-	__u64 conn = stack_abi ? go_stack_word(ctx, 1) : ctx->ax;
-	__u64 buf = stack_abi ? go_stack_word(ctx, 2) : ctx->bx;
+	__u64 conn = stack_abi ? go_stack_word(ctx, 1) : NS_GO_REG_ARG0(ctx);
+	__u64 buf = stack_abi ? go_stack_word(ctx, 2) : NS_GO_REG_ARG1(ctx);
 	__u64 tgid = bpf_get_current_pid_tgid() >> 32;
 	__u64 data = 0, netfd = 0;
 	__s64 fd = -1;
@@ -190,7 +188,7 @@ int ns_tls_go_enter(struct pt_regs *ctx)
 	__u32 fn = NS_TLS_COOKIE_FN(cookie);
 	if (fn == NS_TLS_GO_WRITE) {
 		/* Write sends all of b or fails the connection: emit it now, no return probe. */
-		__u64 len = stack_abi ? go_stack_word(ctx, 3) : ctx->cx;
+		__u64 len = stack_abi ? go_stack_word(ctx, 3) : NS_GO_REG_ARG2(ctx);
 		tls_send(NS_L7_WRITE, fd, bpf_ktime_get_ns(), len, buf, sock);
 		return 0;
 	}
@@ -220,8 +218,8 @@ int ns_tls_go_ret(struct pt_regs *ctx)
 		return 0;
 	struct go_call c = *p;
 	bpf_map_delete_elem(&go_calls, &k);
-	/* n is the first result: rax, or on the stack after the receiver and the slice. */
-	__s64 n = stack_abi ? (__s64)go_stack_word(ctx, 5) : (__s64)ctx->ax;
+	/* n is the first result: the first result register, or on the stack after the receiver and the slice. */
+	__s64 n = stack_abi ? (__s64)go_stack_word(ctx, 5) : (__s64)NS_GO_REG_ARG0(ctx);
 	if (n <= 0)
 		return 0;
 	tls_send(NS_L7_READ, c.fd, c.ts_ns, n, c.buf, &c.sock);

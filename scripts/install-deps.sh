@@ -1,7 +1,7 @@
 #!/bin/sh
 # Installs the Debian packages nodescope needs to build, run and test; quick when all are there.
 set -e
-PKGS="clang llvm bpftool libbpf-dev libelf-dev zlib1g-dev libmicrohttpd-dev pkg-config make gcc
+PKGS="clang llvm lld bpftool libbpf-dev libelf-dev zlib1g-dev libmicrohttpd-dev pkg-config make gcc
       libcmocka-dev python3 python3-pytest prometheus iproute2 procps util-linux nftables
       libclang-rt-14-dev curl wrk libbpf-tools nginx libcapstone-dev golang-go
       gnutls-bin openssl libssl-dev python3-cryptography gcc-multilib stress-ng

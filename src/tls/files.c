@@ -100,9 +100,15 @@ int tls_open_event_file(uint32_t pid, int fd, uint64_t addr, dev_t dev, ino_t in
 	return r;
 }
 
+/* Debian's multiarch directory for the architecture the agent was built for. */
+#if defined(__aarch64__)
+#define LIB_TRIPLET "aarch64-linux-gnu"
+#else
+#define LIB_TRIPLET "x86_64-linux-gnu"
+#endif
 static const char *const lib_dirs[] = {
-	"/lib/x86_64-linux-gnu", "/usr/lib/x86_64-linux-gnu", "/lib64", "/usr/lib64",
-	"/usr/lib",		 "/usr/local/lib",
+	"/lib/" LIB_TRIPLET, "/usr/lib/" LIB_TRIPLET, "/lib64", "/usr/lib64",
+	"/usr/lib",	      "/usr/local/lib",
 };
 static const char *const lib_patterns[] = { "libssl*.so*", "libgnutls*.so*" };
 

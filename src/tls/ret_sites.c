@@ -1,8 +1,9 @@
 #include "ret_sites.h"
 
+#include "ret_sites_walk.h"
+
 #include "util/last_error.h"
 
-#include <capstone/capstone.h>
 #include <elf.h>
 #include <errno.h>
 #include <stdarg.h>
@@ -13,9 +14,6 @@
 
 #include "tls/eh_frame.h"
 
-/* Instructions looked back over to tell a jump table from a tail call. */
-#define RING 8
-
 /* Bytes of unwind tables read at most (when .eh_frame's size is not known,
  * it is read to the end of its segment). */
 #define MAX_EH_BYTES (64u << 20)
@@ -24,24 +22,10 @@
 static const char *const plt_sections[] = { ".plt", ".plt.sec", ".plt.got", ".iplt" };
 #define N_PLT (sizeof(plt_sections) / sizeof(plt_sections[0]))
 
-struct extent {
-	uint64_t start;
-	uint64_t size;
-	unsigned int depth;	/* tail jumps from the entry function */
-};
-
-/* What the look-back needs of an instruction already decoded. */
-struct rec {
-	uint64_t next;		/* address of the following instruction */
-	unsigned int id;
-	bool barrier;		/* call, ret, jmp: what came before need not flow here */
-	uint8_t nops;
-	cs_x86_op ops[2];
-};
-
 struct walk {
 	struct elf_syms *e;
 	struct ret_sites *out;
+	const struct ret_sites_decoder *dec;
 	csh cs;
 	cs_insn *insn;
 	struct extent ext[RET_SITES_MAX_FUNCS]; /* the entry, then targets as found */
@@ -51,11 +35,37 @@ struct walk {
 	bool eh_loaded;
 	struct eh_frame_image eh;
 	uint8_t *eh_bufs[2];	/* the image's bytes, ours to free */
-	struct rec ring[RING];	/* the last instructions of the current extent */
-	size_t n_rec;
 };
 
 LAST_ERROR_DEFINE(ret_sites)
+
+/* The instruction sets whose code is read, by ELF machine. */
+static const struct ret_sites_decoder *const decoders[] = { &ret_sites_x86_64, &ret_sites_aarch64 };
+
+int ret_sites_walk_fail(int rc, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(last_error, sizeof(last_error), fmt, ap);
+	va_end(ap);
+	return rc;
+}
+
+csh ret_sites_walk_cs(const struct walk *w)
+{
+	return w->cs;
+}
+
+cs_insn *ret_sites_walk_insn(const struct walk *w)
+{
+	return w->insn;
+}
+
+struct elf_syms *ret_sites_walk_elf(const struct walk *w)
+{
+	return w->e;
+}
 
 /* Passes on an error of a module below, its message prefixed with what we did. */
 static int fail_from(int rc, const char *what, const char *msg)
@@ -209,145 +219,16 @@ int ret_sites_extent(struct elf_syms *e, uint64_t addr, uint64_t *start, uint64_
 	return rc;
 }
 
-/* ---- decoding ------------------------------------------------------------- */
+/* ---- the walk -------------------------------------------------------------- */
 
-/* The 64-bit register a general-purpose register is part of; others unchanged. */
-static x86_reg reg64(x86_reg r)
-{
-	switch (r) {
-	case X86_REG_EAX: case X86_REG_AX: case X86_REG_AL: case X86_REG_AH: return X86_REG_RAX;
-	case X86_REG_EBX: case X86_REG_BX: case X86_REG_BL: case X86_REG_BH: return X86_REG_RBX;
-	case X86_REG_ECX: case X86_REG_CX: case X86_REG_CL: case X86_REG_CH: return X86_REG_RCX;
-	case X86_REG_EDX: case X86_REG_DX: case X86_REG_DL: case X86_REG_DH: return X86_REG_RDX;
-	case X86_REG_ESI: case X86_REG_SI: case X86_REG_SIL: return X86_REG_RSI;
-	case X86_REG_EDI: case X86_REG_DI: case X86_REG_DIL: return X86_REG_RDI;
-	case X86_REG_EBP: case X86_REG_BP: case X86_REG_BPL: return X86_REG_RBP;
-	case X86_REG_ESP: case X86_REG_SP: case X86_REG_SPL: return X86_REG_RSP;
-	case X86_REG_R8D: case X86_REG_R8W: case X86_REG_R8B: return X86_REG_R8;
-	case X86_REG_R9D: case X86_REG_R9W: case X86_REG_R9B: return X86_REG_R9;
-	case X86_REG_R10D: case X86_REG_R10W: case X86_REG_R10B: return X86_REG_R10;
-	case X86_REG_R11D: case X86_REG_R11W: case X86_REG_R11B: return X86_REG_R11;
-	case X86_REG_R12D: case X86_REG_R12W: case X86_REG_R12B: return X86_REG_R12;
-	case X86_REG_R13D: case X86_REG_R13W: case X86_REG_R13B: return X86_REG_R13;
-	case X86_REG_R14D: case X86_REG_R14W: case X86_REG_R14B: return X86_REG_R14;
-	case X86_REG_R15D: case X86_REG_R15W: case X86_REG_R15B: return X86_REG_R15;
-	default: return r;
-	}
-}
-
-/* The rec i steps back (1: the instruction before the current one), or NULL. */
-static const struct rec *back(const struct walk *w, size_t i)
-{
-	/* n_rec counts the current instruction, which is in the ring too */
-	if (i >= w->n_rec || i >= RING)
-		return NULL;
-	return &w->ring[(w->n_rec - 1 - i) % RING];
-}
-
-static bool writes(const struct rec *r, x86_reg reg)
-{
-	for (unsigned int k = 0; k < r->nops && k < 2; k++)
-		if (r->ops[k].type == X86_OP_REG && (r->ops[k].access & CS_AC_WRITE) &&
-		    reg64(r->ops[k].reg) == reg)
-			return true;
-	return false;
-}
-
-/* The instruction that last set reg before rec `from` steps back, or NULL. */
-static const struct rec *def_of(const struct walk *w, size_t from, x86_reg reg, size_t *at)
-{
-	for (size_t i = from + 1;; i++) {
-		const struct rec *r = back(w, i);
-
-		if (!r || r->barrier)
-			return NULL;
-		if (writes(r, reg)) {
-			*at = i;
-			return r;
-		}
-	}
-}
-
-static bool in_extent(const struct extent *x, uint64_t addr)
+bool ret_sites_in_extent(const struct extent *x, uint64_t addr)
 {
 	return addr >= x->start && addr - x->start < x->size;
 }
 
-/*
- * An 8-byte absolute table at [base + index*8 + disp], looked up by the rec
- * `at` steps back: a jump table when its first entry points into the function.
- * The base is known when it is absent (non-PIC) or was set by lea reg, [rip + d]
- * (Go, PIC code with absolute tables).
- */
-static bool absolute_table(struct walk *w, const struct extent *x, const x86_op_mem *m, size_t at)
-{
-	struct elf_syms_loc loc;
-	uint64_t table = (uint64_t)m->disp, entry = 0;
-	uint8_t b[8];
+#define in_extent ret_sites_in_extent
 
-	if (m->base != X86_REG_INVALID) {
-		const struct rec *d;
-		size_t i;
-
-		if (m->base == X86_REG_RIP)
-			return false;
-		d = def_of(w, at, reg64(m->base), &i);
-		if (!d || d->id != X86_INS_LEA || d->nops != 2 || d->ops[1].type != X86_OP_MEM ||
-		    d->ops[1].mem.base != X86_REG_RIP || d->ops[1].mem.index != X86_REG_INVALID)
-			return false;
-		table += d->next + (uint64_t)d->ops[1].mem.disp;
-	}
-	if (elf_syms_locate(w->e, table, &loc) != 0 || loc.avail < 8 ||
-	    elf_syms_read(w->e, loc.offset, b, sizeof(b)) != 0)
-		return false;
-	for (int i = 0; i < 8; i++)
-		entry |= (uint64_t)b[i] << (8 * i);
-	return in_extent(x, entry);
-}
-
-/*
- * Is the indirect jmp a switch through a jump table inside the function?
- * GCC and clang emit, for PIC code:
- *	lea rdx, [rip + T]; movsxd rax, dword ptr [rdx + rax*4]; add rax, rdx; jmp rax
- * for non-PIC code: jmp qword ptr [rax*8 + T]; with CET: notrack jmp.
- * Anything else (jmp rax after a load from a struct, jmp [rip + GOT]) is a
- * tail call through a pointer.
- */
-static bool jump_table(struct walk *w, const struct extent *x, const cs_insn *insn)
-{
-	const cs_x86 *d = &insn->detail->x86;
-	const cs_x86_op *op = &d->operands[0];
-
-	if (d->prefix[1] == X86_PREFIX_DS)
-		return true; /* notrack: only jump tables lack endbr64 targets */
-	if (d->op_count != 1)
-		return false;
-	if (op->type == X86_OP_MEM)
-		return op->mem.index != X86_REG_INVALID && op->mem.scale == 8 &&
-		       absolute_table(w, x, &op->mem, 0);
-	if (op->type != X86_OP_REG)
-		return false;
-	for (size_t from = 0;;) {
-		size_t at;
-		const struct rec *r = def_of(w, from, reg64(op->reg), &at);
-
-		if (!r)
-			return false;
-		if (r->id == X86_INS_ADD && r->nops == 2 && r->ops[1].type == X86_OP_REG) {
-			from = at; /* the table's base added to the entry: look further */
-			continue;
-		}
-		if (r->nops != 2 || r->ops[1].type != X86_OP_MEM ||
-		    r->ops[1].mem.index == X86_REG_INVALID)
-			return false;
-		if (r->id == X86_INS_MOVSXD && r->ops[1].mem.scale == 4)
-			return true;
-		return r->id == X86_INS_MOV && r->ops[1].mem.scale == 8 &&
-		       absolute_table(w, x, &r->ops[1].mem, at);
-	}
-}
-
-static int add_site(struct walk *w, uint64_t offset)
+int ret_sites_walk_add(struct walk *w, uint64_t offset)
 {
 	struct ret_sites *o = w->out;
 
@@ -375,8 +256,7 @@ static int load_plt(struct walk *w)
 	return 0;
 }
 
-/* A jmp or jcc at `from` in x to target. */
-static int follow(struct walk *w, const struct extent *x, uint64_t from, uint64_t target)
+int ret_sites_walk_follow(struct walk *w, const struct extent *x, uint64_t from, uint64_t target)
 {
 	uint64_t start, size;
 	int rc;
@@ -420,74 +300,6 @@ static int follow(struct walk *w, const struct extent *x, uint64_t from, uint64_
 	return 0;
 }
 
-static void remember(struct walk *w, const cs_insn *insn)
-{
-	const cs_x86 *d = &insn->detail->x86;
-	struct rec *r = &w->ring[w->n_rec++ % RING];
-
-	r->next = insn->address + insn->size;
-	r->id = insn->id;
-	r->barrier = cs_insn_group(w->cs, insn, X86_GRP_CALL) ||
-		     cs_insn_group(w->cs, insn, X86_GRP_RET) || insn->id == X86_INS_JMP;
-	r->nops = d->op_count < 2 ? d->op_count : 2;
-	memcpy(r->ops, d->operands, sizeof(r->ops));
-}
-
-static int decode_bytes(struct walk *w, const struct extent *x, const uint8_t *bytes,
-			uint64_t file_off)
-{
-	const uint8_t *code = bytes;
-	size_t left = (size_t)x->size;
-	uint64_t addr = x->start;
-	int rc;
-
-	w->n_rec = 0;
-	while (left > 0) {
-		const cs_insn *insn = w->insn;
-		const cs_x86 *d;
-
-		if (!cs_disasm_iter(w->cs, &code, &left, &addr, w->insn)) {
-			size_t at = (size_t)(addr - x->start);
-
-			return fail(-EILSEQ, "undecodable bytes at 0x%llx (file offset 0x%llx) in the "
-					     "function at 0x%llx: %02x %02x %02x %02x ...",
-				    (unsigned long long)addr, (unsigned long long)(file_off + at),
-				    (unsigned long long)x->start, bytes[at],
-				    left > 1 ? bytes[at + 1] : 0, left > 2 ? bytes[at + 2] : 0,
-				    left > 3 ? bytes[at + 3] : 0);
-		}
-		remember(w, insn);
-		d = &insn->detail->x86;
-		switch (insn->id) {
-		case X86_INS_RET: /* also ret imm16, repz ret, bnd ret */
-			rc = add_site(w, file_off + (insn->address - x->start));
-			if (rc)
-				return rc;
-			continue;
-		case X86_INS_RETF:
-		case X86_INS_RETFQ:
-		case X86_INS_LJMP:
-			return fail(-ENOTSUP, "far %s at 0x%llx in the function at 0x%llx",
-				    insn->mnemonic, (unsigned long long)insn->address,
-				    (unsigned long long)x->start);
-		}
-		if (!cs_insn_group(w->cs, insn, X86_GRP_JUMP))
-			continue;
-		if (d->op_count == 1 && d->operands[0].type == X86_OP_IMM) {
-			rc = follow(w, x, insn->address, (uint64_t)d->operands[0].imm);
-			if (rc)
-				return rc;
-		} else if (!jump_table(w, x, insn)) {
-			return fail(-ENOTSUP, "%s %s at 0x%llx in the function at 0x%llx is a tail call "
-					      "through a pointer, not a jump table: where it returns "
-					      "cannot be known",
-				    insn->mnemonic, insn->op_str, (unsigned long long)insn->address,
-				    (unsigned long long)x->start);
-		}
-	}
-	return 0;
-}
-
 static int decode_extent(struct walk *w, const struct extent *x)
 {
 	struct elf_syms_loc loc;
@@ -508,7 +320,7 @@ static int decode_extent(struct walk *w, const struct extent *x)
 	rc = read_at(w->e, x->start, x->size, "function", &bytes);
 	if (rc)
 		return rc;
-	rc = decode_bytes(w, x, bytes, loc.offset);
+	rc = w->dec->decode(w, x, bytes, loc.offset);
 	free(bytes);
 	return rc;
 }
@@ -537,12 +349,17 @@ int ret_sites_find(struct elf_syms *e, const struct elf_sym *fn, struct ret_site
 {
 	struct walk *w;
 	uint64_t start = fn->addr, size = fn->size;
+	const struct ret_sites_decoder *dec = NULL;
 	int rc;
 
 	memset(out, 0, sizeof(*out));
-	if (elf_syms_class(e) != ELFCLASS64 || elf_syms_machine(e) != EM_X86_64)
-		return fail(-ENOTSUP, "return sites are found in x86-64 code only (ELF machine %u)",
-			    elf_syms_machine(e));
+	for (size_t i = 0; i < sizeof(decoders) / sizeof(decoders[0]); i++)
+		if (elf_syms_machine(e) == decoders[i]->machine)
+			dec = decoders[i];
+	if (elf_syms_class(e) != ELFCLASS64 || !dec)
+		return fail(-ENOTSUP, "return sites are found in x86-64 and arm64 code only "
+				      "(ELF class %u, machine %u)",
+			    elf_syms_class(e), elf_syms_machine(e));
 	if (size == 0) {
 		rc = ret_sites_extent(e, fn->addr, &start, &size);
 		if (rc)
@@ -552,12 +369,13 @@ int ret_sites_find(struct elf_syms *e, const struct elf_sym *fn, struct ret_site
 	if (!w)
 		return fail(-ENOMEM, "out of memory");
 	w->e = e;
+	w->dec = dec;
 	w->out = out;
 	w->ext[0] = (struct extent){ start, size, 0 };
 	w->n_ext = 1;
-	if (cs_open(CS_ARCH_X86, CS_MODE_64, &w->cs) != CS_ERR_OK) {
+	if (cs_open(dec->arch, dec->mode, &w->cs) != CS_ERR_OK) {
 		free(w);
-		return fail(-ENOTSUP, "capstone cannot decode x86-64");
+		return fail(-ENOTSUP, "capstone cannot decode %s", dec->name);
 	}
 	cs_option(w->cs, CS_OPT_DETAIL, CS_OPT_ON);
 	w->insn = cs_malloc(w->cs);

@@ -1,23 +1,27 @@
 /*
- * Return sites of a function in an x86-64 ELF file, for uprobes that stand in
- * for a uretprobe: the agent probes the entry and every `ret` that can end
- * the call, and at each of them compares the stack pointer with the one
- * saved at entry (equal: the probed call is returning, rax holds its result).
+ * Return sites of a function in an x86-64 or arm64 ELF file, for uprobes that
+ * stand in for a uretprobe: the agent probes the entry and every `ret` that
+ * can end the call, and at each of them compares the stack pointer with the
+ * one saved at entry (equal: the probed call is returning, rax or x0 holds
+ * its result). Each instruction set has its decoder (ret_sites_x86.c,
+ * ret_sites_arm64.c, whose comments say what each treats as a jump table);
+ * the walk over extents and unwind tables is shared (ret_sites.c).
  * Unlike a uretprobe this leaves the return address on the stack alone, which
  * Go's runtime (it walks and copies goroutine stacks) needs.
  *
  * The sites are the `ret`s inside the function itself, plus those inside
- * code it reaches by a tail jump (a jmp or jcc whose target is outside its
- * extent: a sibling call to a local function, or the function's own cold
- * part), followed transitively. A `ret` reached that way runs with the entry
- * stack pointer once the jump came from our frame; run from elsewhere, its
+ * code it reaches by a tail jump (a jmp or jcc; b, b.cond, cbz or tbz on
+ * arm64) whose target is outside its extent: a sibling call to a local
+ * function, or the function's own cold part, followed transitively. A
+ * `ret` reached that way runs with the entry stack pointer once the jump
+ * came from our frame; run from elsewhere, its
  * stack pointer differs and the BPF side ignores it. The list is complete or
  * the call fails: a missed site would lose data silently.
  *
  * Assumptions, true of GCC and clang output: a function's extent holds only
- * instructions (decoded linearly); an indirect jmp is a switch through a jump
- * table inside the function when it looks like one (notrack; a 4-byte
- * relative table: movsxd r, [b + i*4] then add; an 8-byte absolute table
+ * instructions (decoded linearly); on x86-64 an indirect jmp is a switch
+ * through a jump table inside the function when it looks like one (notrack;
+ * a 4-byte relative table: movsxd r, [b + i*4] then add; an 8-byte absolute table
  * whose first entry points into the function), and otherwise a tail call
  * through a pointer, which gives -ENOTSUP.
  *
@@ -49,7 +53,7 @@ struct ret_sites {
 };
 
 /*
- * Finds every return site of fn in e, an ELFCLASS64 EM_X86_64 file. Only
+ * Finds every return site of fn in e, an ELFCLASS64 EM_X86_64 or EM_AARCH64 file. Only
  * fn->addr and fn->size are used; a size of 0 means "look it up" like a
  * tail-jump target.
  *
@@ -59,13 +63,13 @@ struct ret_sites {
  *           no symbol, e.g. in a Go binary);
  *  -ENOTSUP a tail call that cannot be followed: through the PLT (into
  *           another library), through a pointer or the GOT (indirect jmp
- *           that is not a jump table), a far jmp or ret; or not an x86-64
- *           file;
+ *           that is not a jump table), a far jmp or ret, eret; or neither an
+ *           x86-64 nor an arm64 file;
  *  -E2BIG   more than RET_SITES_MAX sites, tail jumps deeper than
  *           RET_SITES_MAX_DEPTH, more than RET_SITES_MAX_FUNCS extents, an
  *           extent larger than RET_SITES_MAX_FN_SIZE, or an .eh_frame_hdr
  *           over 64 MiB;
- *  -EILSEQ  bytes in an extent that do not decode as x86-64;
+ *  -EILSEQ  bytes in an extent that do not decode as the file's instruction set;
  *  -EINVAL  a corrupt file (an extent or jump target outside the
  *           executable part of the file, corrupt unwind tables);
  *  -ENOMEM.

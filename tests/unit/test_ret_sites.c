@@ -29,92 +29,11 @@
 #include "tls/ret_sites.h"
 
 #include "fixture.h"
+#include "ret_sites_check.h"
 
 #define SYS_LIBDIR "/usr/lib/x86_64-linux-gnu"
 
 static bool have_clang;
-
-
-
-
-
-static struct elf_syms *open_ok(const char *path)
-{
-	struct elf_syms *e = NULL;
-	int rc = elf_syms_open(path, &e);
-
-	if (rc)
-		fail_msg("elf_syms_open(%s) = %d: %s", path, rc, elf_syms_last_error());
-	return e;
-}
-
-static struct elf_sym sym_ok(struct elf_syms *e, const char *name)
-{
-	struct elf_sym s;
-	int rc = elf_syms_find(e, name, &s);
-
-	if (rc)
-		fail_msg("elf_syms_find(%s) = %d: %s", name, rc, elf_syms_last_error());
-	return s;
-}
-
-static int sites_of(struct elf_syms *e, const char *name, struct ret_sites *out)
-{
-	struct elf_sym s = sym_ok(e, name);
-
-	memset(out, 0xa5, sizeof(*out)); /* whatever was there must not survive */
-	return ret_sites_find(e, &s, out);
-}
-
-static void sites_ok(struct elf_syms *e, const char *name, struct ret_sites *out)
-{
-	int rc = sites_of(e, name, out);
-
-	if (rc)
-		fail_msg("ret_sites_find(%s) = %d: %s", name, rc, ret_sites_last_error());
-}
-
-static void expect_rc(struct elf_syms *e, const char *name, int want)
-{
-	struct ret_sites r;
-	int rc = sites_of(e, name, &r);
-
-	if (rc != want)
-		fail_msg("ret_sites_find(%s) = %d, want %d: %s", name, rc, want,
-			 ret_sites_last_error());
-	if (rc) {
-		assert_int_equal(r.n, 0);
-		assert_true(ret_sites_last_error()[0] != '\0');
-	}
-}
-
-/* The sites must be exactly the offsets of the labels named (any order). */
-static void expect_sites(struct elf_syms *e, struct elf_syms *labels, const char *name,
-			 const char *const *want, size_t n_want, unsigned int functions)
-{
-	struct ret_sites r;
-	uint64_t w[32];
-
-	assert_true(n_want <= 32);
-	sites_ok(e, name, &r);
-	for (size_t i = 0; i < n_want; i++)
-		w[i] = sym_ok(labels, want[i]).offset;
-	for (size_t i = 1; i < n_want; i++) /* sort: the result is ascending */
-		for (size_t j = i; j > 0 && w[j - 1] > w[j]; j--) {
-			uint64_t t = w[j];
-
-			w[j] = w[j - 1];
-			w[j - 1] = t;
-		}
-	if (r.n != n_want) {
-		for (size_t i = 0; i < r.n; i++)
-			fprintf(stderr, "  got 0x%llx\n", (unsigned long long)r.offsets[i]);
-		fail_msg("%s: %zu sites, want %zu", name, r.n, n_want);
-	}
-	for (size_t i = 0; i < n_want; i++)
-		assert_int_equal(r.offsets[i], w[i]);
-	assert_int_equal(r.functions, functions);
-}
 
 /* Every site is a near ret in the file: c3, c2 iw, or f3/f2 (repz, bnd) c3. */
 static void assert_rets_in_file(const char *path, const struct ret_sites *r)
@@ -477,9 +396,6 @@ static int group_teardown(void **state)
 	}
 	return 0;
 }
-
-#define SITES(...) (const char *const[]){ __VA_ARGS__ }, \
-	sizeof((const char *const[]){ __VA_ARGS__ }) / sizeof(const char *)
 
 /* ---- return sites in hand-written code --------------------------------- */
 

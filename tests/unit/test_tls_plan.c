@@ -10,6 +10,7 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -113,7 +114,10 @@ static const char go_client[] =
 	"	if err == nil { r.Body.Close() }\n"
 	"}\n";
 
-/* Builds go_dir/client (stripped) and go_dir/other (a different program). */
+/*
+ * Builds go_dir/client (stripped), go_dir/other (a different program) and
+ * go_dir/client_arm64 (the client cross-compiled by Go itself for arm64).
+ */
 static int build_go(void **state)
 {
 	char cmd[1024];
@@ -128,7 +132,8 @@ static int build_go(void **state)
 	snprintf(cmd, sizeof(cmd),
 		 "cd %s && export HOME=%s GOCACHE=%s/cache GO111MODULE=off GOFLAGS= && "
 		 "go build -ldflags='-s -w' -o client main.go && "
-		 "go build -ldflags='-s -w -X main.unused=1' -o other main.go && cp client copy",
+		 "go build -ldflags='-s -w -X main.unused=1' -o other main.go && cp client copy && "
+		 "GOARCH=arm64 go build -ldflags='-s -w' -o client_arm64 main.go",
 		 go_dir, go_dir, go_dir);
 	if (system(cmd) != 0) {
 		fprintf(stderr, "cannot build the Go client (is golang-go installed? "
@@ -177,6 +182,44 @@ static void test_stripped_go_client(void **state)
 	static const char *const none[1];
 	static const uint32_t nofn[1];
 	check_sites(path, none, nofn, 0); /* every return site is a ret */
+}
+
+/* The same client built for arm64: register ABI, return sites that are rets. */
+static void test_stripped_go_client_arm64(void **state)
+{
+	char path[128];
+	struct go_binary *g;
+	struct go_func r;
+	struct go_binary_info info;
+
+	snprintf(path, sizeof(path), "%s/client_arm64", go_dir);
+	assert_int_equal(plan_path(path), 0);
+	assert_string_equal(plan.library, "go");
+	assert_int_equal(plan.functions, 2);
+	assert_int_equal(plan.skipped, 0);
+	assert_int_equal(go_binary_open(path, &g), 0);
+	go_binary_info(g, &info);
+	assert_int_equal(info.machine, EM_AARCH64);
+	assert_true(go_binary_regabi(g)); /* Debian's Go is 1.18 or newer */
+	assert_int_equal(go_binary_find_func(g, "crypto/tls.(*Conn).Read", &r), 0);
+	go_binary_close(g);
+	assert_true(plan.n >= 3);
+	assert_int_equal(plan.sites[0].cookie, NS_TLS_GO_WRITE);
+	assert_int_equal(plan.sites[plan.n - 1].offset, r.offset);
+	assert_int_equal(plan.sites[plan.n - 1].cookie, NS_TLS_GO_READ);
+
+	int fd = open(path, O_RDONLY);
+	assert_true(fd >= 0);
+	for (size_t i = 1; i + 1 < plan.n; i++) {
+		uint32_t insn = 0;
+
+		assert_int_equal(plan.sites[i].prog, TLS_PROG_GO_RET);
+		assert_int_equal(plan.sites[i].cookie, NS_TLS_GO_READ | NS_TLS_COOKIE_RET);
+		assert_true(plan.sites[i].offset > r.offset && plan.sites[i].offset < r.offset + r.size);
+		assert_int_equal(pread(fd, &insn, 4, (off_t)plan.sites[i].offset), 4);
+		assert_int_equal(insn & 0xfffffc1f, 0xd65f0000); /* ret */
+	}
+	close(fd);
 }
 
 static void test_plan_key_same_for_copies_only(void **state)
@@ -234,6 +277,7 @@ int main(void)
 		cmocka_unit_test(test_libssl),
 		cmocka_unit_test(test_libgnutls_send2_stands_for_send),
 		cmocka_unit_test(test_stripped_go_client),
+		cmocka_unit_test(test_stripped_go_client_arm64),
 		cmocka_unit_test(test_plan_key_same_for_copies_only),
 		cmocka_unit_test(test_program_without_tls),
 		cmocka_unit_test(test_not_elf),

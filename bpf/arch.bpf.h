@@ -1,0 +1,23 @@
+/*
+ * What differs between architectures on the BPF side, one header each in
+ * bpf/arch/, chosen by the -D__TARGET_ARCH_<arch> the Makefile passes (the
+ * same macro libbpf's bpf_tracing.h reads for PT_REGS_*). Each defines:
+ *   NS_NR_<syscall>            the numbers the syscall dispatcher switches on;
+ *   NS_SYSCALL_ARG{1,2,3,5}, NS_SYSCALL_SP, NS_SYSCALL_NR
+ *                              from the kernel pt_regs of raw sys_enter/exit;
+ *   ns_arch_syscall_compat()   a syscall from the 32-bit table (skipped);
+ *   NS_GO_REG_ARG{0,1,2}, NS_GO_REG_G, ns_go_stack_abi_g()
+ *                              Go's register ABI and where the goroutine is.
+ */
+#ifndef NODESCOPE_ARCH_BPF_H
+#define NODESCOPE_ARCH_BPF_H
+
+#if defined(__TARGET_ARCH_x86)
+#include "arch/x86.bpf.h"
+#elif defined(__TARGET_ARCH_arm64)
+#include "arch/arm64.bpf.h"
+#else
+#error "nodescope: no bpf/arch header for this __TARGET_ARCH (x86 and arm64 exist)"
+#endif
+
+#endif
