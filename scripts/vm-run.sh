@@ -80,20 +80,22 @@ fi
 # The uncompressed ELF of an x86 bzImage: the first xz, zstd or gzip stream in it that
 # decompresses to an ELF file (what the kernel's scripts/extract-vmlinux does). Kept beside it.
 vmlinux_of() {
-	local z=$1/vmlinuz out=$1/vmlinux magic off
+	# Several VMs may boot the same fresh kernel at once: each extracts into its own file,
+	# and the rename is atomic (the contents are the same).
+	local z=$1/vmlinuz out=$1/vmlinux tmp=$1/vmlinux.tmp.$$ magic off
 	[ -s "$out" ] && [ "$out" -nt "$z" ] && { echo "$out"; return; }
 	for magic in "xz $'\xfd7zXZ'" "zstd $'\x28\xb5\x2f\xfd'" "gzip $'\x1f\x8b\x08'"; do
 		eval "set -- $magic"
 		for off in $(LC_ALL=C grep -aboF "$2" "$z" | cut -d: -f1); do
-			tail -c +$((off + 1)) "$z" | $1 -dcq 2>/dev/null >"$out.tmp" || true
-			if [ "$(head -c 4 "$out.tmp")" = $'\x7fELF' ]; then
-				mv "$out.tmp" "$out"
+			tail -c +$((off + 1)) "$z" | $1 -dcq 2>/dev/null >"$tmp" || true
+			if [ "$(head -c 4 "$tmp")" = $'\x7fELF' ]; then
+				mv "$tmp" "$out"
 				echo "$out"
 				return
 			fi
 		done
 	done
-	rm -f "$out.tmp"
+	rm -f "$tmp"
 	die "cannot find the kernel ELF inside $z"
 }
 if [ "$image" = vmlinux ]; then kernel=$(vmlinux_of "$kdir"); else kernel=$kdir/vmlinuz; fi
