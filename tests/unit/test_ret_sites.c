@@ -331,36 +331,6 @@ static const char abs_S[] =
 	"	.section .note.GNU-stack,\"\",@progbits\n";
 
 /* What compilers make of a tail call and a switch. */
-static const char tail_c[] =
-	"__attribute__((noinline)) static int helper(int x, int y)\n"
-	"{\n"
-	"	if (x > 100)\n"
-	"		return x * 3 + y;\n"
-	"	return x - y;\n"
-	"}\n"
-	"int api(int x, int y)\n"
-	"{\n"
-	"	if (x < 0)\n"
-	"		return -1;\n"
-	"	return helper(x + 1, y);\n"
-	"}\n"
-	"int sw(int x, int y)\n"
-	"{\n"
-	"	switch (x) {\n"
-	"	case 0: return y + 1;\n"
-	"	case 1: return y * 3;\n"
-	"	case 2: return y - 7;\n"
-	"	case 3: return y ^ 5;\n"
-	"	case 4: return y << 2;\n"
-	"	case 5: return y / 3;\n"
-	"	case 6: return y % 11;\n"
-	"	case 7: return y | 0x40;\n"
-	"	default: return 0;\n"
-	"	}\n"
-	"}\n"
-	"extern int (*volatile hook)(int);\n"
-	"int (*volatile hook)(int);\n"
-	"int through_ptr(int x) { return hook(x); }\n";
 
 static int group_setup(void **state)
 {
