@@ -70,11 +70,15 @@ def test_promtool_check_metrics(agent_factory):
     """promtool's lint of /metrics: clean but for Coroot's histogram names, which end in _total
     and are kept so its queries work unchanged."""
     a = agent_factory("--events", "proc")
-    for _ in range(3):  # the scrapes are inbound HTTP requests too: the histograms get series
-        a.metrics()
-    a.wait_for(lambda evs: True)
-    text = urllib.request.urlopen(f"http://127.0.0.1:{a.port}/metrics", timeout=10).read()
-    assert b"_duration_seconds_total_bucket" in text
+    # The scrapes are inbound HTTP requests too: once one has been paired (the l7 stream is
+    # read on its own schedule), the histograms have series.
+    deadline = time.monotonic() + 30
+    while True:
+        text = urllib.request.urlopen(f"http://127.0.0.1:{a.port}/metrics", timeout=10).read()
+        if b"_duration_seconds_total_bucket" in text:
+            break
+        assert time.monotonic() < deadline, "no HTTP histogram series after 30 s of scrapes"
+        time.sleep(0.2)
     p = subprocess.run(["promtool", "check", "metrics"], input=text, capture_output=True, timeout=30)
     findings = [l for l in (p.stdout + p.stderr).decode().splitlines() if l.strip()]
     coroot_names = [f for f in findings
