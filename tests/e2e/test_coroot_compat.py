@@ -42,8 +42,10 @@ def test_families_match_coroots_catalog(agent_factory):
         port = refused.getsockname()[1]
         refused.close()
         assert subprocess.run(["curl", "-s", f"http://127.0.0.1:{port}/"], timeout=10).returncode != 0
-        a.wait_for(lambda evs: sum(1 for e in evs if e.get("type") == "l7" and e.get("dir") == "in") >= 3,
-                   what="the requests")
+        a.wait_for(lambda evs: sum(1 for e in evs if e.get("type") == "l7" and e.get("dir") == "in") >= 3
+                   and any(e.get("type") == "connect_error" for e in evs)
+                   and sum(1 for e in evs if e.get("type") == "close" and e.get("dst") == n.addr) >= 3,
+                   what="the requests, their connections' closes and the refused connect")
         text = urllib.request.urlopen(f"http://127.0.0.1:{a.port}/metrics", timeout=10).read().decode()
     finally:
         n.stop()
