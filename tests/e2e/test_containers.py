@@ -3,10 +3,13 @@ their cgroup and, for runtime containers, from the runtime's state files, from t
 
 The cgroups are made here in the cgroup v2 tree (this machine is hybrid: v1 hierarchies and v2 at
 /sys/fs/cgroup/unified). The kubepods case uses a state file captured from a real containerd run
-(tests/unit/data/containers/, see its README), placed where containerd keeps it.
+(tests/unit/data/containers/, see its README), placed where containerd keeps it. A real podman
+container (Debian's podman with runc, an image built here from busybox-static) is run too.
 """
 import os
+import pytest
 import shutil
+import socket
 import subprocess
 
 from conftest import by_pid, cgroup2_root
@@ -93,3 +96,61 @@ def test_runtime_container_without_state_keeps_its_cgroup_path(agent_factory):
         assert a.metric_sum("nodescope_container_metadata_reads_total", result="missing") >= 1
     finally:
         remove_cgroups(rel)
+
+
+PODMAN = shutil.which("podman") or "/usr/bin/podman"
+IMAGE = "localhost/nodescope-e2e-busybox:test"
+
+
+@pytest.fixture(scope="module")
+def busybox_image(tmp_path_factory):
+    """An image built here from busybox-static (no registry is reachable), imported by podman."""
+    if not os.access(PODMAN, os.X_OK):
+        pytest.fail("podman is missing: apt-get install podman runc (scripts/install-deps.sh)")
+    d = tmp_path_factory.mktemp("image")
+    os.makedirs(d / "rootfs" / "bin")
+    shutil.copy("/bin/busybox", d / "rootfs" / "bin" / "busybox")
+    subprocess.run(["tar", "-C", str(d / "rootfs"), "-cf", str(d / "busybox.tar"), "."], check=True)
+    subprocess.run([PODMAN, "import", str(d / "busybox.tar"), IMAGE], check=True, capture_output=True)
+    yield IMAGE
+    subprocess.run([PODMAN, "rmi", "-f", IMAGE], capture_output=True)
+
+
+def podman(*args, timeout=60):
+    # runc: crun refuses this machine's hybrid cgroups; the sandbox caps rlimits at 1024.
+    p = subprocess.run([PODMAN, "--runtime", "runc", *args], capture_output=True, text=True,
+                       timeout=timeout)
+    assert p.returncode == 0, (args, p.stderr)
+    return p.stdout.strip()
+
+
+RUN = ("run", "--ulimit", "nofile=1024:1024", "--ulimit", "nproc=1024:1024")
+
+
+def test_podman_container_named_from_its_first_event(agent_factory, busybox_image):
+    """A real podman container: a short-lived process and a server in it are attributed to
+    /podman/<name> from their first event (exec, listen), with the image in container_info."""
+    name = f"nodescope-e2e-{os.getpid()}"
+    a = agent_factory("--events", "proc,tcp")
+    podman(*RUN, "--rm", "--name", name, busybox_image, "/bin/busybox", "true")
+    a.wait_for(lambda evs: [e for e in evs if e["type"] == "exit" and e.get("args", "") == ""
+                            and e["container"] == f"/podman/{name}"], what="the container's exit")
+    evs = [e for e in a.snapshot() if e["type"] == "exec" and e["args"] == "/bin/busybox true"]
+    assert evs and all(e["container"] == f"/podman/{name}" for e in evs), evs
+    assert a.metric("container_info", container_id=f"/podman/{name}", image=busybox_image,
+                    systemd_triggered_by="", systemd_type="") == 1, \
+        [dict(k) for k in a.metrics().get("container_info", {})]
+
+    server = f"{name}-srv"
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    podman(*RUN, "-d", "--network", "host", "--name", server, busybox_image,
+           "/bin/busybox", "httpd", "-f", "-p", f"127.0.0.1:{port}")
+    try:
+        listen = a.wait_for(lambda evs: next((e for e in evs if e["type"] == "listen"
+                                              and e["addr"] == f"127.0.0.1:{port}"), None),
+                            what="the server's listen")
+        assert listen["container"] == f"/podman/{server}", listen
+    finally:
+        podman("rm", "-f", server)
