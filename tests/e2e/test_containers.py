@@ -4,13 +4,15 @@ their cgroup and, for runtime containers, from the runtime's state files, from t
 The cgroups are made here in the cgroup v2 tree (this machine is hybrid: v1 hierarchies and v2 at
 /sys/fs/cgroup/unified). The kubepods case uses a state file captured from a real containerd run
 (tests/unit/data/containers/, see its README), placed where containerd keeps it. A real podman
-container (Debian's podman with runc, an image built here from busybox-static) is run too.
+container (Debian's podman with runc, an image built here from busybox-static) and a containerd one
+(Debian's containerd, run with ctr as the CRI plugin lays containers out) are run too.
 """
 import os
 import pytest
 import shutil
 import socket
 import subprocess
+import time
 
 from conftest import by_pid, cgroup2_root
 
@@ -154,3 +156,59 @@ def test_podman_container_named_from_its_first_event(agent_factory, busybox_imag
         assert listen["container"] == f"/podman/{server}", listen
     finally:
         podman("rm", "-f", server)
+
+
+CTR = shutil.which("ctr") or "/usr/bin/ctr"
+
+
+@pytest.fixture(scope="module")
+def containerd(busybox_image, tmp_path_factory):
+    """Debian's containerd (started here unless one runs) with the image in namespace k8s.io."""
+    if not os.access(CTR, os.X_OK):
+        pytest.fail("containerd is missing: apt-get install containerd (scripts/install-deps.sh)")
+    proc = None
+    if not os.path.exists("/run/containerd/containerd.sock"):
+        log = open(tmp_path_factory.mktemp("containerd") / "log", "wb")
+        proc = subprocess.Popen(["containerd"], stdout=log, stderr=log)
+        deadline = time.monotonic() + 20
+        while not os.path.exists("/run/containerd/containerd.sock"):
+            assert proc.poll() is None and time.monotonic() < deadline, "containerd did not start"
+            time.sleep(0.1)
+    archive = tmp_path_factory.mktemp("oci") / "image.tar"
+    subprocess.run([PODMAN, "save", "--format", "oci-archive", "-o", str(archive), busybox_image],
+                   check=True, capture_output=True)
+    ref = "docker.io/library/nodescope-e2e:test"
+    subprocess.run([CTR, "-n", "k8s.io", "image", "import", "--index-name", ref, str(archive)],
+                   check=True, capture_output=True)
+    yield ref
+    subprocess.run([CTR, "-n", "k8s.io", "image", "rm", ref], capture_output=True)
+    if proc:
+        proc.terminate()
+        proc.wait(20)
+
+
+def test_containerd_pod_container_named_from_its_first_event(agent_factory, containerd):
+    """A container run by containerd as the CRI plugin lays it out (namespace k8s.io, a kubepods
+    cgroup, the CRI annotations): its short-lived process is /k8s/<ns>/<pod>/<container> from its
+    exec, with app_id and the image."""
+    cid = "%064x" % (os.getpid() * 7919)
+    pod = "web-5d4b9c8f6d-k2x7q"  # a ReplicaSet hash and a suffix of k8s's alphabet (no vowels)
+    name = f"/k8s/e2e/{pod}/app"
+    a = agent_factory("--events", "proc")
+    p = subprocess.run([CTR, "-n", "k8s.io", "run", "--rm",
+                        "--cgroup", f"/kubepods/besteffort/pod11111111-2222-3333-4444-{os.getpid():012d}/{cid}",
+                        "--annotation", "io.kubernetes.cri.container-type=container",
+                        "--annotation", "io.kubernetes.cri.container-name=app",
+                        "--annotation", f"io.kubernetes.cri.sandbox-name={pod}",
+                        "--annotation", "io.kubernetes.cri.sandbox-namespace=e2e",
+                        "--annotation", f"io.kubernetes.cri.image-name={containerd}",
+                        containerd, cid, "/bin/busybox", "true"], capture_output=True, text=True, timeout=60)
+    assert p.returncode == 0, p.stderr
+    a.wait_for(lambda evs: [e for e in evs if e["type"] == "exit" and e["container"] == name],
+               what="the container's exit")
+    execs = [e for e in a.snapshot() if e["type"] == "exec" and e["args"] == "/bin/busybox true"]
+    assert execs and all(e["container"] == name for e in execs), execs
+    series = [dict(k) for k in a.metrics(keep_node_labels=True)["container_process_exits_total"]]
+    assert [s["app_id"] for s in series if s["container_id"] == name] == ["/k8s/e2e/web"], series
+    assert a.metric("container_info", container_id=name, image=containerd,
+                    systemd_triggered_by="", systemd_type="") == 1
