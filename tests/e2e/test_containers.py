@@ -167,7 +167,8 @@ def containerd(busybox_image, tmp_path_factory):
     if not os.access(CTR, os.X_OK):
         pytest.fail("containerd is missing: apt-get install containerd (scripts/install-deps.sh)")
     proc = None
-    answers = lambda: subprocess.run([CTR, "version"], capture_output=True, timeout=10).returncode == 0
+    answers = lambda: subprocess.run([CTR, "--connect-timeout", "1s", "version"], capture_output=True,
+                                     timeout=30).returncode == 0
     if not answers():  # (a socket file left by a containerd that died is no containerd)
         log = open(tmp_path_factory.mktemp("containerd") / "log", "wb")
         proc = subprocess.Popen(["containerd"], stdout=log, stderr=log)
