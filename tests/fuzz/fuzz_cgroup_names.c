@@ -22,14 +22,7 @@
 
 #include "containers/name.h"
 
-#define CHECK(cond)                                                                    \
-	do {                                                                           \
-		if (!(cond)) {                                                         \
-			fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, \
-				#cond);                                                \
-			abort();                                                       \
-		}                                                                      \
-	} while (0)
+#include "fuzz_check.h"
 
 static const char *const bases[] = {
 	"",

@@ -20,14 +20,7 @@
 
 #include "tls/eh_frame.h"
 
-#define CHECK(cond)                                                                    \
-	do {                                                                           \
-		if (!(cond)) {                                                         \
-			fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, \
-				#cond);                                                \
-			abort();                                                       \
-		}                                                                      \
-	} while (0)
+#include "fuzz_check.h"
 
 /* Fixed addresses close together, so pcrel and datarel values meet real ones. */
 #define HDR_ADDR 0x1000u

@@ -23,14 +23,7 @@
 
 #include "l7/http.h"
 
-#define CHECK(cond)                                                                    \
-	do {                                                                           \
-		if (!(cond)) {                                                         \
-			fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, \
-				#cond);                                                \
-			abort();                                                       \
-		}                                                                      \
-	} while (0)
+#include "fuzz_check.h"
 
 #define MAX_DESC 32
 #define MAX_MSGS 64

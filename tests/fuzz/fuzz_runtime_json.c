@@ -20,14 +20,7 @@
 #include "containers/name.h"
 #include "containers/runtime_json.h"
 
-#define CHECK(cond)                                                                    \
-	do {                                                                           \
-		if (!(cond)) {                                                         \
-			fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, \
-				#cond);                                                \
-			abort();                                                       \
-		}                                                                      \
-	} while (0)
+#include "fuzz_check.h"
 
 /* the captured podman container's id (tests/unit/data/containers/podman.id) */
 static const char index_id[] = "93010627618bd3a00585329aa9fa6983485e6c57d7f1a42b9d9e6e707eaa1eb2";
