@@ -31,14 +31,7 @@
 
 #include "tls/go_binary.h"
 
-#define GS_CHECK(cond)                                                                 \
-	do {                                                                           \
-		if (!(cond)) {                                                         \
-			fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, \
-				#cond);                                                \
-			abort();                                                       \
-		}                                                                      \
-	} while (0)
+#include "fuzz_check.h"
 
 /* ---- synthetic Go executables ------------------------------------------- */
 
@@ -401,12 +394,12 @@ static void gs_check(const uint8_t *buf, size_t len, const struct go_synth *expe
 	size_t found;
 	int r = go_binary_open_mem(buf, len, &g);
 
-	GS_CHECK(gs_open_rc_ok(r));
-	GS_CHECK((r == 0) == (g != NULL));
-	GS_CHECK(go_binary_last_error() != NULL);
+	CHECK(gs_open_rc_ok(r));
+	CHECK((r == 0) == (g != NULL));
+	CHECK(go_binary_last_error() != NULL);
 	if (expect && r != 0) {
 		fprintf(stderr, "synthetic file rejected: %d %s\n", r, go_binary_last_error());
-		GS_CHECK(r == 0);
+		CHECK(r == 0);
 	}
 	if (!g)
 		return;
@@ -416,54 +409,54 @@ static void gs_check(const uint8_t *buf, size_t len, const struct go_synth *expe
 	for (size_t i = GS_NFUNC; i < NQ; i++)
 		names[i] = gs_missing[i - GS_NFUNC];
 	found = go_binary_find_many(g, names, NQ, out, rc);
-	GS_CHECK(found <= NQ);
+	CHECK(found <= NQ);
 	for (size_t i = 0; i < NQ; i++) {
 		int r1 = go_binary_find_func(g, names[i], &one);
 
-		GS_CHECK(rc[i] == 0 || rc[i] == -ENOENT || rc[i] == -EINVAL);
-		GS_CHECK(r1 == rc[i]);
-		GS_CHECK(!memcmp(&one, &out[i], sizeof(one)));
+		CHECK(rc[i] == 0 || rc[i] == -ENOENT || rc[i] == -EINVAL);
+		CHECK(r1 == rc[i]);
+		CHECK(!memcmp(&one, &out[i], sizeof(one)));
 		if (rc[i] == 0) {
-			GS_CHECK(out[i].offset <= len && out[i].size <= len - out[i].offset);
-			GS_CHECK(out[i].addr + out[i].size >= out[i].addr);
+			CHECK(out[i].offset <= len && out[i].size <= len - out[i].offset);
+			CHECK(out[i].addr + out[i].size >= out[i].addr);
 		}
 	}
 
 	r = go_binary_version(g, &v);
-	GS_CHECK(r == 0 || r == -ENOENT || r == -EINVAL);
-	GS_CHECK(strnlen(v.str, sizeof(v.str)) < sizeof(v.str));
+	CHECK(r == 0 || r == -ENOENT || r == -EINVAL);
+	CHECK(strnlen(v.str, sizeof(v.str)) < sizeof(v.str));
 	(void)go_binary_regabi(g);
 	go_binary_info(g, &info);
-	GS_CHECK(info.nfunc > 0 && info.nfunc <= GO_BINARY_MAX_FUNCS);
-	GS_CHECK(info.ptr_size == 4 || info.ptr_size == 8);
+	CHECK(info.nfunc > 0 && info.nfunc <= GO_BINARY_MAX_FUNCS);
+	CHECK(info.ptr_size == 4 || info.ptr_size == 8);
 
 	if (expect) {
-		GS_CHECK(info.pclntab_format == expect->format);
-		GS_CHECK(info.pclntab_by_section == expect->sections);
-		GS_CHECK(info.pclntab_addr == GS_BASE + GS_PCLN_OFF);
-		GS_CHECK(info.nfunc == GS_NFUNC);
-		GS_CHECK(info.big_endian == expect->be);
-		GS_CHECK(info.ptr_size == (expect->is32 ? 4u : 8u));
-		GS_CHECK(info.machine == expect->machine);
-		GS_CHECK(info.text_start ==
+		CHECK(info.pclntab_format == expect->format);
+		CHECK(info.pclntab_by_section == expect->sections);
+		CHECK(info.pclntab_addr == GS_BASE + GS_PCLN_OFF);
+		CHECK(info.nfunc == GS_NFUNC);
+		CHECK(info.big_endian == expect->be);
+		CHECK(info.ptr_size == (expect->is32 ? 4u : 8u));
+		CHECK(info.machine == expect->machine);
+		CHECK(info.text_start ==
 			 (expect->format >= GO_PCLNTAB_1_18 ? GS_TEXT_START : 0));
-		GS_CHECK(found == GS_NFUNC);
+		CHECK(found == GS_NFUNC);
 		for (size_t i = 0; i < GS_NFUNC; i++) {
 			uint64_t end = i + 1 < GS_NFUNC ? gs_funcs[i + 1].off : GS_END;
 
-			GS_CHECK(rc[i] == 0);
-			GS_CHECK(out[i].addr == GS_TEXT_START + gs_funcs[i].off);
-			GS_CHECK(out[i].size == end - gs_funcs[i].off);
-			GS_CHECK(out[i].offset == GS_TEXT_START - GS_BASE + gs_funcs[i].off);
+			CHECK(rc[i] == 0);
+			CHECK(out[i].addr == GS_TEXT_START + gs_funcs[i].off);
+			CHECK(out[i].size == end - gs_funcs[i].off);
+			CHECK(out[i].offset == GS_TEXT_START - GS_BASE + gs_funcs[i].off);
 		}
 		for (size_t i = GS_NFUNC; i < NQ; i++)
-			GS_CHECK(rc[i] == (names[i][0] ? -ENOENT : -EINVAL));
-		GS_CHECK(info.has_build_info == (expect->buildinfo != 0));
+			CHECK(rc[i] == (names[i][0] ? -ENOENT : -EINVAL));
+		CHECK(info.has_build_info == (expect->buildinfo != 0));
 		if (expect->buildinfo) {
-			GS_CHECK(!strncmp(v.str, expect->version, sizeof(v.str) - 1));
-			GS_CHECK(r == (strstr(expect->version, "go1") ? 0 : -EINVAL));
+			CHECK(!strncmp(v.str, expect->version, sizeof(v.str) - 1));
+			CHECK(r == (strstr(expect->version, "go1") ? 0 : -EINVAL));
 		} else {
-			GS_CHECK(r == -ENOENT);
+			CHECK(r == -ENOENT);
 		}
 	}
 	go_binary_close(g);
