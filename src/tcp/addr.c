@@ -48,3 +48,31 @@ bool tcp_port_ephemeral(uint16_t port, uint16_t lo, uint16_t hi)
 {
 	return lo <= hi && port >= lo && port <= hi && port != 50051;
 }
+
+/* The IPv4 address in addr (AF_INET, or an IPv4-mapped IPv6 one), or NULL. */
+static const uint8_t *v4_of(uint16_t family, const uint8_t addr[16])
+{
+	static const uint8_t mapped[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff };
+	if (family == AF_INET)
+		return addr;
+	if (family == AF_INET6 && !memcmp(addr, mapped, sizeof(mapped)))
+		return addr + 12;
+	return NULL;
+}
+
+bool tcp_addr_loopback(uint16_t family, const uint8_t addr[16])
+{
+	static const uint8_t one[16] = { [15] = 1 };
+	const uint8_t *v4 = v4_of(family, addr);
+	if (v4)
+		return v4[0] == 127;
+	return family == AF_INET6 && !memcmp(addr, one, sizeof(one));
+}
+
+bool tcp_addr_link_local(uint16_t family, const uint8_t addr[16])
+{
+	const uint8_t *v4 = v4_of(family, addr);
+	if (v4)
+		return v4[0] == 169 && v4[1] == 254;
+	return family == AF_INET6 && addr[0] == 0xfe && (addr[1] & 0xc0) == 0x80;
+}

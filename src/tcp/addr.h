@@ -25,4 +25,9 @@ void tcp_ip_format(uint16_t family, const uint8_t addr[16], char *out, size_t le
  */
 bool tcp_port_ephemeral(uint16_t port, uint16_t lo, uint16_t hi);
 
+/* 127.0.0.0/8, ::1 or ::ffff:127.x.x.x. */
+bool tcp_addr_loopback(uint16_t family, const uint8_t addr[16]);
+/* 169.254.0.0/16, fe80::/10 or ::ffff:169.254.x.x: Coroot leaves these destinations out. */
+bool tcp_addr_link_local(uint16_t family, const uint8_t addr[16]);
+
 #endif

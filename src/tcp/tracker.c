@@ -389,6 +389,18 @@ static void read_live_bytes(struct tcp_tracker *t)
 	free(w.conns);
 }
 
+/* Whether c's process shares the agent's network namespace (asked once; a gone one: yes). */
+static bool in_own_netns(struct tcp_tracker *t, struct tcp_conn *c)
+{
+	if (!c->netns) {
+		char path[64];
+		struct stat st;
+		snprintf(path, sizeof(path), "/proc/%u/ns/net", c->pid);
+		c->netns = stat(path, &st) == 0 ? (uint64_t)st.st_ino : 0;
+	}
+	return !c->netns || !t->self_netns || c->netns == t->self_netns;
+}
+
 static struct tcp_conn *add_conn(struct tcp_tracker *t, uint64_t sock, uint64_t start_ns,
 				 const struct tcp_tuple *tuple, enum tcp_conn_kind kind,
 				 uint32_t pid, int fd, uint64_t now_ns)
@@ -408,12 +420,17 @@ static struct tcp_conn *add_conn(struct tcp_tracker *t, uint64_t sock, uint64_t 
 	resolve_nat(t, c, now_ns);
 	uint16_t lo = t->o.ephemeral_lo, hi = t->o.ephemeral_hi;
 	if (kind == TCP_CONN_LISTENER) {
-		if (tcp_port_ephemeral(tuple->sport, lo, hi))
-			return c; /* tracked for its connections, not a service */
+		/* Tracked for its connections, but no service: as Coroot, a port the kernel
+		 * handed out, or loopback inside a container's own network namespace. */
+		if (tcp_port_ephemeral(tuple->sport, lo, hi) ||
+		    (tcp_addr_loopback(tuple->family, tuple->saddr) && !in_own_netns(t, c)))
+			return c;
 		listen_series(c, labels);
 		metric_add(t->listen_info, labels, 1);
 		c->metered = true;
 	} else if (kind == TCP_CONN_OUTBOUND && !tcp_port_ephemeral(tuple->dport, lo, hi) &&
+		   !tcp_addr_link_local(tuple->family, tuple->daddr) &&
+		   !(tcp_addr_loopback(tuple->family, tuple->daddr) && !in_own_netns(t, c)) &&
 		   dest_allowed(t, c->container, c->peer)) {
 		dest_series(c, labels);
 		metric_add(t->active, labels, 1);

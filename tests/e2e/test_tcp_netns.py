@@ -15,6 +15,7 @@ import os
 import random
 import re
 import socket
+import subprocess
 import time
 
 from netns import PYTHON, netpair  # noqa: F401  (fixture)
@@ -425,3 +426,39 @@ def test_bytes_of_open_connections_in_another_namespace(agent_factory, netpair):
     server.finish()
     wait_event(agent, "close", f"close of the connection to {dst}", dst=dst, dir="out")
     assert sum(series(agent, "container_net_tcp_bytes_sent_total", dst).values()) == 23456
+
+
+# Listens on each HOST:PORT given, connects to each once, prints its pid; ends on EOF of stdin.
+LOCAL = r"""
+import json, os, socket, sys
+addrs = [(a.rsplit(":", 1)[0], int(a.rsplit(":", 1)[1])) for a in sys.argv[1:]]
+sys.stdin.readline()
+ls = []
+for host, port in addrs:
+    l = socket.socket(); l.bind((host, port)); l.listen(); ls.append(l)
+    c = socket.create_connection((host, port)); s, _ = l.accept(); c.close(); s.close()
+print(json.dumps({"pid": os.getpid()}), flush=True)
+sys.stdin.read()
+"""
+
+
+def test_loopback_and_link_local_inside_a_namespace_are_no_services(agent_factory, netpair):
+    """As Coroot: inside a container's own network namespace, a loopback listen or destination
+    is no service of the node, and link-local destinations are left out anywhere; traced, not
+    series. The namespace's own address is a service."""
+    agent = tcp_agent(agent_factory)
+    net = netpair("lo", 6)
+    subprocess.run([net.ip, "-n", net.server, "addr", "add", "169.254.77.1/32", "dev", "lo"], check=True)
+    p = port()
+    addrs = [f"127.0.0.1:{p}", f"169.254.77.1:{p + 1}", f"{net.server_ip}:{p + 2}"]
+    proc = start(agent, net, net.server, LOCAL, *addrs)
+    pid = proc.json(timeout=20)["pid"]
+    for a in addrs:
+        wait_event(agent, "connect", f"the connect to {a}", since=proc.since, pid=pid, dst=a)
+        wait_event(agent, "listen", f"the listen on {a}", since=proc.since, pid=pid, addr=a)
+    listens = {dict(k)["listen_addr"] for k in agent.metrics().get("container_net_tcp_listen_info", {})}
+    dests = {dict(k)["destination"] for k in agent.metrics().get("container_net_tcp_successful_connects_total", {})}
+    assert f"127.0.0.1:{p}" not in listens and f"127.0.0.1:{p}" not in dests
+    assert f"169.254.77.1:{p + 1}" not in dests
+    assert f"{net.server_ip}:{p + 2}" in listens and f"{net.server_ip}:{p + 2}" in dests
+    assert proc.finish() == 0

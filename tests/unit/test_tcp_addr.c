@@ -224,6 +224,27 @@ static void test_unknown_family(void **state)
 	assert_string_equal(out, "1.2.3.4");
 }
 
+static void test_loopback_and_link_local(void **state)
+{
+	uint8_t a[16] = { 127, 0, 0, 5 };
+	assert_true(tcp_addr_loopback(AF_INET, a));
+	assert_false(tcp_addr_link_local(AF_INET, a));
+	uint8_t b[16] = { 169, 254, 1, 2 };
+	assert_true(tcp_addr_link_local(AF_INET, b));
+	assert_false(tcp_addr_loopback(AF_INET, b));
+	uint8_t c[16] = { 10, 0, 0, 1 };
+	assert_false(tcp_addr_loopback(AF_INET, c) || tcp_addr_link_local(AF_INET, c));
+	uint8_t one[16] = { [15] = 1 };
+	assert_true(tcp_addr_loopback(AF_INET6, one));
+	uint8_t fe80[16] = { 0xfe, 0x80, [15] = 9 }, febf[16] = { 0xfe, 0xbf }, fec0[16] = { 0xfe, 0xc0 };
+	assert_true(tcp_addr_link_local(AF_INET6, fe80) && tcp_addr_link_local(AF_INET6, febf));
+	assert_false(tcp_addr_link_local(AF_INET6, fec0));
+	uint8_t mapped[16] = { [10] = 0xff, [11] = 0xff, [12] = 127, [15] = 1 };
+	assert_true(tcp_addr_loopback(AF_INET6, mapped));
+	mapped[12] = 169, mapped[13] = 254;
+	assert_true(tcp_addr_link_local(AF_INET6, mapped));
+}
+
 static void test_port_ephemeral(void **state)
 {
 	assert_true(tcp_port_ephemeral(32768, 32768, 60999));
@@ -238,6 +259,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_port_ephemeral),
+		cmocka_unit_test(test_loopback_and_link_local),
 		cmocka_unit_test(test_ipv4),
 		cmocka_unit_test(test_ipv6),
 		cmocka_unit_test(test_ipv6_full_length),
