@@ -33,7 +33,9 @@ static int probes_libbpf_print(enum libbpf_print_level level, const char *fmt, v
 		return 0;
 	if (level == LIBBPF_INFO && !probes_verbose)
 		return 0;
-	fputs("libbpf: ", stderr);
+	/* libbpf names itself in most of its messages, not in all. */
+	if (strncmp(fmt, "libbpf: ", 8))
+		fputs("libbpf: ", stderr);
 	return vfprintf(stderr, fmt, ap);
 }
 
