@@ -344,20 +344,26 @@ static void dump_netns(struct live_walk *w, uint64_t netns, uint32_t pid)
 	close(diag);
 }
 
-static void note_live(void *ctx, struct hmap_node *n)
+/* The inode of c's process's network namespace, asked once; 0 once the process is gone. */
+static uint64_t conn_netns(struct tcp_conn *c)
 {
-	struct live_walk *w = ctx;
-	struct tcp_conn *c = hmap_entry(n, struct tcp_conn, node);
-	char path[64];
-
-	if (!c->metered || c->kind != TCP_CONN_OUTBOUND)
-		return;
 	if (!c->netns) {
+		char path[64];
 		struct stat st;
 		snprintf(path, sizeof(path), "/proc/%u/ns/net", c->pid);
 		c->netns = stat(path, &st) == 0 ? (uint64_t)st.st_ino : 0;
 	}
-	if (!c->netns)
+	return c->netns;
+}
+
+static void note_live(void *ctx, struct hmap_node *n)
+{
+	struct live_walk *w = ctx;
+	struct tcp_conn *c = hmap_entry(n, struct tcp_conn, node);
+
+	if (!c->metered || c->kind != TCP_CONN_OUTBOUND)
+		return;
+	if (!conn_netns(c))
 		return; /* its process is gone: the close will count it */
 	if (w->n == w->cap) {
 		size_t cap = w->cap ? w->cap * 2 : 64;
@@ -392,13 +398,7 @@ static void read_live_bytes(struct tcp_tracker *t)
 /* Whether c's process shares the agent's network namespace (asked once; a gone one: yes). */
 static bool in_own_netns(struct tcp_tracker *t, struct tcp_conn *c)
 {
-	if (!c->netns) {
-		char path[64];
-		struct stat st;
-		snprintf(path, sizeof(path), "/proc/%u/ns/net", c->pid);
-		c->netns = stat(path, &st) == 0 ? (uint64_t)st.st_ino : 0;
-	}
-	return !c->netns || !t->self_netns || c->netns == t->self_netns;
+	return !conn_netns(c) || !t->self_netns || c->netns == t->self_netns;
 }
 
 static struct tcp_conn *add_conn(struct tcp_tracker *t, uint64_t sock, uint64_t start_ns,
