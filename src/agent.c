@@ -25,6 +25,7 @@
 #include "metrics/registry.h"
 #include "proc/cgroup.h"
 #include "proc/tracker.h"
+#include "resources/collector.h"
 #include "l7/tracker.h"
 #include "tcp/tracker.h"
 #include "tls/hold.h"
@@ -41,6 +42,7 @@ struct agent {
 	struct probes *probes;
 	struct stream *streams[NS_STREAM_COUNT];
 	struct proc_tracker *procs;
+	struct resources *resources;
 	struct tcp_tracker *tcp;
 	struct l7_tracker *l7;
 	struct tls_manager *tls;
@@ -349,6 +351,15 @@ static int agent_start(struct agent *a)
 	};
 	if (proc_tracker_new(&po, &a->procs))
 		return NS_EXIT_RUNTIME;
+	struct resources_opts ro = {
+		.registry = a->registry,
+		.procs = proc_tracker_table(a->procs),
+		.loop = a->loop,
+		.cgroupfs_root = c->cgroupfs_root,
+		.max_series = c->max_series,
+	};
+	if (resources_new(&ro, &a->resources))
+		return NS_EXIT_RUNTIME;
 
 	struct probes_opts bo = { .verbose = c->verbose, .pretend_missing = c->kernel_lacks };
 	if (c->cgroup) {
@@ -451,6 +462,7 @@ static void agent_stop(struct agent *a)
 	link_closer_free(a->closer);
 	l7_tracker_free(a->l7);
 	tcp_tracker_free(a->tcp);
+	resources_free(a->resources); /* before the process table it observes */
 	proc_tracker_free(a->procs);
 	metric_registry_free(a->registry);
 	trace_free(&a->trace);

@@ -185,8 +185,8 @@ const struct cli_opt cli_opts[] = {
 	{ CLI_CUSTOM, "cgroupfs-root", .env = "CGROUPFS_ROOT", .metavar = "DIR",
 	  FIELD(cgroupfs_root), .def = "/sys/fs/cgroup", .parse = parse_abs_path,
 	  .form = "an absolute path",
-	  .help = "Coroot's, kept but not used yet: where the host's cgroup hierarchies are "
-		  "mounted" },
+	  .help = "Coroot's: where the host's cgroup hierarchies are mounted (the container "
+		  "resource metrics read them there)" },
 	{ CLI_SECONDS, "min-container-age", .env = "MIN_CONTAINER_AGE", .metavar = "TIME",
 	  FIELD(min_container_age_s), .min = 0, .max = 31536000, .def = "0",
 	  .help = "Coroot's, kept but not applied yet: containers younger than this are not "

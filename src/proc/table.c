@@ -9,6 +9,8 @@ struct proc_table {
 	struct hmap containers; /* name hash -> struct proc_container */
 	size_t cap;
 	uint64_t refused;
+	proc_table_observer_fn observer;
+	void *observer_ctx;
 };
 
 struct proc_table *proc_table_new(size_t cap)
@@ -106,9 +108,17 @@ void proc_table_remove(struct proc_table *t, uint32_t pid)
 	struct proc_entry *e = proc_table_get(t, pid);
 	if (!e)
 		return;
+	if (t->observer)
+		t->observer(t->observer_ctx, e, NULL);
 	hmap_unlink(&t->procs, &e->node);
 	container_put(t, e->container);
 	free(e);
+}
+
+void proc_table_set_observer(struct proc_table *t, proc_table_observer_fn fn, void *ctx)
+{
+	t->observer = fn;
+	t->observer_ctx = ctx;
 }
 
 int proc_table_set_container(struct proc_table *t, struct proc_entry *e, const char *name)
@@ -122,6 +132,8 @@ int proc_table_set_container(struct proc_table *t, struct proc_entry *e, const c
 		return -ENOMEM;
 	container_put(t, e->container);
 	e->container = c;
+	if (t->observer)
+		t->observer(t->observer_ctx, e, c->name);
 	return 0;
 }
 

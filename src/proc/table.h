@@ -51,6 +51,16 @@ size_t proc_table_count(const struct proc_table *t);
 size_t proc_table_containers(const struct proc_table *t);
 uint64_t proc_table_refused(const struct proc_table *t);
 
+/*
+ * Tells fn whenever an entry enters a container (container: its name) or
+ * leaves the table (container NULL): the one hook the resource metrics keep
+ * their container -> processes bookkeeping by. One observer; fn must not
+ * modify the table.
+ */
+typedef void (*proc_table_observer_fn)(void *ctx, const struct proc_entry *e,
+				       const char *container);
+void proc_table_set_observer(struct proc_table *t, proc_table_observer_fn fn, void *ctx);
+
 /* Calls fn for every entry, in no particular order; fn must not modify the table. */
 void proc_table_foreach(struct proc_table *t, void (*fn)(void *ctx, const struct proc_entry *e),
 			void *ctx);
