@@ -20,7 +20,8 @@ static int put_dir(char *out, const char *path, size_t len)
 		if (slash)
 			*slash = '\0';
 	}
-	if (containers_path_join("", raw, clean, sizeof(clean)))
+	/* Rooted, so no ".." leads out of the hierarchy whatever the text says. */
+	if (containers_path_join("/", raw, clean, sizeof(clean)))
 		return -ENAMETOOLONG;
 	if (!strcmp(clean, "/") || !strcmp(clean, "/init.scope") || !clean[0])
 		clean[0] = '\0';
