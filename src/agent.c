@@ -431,7 +431,8 @@ static int agent_start(struct agent *a)
 		return rc;
 
 	if (c->listen) {
-		a->routes = (struct http_routes){ a->registry, proc_tracker_table(a->procs) };
+		a->routes = (struct http_routes){ a->registry, proc_tracker_table(a->procs),
+						  a->resources };
 		if (http_server_start(a->loop, c->listen, http_routes_handle, &a->routes, &a->http))
 			return NS_EXIT_LISTEN;
 		fprintf(stderr, "nodescope: serving http://%s/ (metrics at /metrics)\n", c->listen);

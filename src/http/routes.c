@@ -4,6 +4,8 @@
 
 #include "metrics/registry.h"
 #include "page.h"
+#include "http/server.h"
+#include "resources/collector.h"
 #include "proc/table.h"
 #include "trace/json.h"
 
@@ -27,13 +29,29 @@ static void proc_to_json(void *ctx, const struct proc_entry *e)
 	strbuf_putc(sb, '}');
 }
 
-int http_routes_handle(void *ctx, const char *path, struct strbuf *body, const char **type)
+#define METRICS_TYPE "text/plain; version=0.0.4; charset=utf-8"
+
+/* The containers' resources are read: write the exposition and answer. */
+static void metrics_ready(void *ctx)
+{
+	struct http_request *req = ctx;
+	struct http_routes *r = http_request_handler_ctx(req);
+	struct strbuf body = STRBUF_INIT;
+
+	metric_registry_write(r->registry, &body);
+	http_request_answer(req, 200, &body, METRICS_TYPE);
+}
+
+int http_routes_handle(void *ctx, const char *path, struct strbuf *body, const char **type,
+		       struct http_request *req)
 {
 	struct http_routes *r = ctx;
 
 	if (!strcmp(path, "/metrics")) {
+		if (r->resources && resources_scrape_begin(r->resources, metrics_ready, req) == 0)
+			return HTTP_LATER;
 		metric_registry_write(r->registry, body);
-		*type = "text/plain; version=0.0.4; charset=utf-8";
+		*type = METRICS_TYPE;
 		return 200;
 	}
 	if (!strcmp(path, "/api/processes")) {

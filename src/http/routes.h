@@ -4,15 +4,22 @@
 
 #include "util/strbuf.h"
 
+struct http_request;
 struct metric_registry;
 struct proc_table;
+struct resources;
 
 struct http_routes {
 	struct metric_registry *registry;
 	struct proc_table *procs;
+	struct resources *resources; /* NULL: /metrics is written at once */
 };
 
-/* http_handler_fn over struct http_routes. */
-int http_routes_handle(void *ctx, const char *path, struct strbuf *body, const char **type);
+/*
+ * http_handler_fn over struct http_routes. /metrics waits for the container
+ * resources to be read in slices (resources_scrape_begin), then is written.
+ */
+int http_routes_handle(void *ctx, const char *path, struct strbuf *body, const char **type,
+		       struct http_request *req);
 
 #endif

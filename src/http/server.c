@@ -4,11 +4,21 @@
 #include <errno.h>
 #include <microhttpd.h>
 #include <netinet/in.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/socket.h>
+
+struct http_request {
+	struct http_server *server;
+	struct MHD_Connection *conn;
+	bool answered;
+	int status;
+	struct strbuf body;
+	const char *type;
+};
 
 struct http_server {
 	struct loop *loop;
@@ -62,21 +72,10 @@ int http_parse_listen(const char *listen, struct sockaddr_storage *ss, unsigned 
 	return -EINVAL;
 }
 
-static enum MHD_Result http_answer(void *cls, struct MHD_Connection *conn, const char *url,
-				   const char *method, const char *version,
-				   const char *upload_data, size_t *upload_size, void **req_cls)
+/* Queues the response: status, body (its buffer handed over) and content type. */
+static enum MHD_Result http_respond(struct MHD_Connection *conn, int status, struct strbuf body,
+				    const char *type)
 {
-	struct http_server *s = cls;
-	struct strbuf body = STRBUF_INIT;
-	const char *type = "text/plain; charset=utf-8";
-	int status;
-
-	if (strcmp(method, "GET") && strcmp(method, "HEAD")) {
-		status = MHD_HTTP_METHOD_NOT_ALLOWED;
-		strbuf_puts(&body, "only GET and HEAD\n");
-	} else {
-		status = s->fn(s->ctx, url, &body, &type);
-	}
 	if (body.oom) {
 		strbuf_free(&body);
 		return MHD_NO;
@@ -93,6 +92,76 @@ static enum MHD_Result http_answer(void *cls, struct MHD_Connection *conn, const
 	enum MHD_Result ret = MHD_queue_response(conn, status, r);
 	MHD_destroy_response(r);
 	return ret;
+}
+
+static enum MHD_Result http_answer(void *cls, struct MHD_Connection *conn, const char *url,
+				   const char *method, const char *version,
+				   const char *upload_data, size_t *upload_size, void **req_cls)
+{
+	struct http_server *s = cls;
+	struct http_request *req = *req_cls;
+	struct strbuf body = STRBUF_INIT;
+	const char *type = "text/plain; charset=utf-8";
+	int status;
+
+	if (req) { /* resumed: the answer is in (or the server is stopping) */
+		if (!req->answered)
+			return MHD_NO;
+		struct strbuf b = req->body;
+		req->body = (struct strbuf)STRBUF_INIT;
+		return http_respond(conn, req->status, b, req->type);
+	}
+	if (strcmp(method, "GET") && strcmp(method, "HEAD")) {
+		status = MHD_HTTP_METHOD_NOT_ALLOWED;
+		strbuf_puts(&body, "only GET and HEAD\n");
+		return http_respond(conn, status, body, type);
+	}
+	req = calloc(1, sizeof(*req));
+	if (!req)
+		return MHD_NO;
+	req->server = s;
+	req->conn = conn;
+	status = s->fn(s->ctx, url, &body, &type, req);
+	if (status != HTTP_LATER) {
+		free(req);
+		return http_respond(conn, status, body, type);
+	}
+	*req_cls = req; /* freed when the request completes (http_completed) */
+	MHD_suspend_connection(conn);
+	return MHD_YES;
+}
+
+static void http_completed(void *cls, struct MHD_Connection *conn, void **req_cls,
+			   enum MHD_RequestTerminationCode toe)
+{
+	struct http_request *req = *req_cls;
+	if (!req)
+		return;
+	strbuf_free(&req->body);
+	free(req);
+	*req_cls = NULL;
+}
+
+static void http_reschedule(struct http_server *s);
+
+void *http_request_handler_ctx(const struct http_request *req)
+{
+	return req->server->ctx;
+}
+
+void http_request_answer(struct http_request *req, int status, struct strbuf *body,
+			 const char *type)
+{
+	struct http_server *s = req->server;
+
+	req->status = status;
+	req->body = *body;
+	*body = (struct strbuf)STRBUF_INIT;
+	req->type = type;
+	req->answered = true;
+	MHD_resume_connection(req->conn);
+	MHD_run(s->d);
+	http_reschedule(s);
 }
 
 /* After every run, arm the timer only if libmicrohttpd has a deadline. */
@@ -134,12 +203,13 @@ int http_server_start(struct loop *l, const char *listen, http_handler_fn fn, vo
 	s->loop = l;
 	s->fn = fn;
 	s->ctx = ctx;
-	unsigned flags = MHD_USE_EPOLL | MHD_USE_ERROR_LOG;
+	unsigned flags = MHD_USE_EPOLL | MHD_USE_ERROR_LOG | MHD_ALLOW_SUSPEND_RESUME;
 	if (ss.ss_family == AF_INET6)
 		flags |= MHD_USE_IPv6;
 	s->d = MHD_start_daemon(flags, 0, NULL, NULL, http_answer, s, MHD_OPTION_SOCK_ADDR, &ss,
 				MHD_OPTION_CONNECTION_TIMEOUT, 30u, MHD_OPTION_CONNECTION_LIMIT,
-				64u, MHD_OPTION_END);
+				64u, MHD_OPTION_NOTIFY_COMPLETED, http_completed, NULL,
+				MHD_OPTION_END);
 	if (!s->d) {
 		int err = errno ? errno : EADDRINUSE;
 		fprintf(stderr, "nodescope: cannot listen on %s: %s\n", listen, strerror(err));

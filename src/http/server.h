@@ -9,10 +9,23 @@
 #include "util/strbuf.h"
 
 struct http_server;
+struct http_request;
 
-/* Fills body and content_type for a GET of path; returns the HTTP status. */
+/*
+ * Fills body and content_type for a GET of path and returns the HTTP status;
+ * or returns HTTP_LATER, keeps req and answers it once with
+ * http_request_answer() from the loop (the connection waits, suspended,
+ * while the loop goes on: how /metrics is served after sliced work).
+ */
 typedef int (*http_handler_fn)(void *ctx, const char *path, struct strbuf *body,
-			       const char **content_type);
+			       const char **content_type, struct http_request *req);
+#define HTTP_LATER 0
+
+/* The ctx the handler was given (for the code that answers later). */
+void *http_request_handler_ctx(const struct http_request *req);
+/* Answers a request put off by HTTP_LATER; takes body's buffer. Not from inside a handler. */
+void http_request_answer(struct http_request *req, int status, struct strbuf *body,
+			 const char *content_type);
 
 /* listen is "HOST:PORT" or "[V6]:PORT". Returns 0 or -errno (message printed). */
 int http_server_start(struct loop *l, const char *listen, http_handler_fn fn, void *ctx,

@@ -59,6 +59,8 @@ struct resources {
 		*mem_cache, *mem_limit, *psi[3], *restarts, *app_type, *m_errors, *m_delayacct;
 	uint64_t errors[SRC_COUNT];
 	uint64_t n_scrapes, n_slices;
+	uint64_t slice_max_ns;	     /* longest slice of the scrape under way */
+	struct metric *m_slice_max; /* ... of the last one done */
 };
 
 #define T struct resources
@@ -124,6 +126,9 @@ static const struct metric_def resources_metrics[] = {
 	{ "nodescope_container_resource_slices_total",
 	  "Slices those reads were split into, each run between event-stream reads.",
 	  METRIC_COUNTER, METRIC_VALUE(T, n_slices) },
+	{ "nodescope_container_resource_slice_max_seconds",
+	  "The longest slice of the last scrape: the longest the event streams waited for it.",
+	  METRIC_GAUGE, METRIC_HANDLE(T, m_slice_max) },
 };
 #undef RES
 #undef CTR_KIND
@@ -381,6 +386,7 @@ static void scrape_start(struct resources *r)
 		r->n = 0;
 	r->next = 0;
 	r->scraping = true;
+	r->slice_max_ns = 0;
 	r->n_scrapes++;
 }
 
@@ -388,10 +394,14 @@ static void scrape_start(struct resources *r)
 static bool scrape_slice(struct resources *r)
 {
 	int work = 0;
+	uint64_t t0 = clock_mono_ns();
 
 	r->n_slices++;
 	while (r->next < r->n && work < SLICE_WORK)
 		read_container(r, r->list[r->next++], &work);
+	uint64_t took = clock_mono_ns() - t0;
+	if (took > r->slice_max_ns)
+		r->slice_max_ns = took;
 	return r->next < r->n;
 }
 
@@ -405,6 +415,7 @@ static void scrape_finish(struct resources *r)
 	if (file_read_small("/proc/sys/kernel/task_delayacct", text, sizeof(text)) > 0)
 		on = text[0] == '1';
 	metric_set(r->m_delayacct, NULL, (double)on);
+	metric_set(r->m_slice_max, NULL, (double)r->slice_max_ns / 1e9);
 	r->scraping = false;
 	r->list = NULL;
 }
