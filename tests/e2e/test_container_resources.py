@@ -243,3 +243,39 @@ def test_vanished_cgroup_is_counted(agent_factory, container):
     assert m["nodescope_container_resource_read_errors_total"][frozenset({("source", "cpu")})] == errors + 1
     assert series(a, "nodescope_container_resource_read_errors_total", source="cpu") == errors + 1
     assert series(a, "container_resources_cpu_usage_seconds_total", container_id=c.id) is not None
+
+
+def test_many_containers_scraped_in_slices(agent_factory, container):
+    """40 containers: a scrape is read in several slices between event reads, and four scrapes at
+    once are all answered in full (they share the collection under way)."""
+    import threading
+    import urllib.request
+    from conftest import parse_metrics
+
+    a = agent_factory("--events", "proc")
+    cs = [container(f"many{i}") for i in range(40)]
+    ps = [c.run("/bin/sleep", "3600") for c in cs]
+    for c, p in zip(cs, ps):
+        exec_seen(a, p.pid, c.id)
+    before = a.metrics()
+    bodies = []
+
+    def get():
+        with urllib.request.urlopen(f"http://127.0.0.1:{a.port}/metrics", timeout=30) as r:
+            bodies.append(parse_metrics(r.read().decode()))
+    threads = [threading.Thread(target=get) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(bodies) == 4
+    for m in bodies:
+        usage = m["container_resources_cpu_usage_seconds_total"]
+        assert all(frozenset({("container_id", c.id)}) in usage for c in cs)
+    after = a.metrics()
+    scrapes = after["nodescope_container_resource_scrapes_total"][frozenset()] - \
+        before["nodescope_container_resource_scrapes_total"][frozenset()]
+    slices = after["nodescope_container_resource_slices_total"][frozenset()] - \
+        before["nodescope_container_resource_slices_total"][frozenset()]
+    assert 1 <= scrapes <= 5  # the four shared one or more collections, then this one
+    assert slices >= 2 * scrapes, (slices, scrapes)
