@@ -66,8 +66,12 @@ struct resources {
 #define T struct resources
 #define CTR METRIC_LABELS("container_id")
 #define CTR_KIND METRIC_LABELS("container_id", "kind")
+/*
+ * Not .expires: a live container's counter may stay the same for hours (no
+ * restarts); its series go when the container is forgotten (ctr_gone).
+ */
 #define RES(name, help, type, labels, field)                                                 \
-	{ name, help, type, labels, .capped = true, .expires = true, METRIC_HANDLE(T, field) }
+	{ name, help, type, labels, .capped = true, METRIC_HANDLE(T, field) }
 static const struct metric_def resources_metrics[] = {
 	RES("container_resources_cpu_usage_seconds_total",
 	    "CPU time the container's cgroup used (v1 cpuacct.usage, v2 cpu.stat usage_usec).",
