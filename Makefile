@@ -190,7 +190,7 @@ $(BUILD)/fuzz/fuzz_runtime_json: src/containers/runtime_json.c src/containers/me
 	src/containers/cgroup_path.c
 $(BUILD)/fuzz/fuzz_taskstats: src/resources/taskstats.c src/resources/taskstats.h
 $(BUILD)/fuzz/fuzz_cgroup_files: src/resources/cgroup_parse.c src/resources/cgroup_parse.h \
-	src/containers/cgroup_path.c
+	src/resources/disk_parse.c src/resources/disk_parse.h src/containers/cgroup_path.c
 # Libraries a target links besides its src files (not instrumented: jansson
 # is Debian's; the target fuzzes our use of it).
 $(BUILD)/fuzz/fuzz_runtime_json: FUZZ_LDLIBS = -ljansson

@@ -14,6 +14,7 @@
 #include "resources/apptype.h"
 #include "resources/cgroup_read.h"
 #include "resources/ctr_table.h"
+#include "resources/disk_read.h"
 #include "resources/taskstats.h"
 #include "util/clock.h"
 #include "util/file.h"
@@ -23,9 +24,10 @@
 #define EXE_CACHE 4096		 /* executables whose golang/rust bits are remembered */
 #define GONE_AFTER_NS (600ull * 1000000000ull) /* Coroot forgets a dead container after 10 min */
 
-enum read_source { SRC_CGROUP, SRC_CPU, SRC_MEMORY, SRC_PRESSURE, SRC_TASKSTATS, SRC_COUNT };
+enum read_source { SRC_CGROUP, SRC_CPU, SRC_MEMORY, SRC_PRESSURE, SRC_TASKSTATS, SRC_DISK,
+		   SRC_COUNT };
 static const char *const source_names[SRC_COUNT] = { "cgroup", "cpu", "memory", "pressure",
-						     "taskstats" };
+						     "taskstats", "disk" };
 static const char *const psi_kinds[] = { "cpu", "memory", "io" };
 
 struct exe_bits {
@@ -57,6 +59,8 @@ struct resources {
 
 	struct metric *cpu_usage, *cpu_limit, *cpu_throttled, *cpu_delay, *disk_delay, *mem_rss,
 		*mem_cache, *mem_limit, *psi[3], *restarts, *app_type, *m_errors, *m_delayacct;
+	struct metric *disk_size, *disk_used, *disk_reserved, *disk_reads, *disk_read_bytes,
+		*disk_writes, *disk_written_bytes;
 	uint64_t errors[SRC_COUNT];
 	uint64_t n_scrapes, n_slices;
 	uint64_t slice_max_ns;	     /* longest slice of the scrape under way */
@@ -66,6 +70,7 @@ struct resources {
 #define T struct resources
 #define CTR METRIC_LABELS("container_id")
 #define CTR_KIND METRIC_LABELS("container_id", "kind")
+#define CTR_VOL METRIC_LABELS("container_id", "mount_point", "device", "volume")
 /*
  * Not .expires: a live container's counter may stay the same for hours (no
  * restarts); its series go when the container is forgotten (ctr_gone).
@@ -107,6 +112,22 @@ static const struct metric_def resources_metrics[] = {
 	RES("container_resources_io_pressure_waiting_seconds_total",
 	    "Time some or all of the container's tasks stalled on I/O (cgroup v2 io.pressure).",
 	    METRIC_COUNTER, CTR_KIND, psi[2]),
+	RES("container_resources_disk_size_bytes",
+	    "Size of a file system the container writes to (statfs as its processes see it).",
+	    METRIC_GAUGE, CTR_VOL, disk_size),
+	RES("container_resources_disk_used_bytes", "Bytes used on that file system.", METRIC_GAUGE,
+	    CTR_VOL, disk_used),
+	RES("container_resources_disk_reserved_bytes",
+	    "Bytes of that file system reserved for root.", METRIC_GAUGE, CTR_VOL, disk_reserved),
+	RES("container_resources_disk_reads_total",
+	    "Reads the container's cgroup made from that file system's disk (blkio, io.stat).",
+	    METRIC_COUNTER, CTR_VOL, disk_reads),
+	RES("container_resources_disk_read_bytes_total", "Bytes it read from that disk.",
+	    METRIC_COUNTER, CTR_VOL, disk_read_bytes),
+	RES("container_resources_disk_writes_total", "Writes it made to that disk.", METRIC_COUNTER,
+	    CTR_VOL, disk_writes),
+	RES("container_resources_disk_written_bytes_total", "Bytes it wrote to that disk.",
+	    METRIC_COUNTER, CTR_VOL, disk_written_bytes),
 	RES("container_restarts_total",
 	    "Times the container started again: a process joined after every process of its "
 	    "earlier run was gone.",
@@ -117,8 +138,8 @@ static const struct metric_def resources_metrics[] = {
 	    METRIC_GAUGE, METRIC_LABELS("container_id", "application_type"), app_type),
 	{ "nodescope_container_resource_read_errors_total",
 	  "Container resource reads that failed at a scrape, by source (cgroup: no process "
-	  "left to read it from; cpu, memory, pressure: the cgroup's files gone or malformed; "
-	  "taskstats: a process gone): the series keep their last values.",
+	  "left to read it from; cpu, memory, pressure, disk: the cgroup's files gone or "
+	  "malformed; taskstats: a process gone): the series keep their last values.",
 	  METRIC_COUNTER, METRIC_LABELS("source"), METRIC_HANDLE(T, m_errors) },
 	{ "nodescope_delay_accounting_enabled",
 	  "1 when the kernel counts task delays (kernel.task_delayacct), without which "
@@ -135,6 +156,7 @@ static const struct metric_def resources_metrics[] = {
 	  METRIC_GAUGE, METRIC_HANDLE(T, m_slice_max) },
 };
 #undef RES
+#undef CTR_VOL
 #undef CTR_KIND
 #undef CTR
 #undef T
@@ -341,6 +363,67 @@ static void read_types(struct resources *r, struct ctr *c, int *work)
 	c->types_exported = types;
 }
 
+/* The series of one volume of c: set (usage, io NULL-able) or removed (both NULL). */
+static void volume_series(struct resources *r, struct ctr *c, const struct disk_volume *v,
+			  const struct disk_usage *u, const struct disk_io *io)
+{
+	const char *labels[] = { c->name, v->mount_point, v->device, "" };
+	struct metric *gauges[] = { r->disk_size, r->disk_used, r->disk_reserved };
+	struct metric *counters[] = { r->disk_reads, r->disk_read_bytes, r->disk_writes,
+				      r->disk_written_bytes };
+
+	for (int i = 0; i < 3; i++) {
+		if (!u)
+			metric_remove(gauges[i], labels);
+	}
+	if (u) {
+		metric_set(r->disk_size, labels, (double)u->size);
+		metric_set(r->disk_used, labels, (double)u->used);
+		metric_set(r->disk_reserved, labels, (double)u->reserved);
+	}
+	if (io) {
+		metric_set(r->disk_reads, labels, (double)io->reads);
+		metric_set(r->disk_read_bytes, labels, (double)io->read_bytes);
+		metric_set(r->disk_writes, labels, (double)io->writes);
+		metric_set(r->disk_written_bytes, labels, (double)io->written_bytes);
+	} else if (!u) {
+		for (int i = 0; i < 4; i++)
+			metric_remove(counters[i], labels);
+	}
+}
+
+/* The mounts the container writes to: found from its processes' descriptors, then read. */
+static void read_disks(struct resources *r, struct ctr *c, int *work)
+{
+	if (!c->volumes && !(c->volumes = calloc(1, sizeof(*c->volumes))))
+		return;
+	struct disk_volumes *vols = c->volumes;
+	for (struct ctr_member *m = c->head; m; m = m->next) {
+		*work += 2;
+		disk_scan_process(m->pid, vols);
+	}
+	for (int i = 0; i < vols->n;) {
+		struct disk_volume *v = &vols->v[i];
+		struct disk_usage u;
+		struct disk_io io;
+		int err = -ESRCH;
+		for (struct ctr_member *m = c->head; m && err; m = m->next)
+			err = disk_usage_read(m->pid, v, &u);
+		(*work)++;
+		if (err) { /* unmounted, or out of every process's sight: the volume goes */
+			volume_series(r, c, v, NULL, NULL);
+			vols->v[i] = vols->v[--vols->n];
+			continue;
+		}
+		int ioerr = c->dirs && v->device[0] ? disk_io_read(&r->roots, c->dirs, v, &io)
+						    : -ENODATA;
+		if (ioerr && ioerr != -ENODATA && ioerr != -ENOENT)
+			count_error(r, SRC_DISK);
+		volume_series(r, c, v, &u, ioerr ? NULL : &io);
+		i++;
+	}
+}
+
 static void read_container(struct resources *r, struct ctr *c, int *work)
 {
 	const char *id = c->name;
@@ -355,6 +438,7 @@ static void read_container(struct resources *r, struct ctr *c, int *work)
 	read_cgroups(r, c, work);
 	read_delays(r, c, work);
 	read_types(r, c, work);
+	read_disks(r, c, work);
 }
 
 /* A container forgotten: its series go with it. */
@@ -380,6 +464,8 @@ static void ctr_gone(void *ctx, struct ctr *c)
 		if (c->types_exported & (1ull << b))
 			metric_remove(r->app_type, labels);
 	}
+	for (int i = 0; c->volumes && i < c->volumes->n; i++)
+		volume_series(r, c, &c->volumes->v[i], NULL, NULL);
 }
 
 static void scrape_start(struct resources *r)

@@ -27,6 +27,7 @@ struct ctr_table *ctr_table_new(void)
 static void ctr_free(struct ctr *c)
 {
 	free(c->dirs);
+	free(c->volumes);
 	free(c);
 }
 

@@ -22,6 +22,7 @@
 #include "util/hmap.h"
 
 struct ctr;
+struct disk_volumes;
 
 struct ctr_member {
 	struct hmap_node node;		/* table->members, by pid */
@@ -45,6 +46,7 @@ struct ctr {
 	uint64_t empty_since; /* when the last process left (0 while it has some) */
 	/* Scrape state. */
 	struct cgroup_dirs *dirs;	 /* NULL until read from a member's /proc/PID/cgroup */
+	struct disk_volumes *volumes;	 /* mounts it writes to (disk_read.h); NULL: none seen */
 	uint64_t cpu_delay_ns, disk_delay_ns; /* sums of the members' deltas */
 	uint64_t types_exported;	 /* application_type series set at the last scrape */
 	bool exported;			 /* it has series */

@@ -279,3 +279,45 @@ def test_many_containers_scraped_in_slices(agent_factory, container):
         before["nodescope_container_resource_slices_total"][frozenset()]
     assert 1 <= scrapes <= 5  # the four shared one or more collections, then this one
     assert slices >= 2 * scrapes, (slices, scrapes)
+
+
+def test_volume_written_to(agent_factory, container, tmp_path):
+    """A container writing to a file system of its own (ext4 on a loop device, mounted here):
+    the volume is found from the file it holds open for writing (no probe), named by its mount
+    point and disk, and its size, used and reserved bytes are statfs's, read while the writer
+    waits. /proc, pipes and read-only files make no volume. (This kernel's v1 blkio files count
+    no I/O, so the I/O families are only checked to follow the cgroup's files: none here.)"""
+    img, mnt = tmp_path / "img", tmp_path / "mnt"
+    os.makedirs(mnt)
+    subprocess.run(["truncate", "-s", "64M", str(img)], check=True)
+    subprocess.run(["mkfs.ext4", "-q", str(img)], check=True)
+    subprocess.run(["mount", "-o", "loop", str(img), str(mnt)], check=True)
+    p = None
+    try:
+        dev = os.path.basename(subprocess.run(["findmnt", "-no", "SOURCE", str(mnt)], check=True,
+                                              capture_output=True, text=True).stdout.strip())
+        a = agent_factory("--events", "proc")
+        c = container("disk")
+        writer = ("import sys\nf = open(%r, 'wb')\nf.write(b'x' * (8 << 20)); f.flush()\n"
+                  "g = open('/etc/hostname')\nsys.stdout.write('ready\\n'); sys.stdout.flush()\n"
+                  "sys.stdin.readline()\n") % str(mnt / "data")
+        # stderr to /dev/null: pytest's capture file (on /) would be a volume it writes to too.
+        p = c.run("/usr/bin/python3", "-c", writer, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                  stderr=subprocess.DEVNULL, text=True)
+        assert p.stdout.readline() == "ready\n"
+        exec_seen(a, p.pid, c.id)
+        m = a.metrics()
+        st = os.statvfs(mnt)
+        key = frozenset({("container_id", c.id), ("mount_point", str(mnt)), ("device", dev),
+                         ("volume", "")})
+        assert m["container_resources_disk_size_bytes"][key] == st.f_blocks * st.f_bsize
+        assert m["container_resources_disk_used_bytes"][key] == (st.f_blocks - st.f_bfree) * st.f_bsize
+        assert m["container_resources_disk_reserved_bytes"][key] == (st.f_bfree - st.f_bavail) * st.f_bsize
+        mounts = {dict(k)["mount_point"] for k in m["container_resources_disk_size_bytes"]
+                  if dict(k)["container_id"] == c.id}
+        assert mounts == {str(mnt)}, mounts
+    finally:
+        if p:
+            p.kill()
+            p.wait()
+        subprocess.run(["umount", str(mnt)], check=True)

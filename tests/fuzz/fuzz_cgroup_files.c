@@ -1,5 +1,5 @@
 /*
- * libFuzzer target for src/resources/cgroup_parse.c: the input is split at
+ * libFuzzer target for src/resources/cgroup_parse.c and disk_parse.c: the input is split at
  * NUL bytes into up to four texts, given to every parser as the files it
  * reads (each text NUL-terminated in a buffer of its exact size, as the
  * reader hands them over). Besides crashes it checks what a success
@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "resources/cgroup_parse.h"
+#include "resources/disk_parse.h"
 
 #include "fuzz_check.h"
 
@@ -51,11 +52,21 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct cgroup_pressure p;
 	if (cgroup_pressure_parse(t[0], &p) == 0)
 		CHECK(p.some_s >= 0 && p.full_s >= 0);
-	uint64_t u;
+	uint64_t u = 0;
 	int64_t i;
 	cgroup_kv_get(t[0], t[1], &u);
 	cgroup_parse_u64(t[2], &u);
 	cgroup_parse_i64(t[3], &i);
+	unsigned flags;
+	int mnt_id;
+	if (disk_fdinfo_parse(t[0], &flags, &mnt_id) == 0)
+		CHECK(mnt_id >= 0);
+	struct disk_mount dm;
+	if (disk_mountinfo_find(t[0], (int)(u & 0xff), &dm) == 0)
+		CHECK(strlen(dm.mount_point) < sizeof(dm.mount_point));
+	struct disk_io io;
+	disk_iostat_parse(t[1], (unsigned)(u & 0xff), 0, &io);
+	disk_blkio_parse(t[2], t[3], 7, (unsigned)(u & 3), &io);
 	for (int k = 0; k < 4; k++)
 		free(t[k]);
 	return 0;
