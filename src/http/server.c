@@ -14,6 +14,7 @@
 struct http_request {
 	struct http_server *server;
 	struct MHD_Connection *conn;
+	struct http_request *prev, *next; /* the server's suspended requests */
 	bool answered;
 	int status;
 	struct strbuf body;
@@ -24,6 +25,7 @@ struct http_server {
 	struct loop *loop;
 	struct MHD_Daemon *d;
 	struct loop_timer *timer;
+	struct http_request *suspended; /* answered at the latest when the server stops */
 	http_handler_fn fn;
 	void *ctx;
 	unsigned port;
@@ -127,6 +129,10 @@ static enum MHD_Result http_answer(void *cls, struct MHD_Connection *conn, const
 		return http_respond(conn, status, body, type);
 	}
 	*req_cls = req; /* freed when the request completes (http_completed) */
+	req->next = s->suspended;
+	if (s->suspended)
+		s->suspended->prev = req;
+	s->suspended = req;
 	MHD_suspend_connection(conn);
 	return MHD_YES;
 }
@@ -149,17 +155,30 @@ void *http_request_handler_ctx(const struct http_request *req)
 	return req->server->ctx;
 }
 
-void http_request_answer(struct http_request *req, int status, struct strbuf *body,
-			 const char *type)
+/* Gives req its answer and resumes its connection (MHD sends it at its next run). */
+static void request_resume(struct http_request *req, int status, struct strbuf *body,
+			   const char *type)
 {
 	struct http_server *s = req->server;
 
+	*(req->prev ? &req->prev->next : &s->suspended) = req->next;
+	if (req->next)
+		req->next->prev = req->prev;
+	req->prev = req->next = NULL;
 	req->status = status;
 	req->body = *body;
 	*body = (struct strbuf)STRBUF_INIT;
 	req->type = type;
 	req->answered = true;
 	MHD_resume_connection(req->conn);
+}
+
+void http_request_answer(struct http_request *req, int status, struct strbuf *body,
+			 const char *type)
+{
+	struct http_server *s = req->server;
+
+	request_resume(req, status, body, type);
 	MHD_run(s->d);
 	http_reschedule(s);
 }
@@ -235,6 +254,12 @@ void http_server_stop(struct http_server *s)
 {
 	if (!s)
 		return;
+	/* libmicrohttpd refuses to stop with a connection suspended (it aborts). */
+	while (s->suspended) {
+		struct strbuf b = STRBUF_INIT;
+		strbuf_puts(&b, "the agent is stopping\n");
+		request_resume(s->suspended, 503, &b, "text/plain; charset=utf-8");
+	}
 	const union MHD_DaemonInfo *info = MHD_get_daemon_info(s->d, MHD_DAEMON_INFO_EPOLL_FD);
 	if (info)
 		loop_del_fd(s->loop, info->epoll_fd);
