@@ -380,6 +380,39 @@ static void test_many_pids(void **state)
 	proc_table_free(t);
 }
 
+/* The observer hears each entry entering a container (once per change) and leaving the table. */
+static char heard[8][64];
+static int n_heard;
+
+static void observe(void *ctx, const struct proc_entry *e, const char *container)
+{
+	snprintf(heard[n_heard++ % 8], sizeof(heard[0]), "%u %s", e->pid,
+		 container ? container : "(gone)");
+}
+
+static void test_observer(void **state)
+{
+	struct proc_table *t = proc_table_new(16);
+	bool created;
+	n_heard = 0;
+	proc_table_set_observer(t, observe, NULL);
+	struct proc_entry *e = proc_table_upsert(t, 7, &created);
+	assert_int_equal(proc_table_set_container(t, e, "/a"), 0);
+	assert_int_equal(proc_table_set_container(t, e, "/a"), 0); /* no change: not told */
+	assert_int_equal(proc_table_set_container(t, e, NULL), 0);
+	proc_table_remove(t, 7);
+	proc_table_remove(t, 8); /* never there: not told */
+	assert_int_equal(n_heard, 3);
+	assert_string_equal(heard[0], "7 /a");
+	assert_string_equal(heard[1], "7 /");
+	assert_string_equal(heard[2], "7 (gone)");
+	proc_table_set_observer(t, NULL, NULL);
+	e = proc_table_upsert(t, 9, &created);
+	proc_table_set_container(t, e, "/b");
+	assert_int_equal(n_heard, 3);
+	proc_table_free(t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -393,6 +426,7 @@ int main(void)
 		cmocka_unit_test(test_many_containers),
 		cmocka_unit_test(test_foreach),
 		cmocka_unit_test(test_many_pids),
+		cmocka_unit_test(test_observer),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
