@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """The kernel matrix's smoke suite, run the same way on this machine and inside each VM
-(tests/kernels/matrix.py): the agent (`nodescope trace`) against a known workload — nginx on
-loopback over HTTP and HTTPS, curl, a short-lived process, a refused connect — then SIGTERM.
+(tests/kernels/matrix.py), on every architecture: the agent (`nodescope trace`) against a known
+workload — nginx on loopback over HTTP and HTTPS, curl (OpenSSL), a Go HTTPS client (Go's own
+crypto/tls, whose probes read registers by the architecture's Go ABI), a short-lived process, a
+refused connect — then SIGTERM.
 
 It writes a summary (JSON) of what was seen, for the matrix to compare with the host's:
   checks           named booleans, each one thing the agent must do on every kernel
@@ -12,7 +14,9 @@ It writes a summary (JSON) of what was seen, for the matrix to compare with the 
 and exits 1 if a check failed. Nothing here waits a fixed time: each step waits for what it needs,
 bounded by a deadline generous enough for a kernel under TCG emulation.
 
-Usage: smoke.py --out SUMMARY.json [--agent PATH] [--logs DIR]
+Usage: smoke.py --out SUMMARY.json [--agent PATH] [--go-client PATH] [--logs DIR]
+(the agent and the Go client built for this machine's architecture: make's build/nodescope and
+build/go-get, or build-arm64/ for arm64)
 """
 import argparse
 import json
@@ -33,6 +37,8 @@ READY_S = 180      # agent start: loading and verifying the programs is slow und
 EVENTS_S = 30      # nginx's events, after the workload is done (in flight, not late)
 SHUTDOWN_S = 60    # SIGTERM to exit: every probe detached (perf-event uprobes one at a time)
 ROUNDS = 5         # workload rounds at most, while the agent counts losses
+PROBE_S = 120      # a Go program's first exec to its tls_probe line (pclntab and return sites
+                   # read under TCG)
 
 # Kernel features: a name in the kernel's BTF (enum values of the BPF uapi), or a field of a
 # tracepoint. The names are those of the agent's nodescope_feature_enabled{feature} metric.
@@ -46,10 +52,15 @@ BTF_FEATURES = {
 WORKLOAD_CHECKS = ("proc.exec", "proc.exit_code", "proc.fork", "tcp.listen", "tcp.connect",
                    "tcp.accept", "tcp.close_out", "tcp.close_in", "tcp.connect_refused",
                    "l7.http_out", "l7.http_in", "tls.libssl_probed", "tls.https_out",
-                   "tls.https_in")
+                   "tls.https_in", "tls.go_probed", "tls.go_out")
 # What needs TLS probing, which needs attach cookies (5.15).
-TLS_CHECKS = ("tls.libssl_probed", "tls.https_out", "tls.https_in", "tls.no_attach_failures",
-              "uprobe.path_matches_kernel")
+TLS_CHECKS = ("tls.libssl_probed", "tls.https_out", "tls.https_in", "tls.go_probed", "tls.go_out",
+              "tls.no_attach_failures", "uprobe.path_matches_kernel")
+# Every check of a summary: the reference where no host run can be compared with (matrix.py:
+# another architecture's VMs pass when each of these passes).
+ALL_CHECKS = ("agent.loads_and_attaches",) + WORKLOAD_CHECKS + (
+    "agent.no_silent_loss", "tls.no_attach_failures", "uprobe.path_matches_kernel",
+    "agent.clean_shutdown")
 EXIT_FORMAT = "/sys/kernel/tracing/events/sched/sched_process_exit/format"
 
 
@@ -200,14 +211,18 @@ def children(pid):
     return out
 
 
-def curl(url):
-    """curl's pid and status; the pid is what the agent's events must name."""
-    p = subprocess.Popen(["curl", "-sS", "-k", "-o", "/dev/null", "-w", "%{http_code}", url],
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+def run_client(argv):
+    """A client's pid, once it printed status 200; the pid is what the agent's events must
+    name."""
+    p = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     out, err = p.communicate(timeout=60)
-    if p.returncode != 0 or out != b"200":
-        sys.exit(f"smoke: curl {url}: exit {p.returncode}, status {out!r}: {err.decode()}")
+    if p.returncode != 0 or out.strip() != b"200":
+        sys.exit(f"smoke: {' '.join(argv)}: exit {p.returncode}, status {out!r}: {err.decode()}")
     return p.pid
+
+
+def curl(url):
+    return run_client(["curl", "-sS", "-k", "-o", "/dev/null", "-w", "%{http_code}", url])
 
 
 def bpftool_json(*args):
@@ -242,9 +257,11 @@ def losses(m):
                                 "nodescope_bpf_tracking_dropped_total")))
 
 
-def workload_round(agent, n):
+def workload_round(agent, n, go_client, tls_on):
     """nginx (new ports), a short-lived process, a refused connect from this process, an HTTP
-    and an HTTPS request with curl; returns {check: seen}. Seen or not is decided after a barrier,
+    and an HTTPS request with curl, and one with the Go client once its first run got it probed
+    (that first run itself may beat its probes: a benchmark figure, not checked); returns
+    {check: seen}. Seen or not is decided after a barrier,
     never after a sleep: the exit of a process started after the workload, which the agent
     reports only after reading the tcp and l7 rings (README: "When a process exits, the batched
     streams are read first"), so every event of curl, sh and this process is printed by then.
@@ -264,6 +281,13 @@ def workload_round(agent, n):
                 pass
         http_pid = curl(f"http://127.0.0.1:{http_port}/smoke-http")
         https_pid = curl(f"https://127.0.0.1:{https_port}/smoke-tls")
+        go_probed = lambda evs: any(e["type"] == "tls_probe" and e.get("library") == "go" and
+                                    e.get("file") == go_client for e in evs)
+        go_pid = None
+        if tls_on:
+            run_client([go_client, f"https://127.0.0.1:{https_port}/smoke-go-first"])
+            if agent.wait_for(go_probed, PROBE_S):
+                go_pid = run_client([go_client, f"https://127.0.0.1:{https_port}/smoke-go"])
         barrier = subprocess.Popen(["/bin/sh", "-c", ":", f"nodescope-smoke-barrier-{n}"])
         barrier.wait()
         me = os.getpid()
@@ -311,6 +335,9 @@ def workload_round(agent, n):
                                  path="/smoke-tls", status=200, tls=True),
             "tls.https_in": has(type="l7", pid=worker, dir="in", method="GET",
                                 path="/smoke-tls", status=200, tls=True, src=client(https_pid)),
+            "tls.go_probed": go_probed,
+            "tls.go_out": has(type="l7", pid=lambda p: go_pid is not None and p == go_pid,
+                              dir="out", method="GET", path="/smoke-go", status=200, tls=True),
         }
         assert tuple(expected) == WORKLOAD_CHECKS
         barrier_exit = has(type="exit", pid=barrier.pid)
@@ -331,10 +358,15 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", required=True)
     ap.add_argument("--agent", default=os.path.join(ROOT, "build", "nodescope"))
+    ap.add_argument("--go-client", default=os.path.join(ROOT, "build", "go-get"),
+                    help="tests/e2e/clients/go_get.go built for this architecture")
     ap.add_argument("--logs", help="directory for the agent's stderr (default: beside --out)")
     a = ap.parse_args()
     if not os.access(a.agent, os.X_OK):
         sys.exit(f"smoke: {a.agent} is missing: run make first")
+    go_client = os.path.abspath(a.go_client)
+    if not os.access(go_client, os.X_OK):
+        sys.exit(f"smoke: {go_client} is missing: make {os.path.relpath(go_client, ROOT)}")
     logs = a.logs or os.path.dirname(os.path.abspath(a.out))
     os.makedirs(logs, exist_ok=True)
     t0 = time.monotonic()
@@ -351,9 +383,12 @@ def main():
         # program skipped for recursion, which preemptible kernels make common under CPU
         # contention: see below), when the round is run again. A check that fails in a round
         # with no loss counted is a silent loss, and fails.
+        # The agent turns TLS off on a kernel without attach cookies (and says so in
+        # nodescope_feature_enabled): there no Go program is probed to wait for.
+        tls_on = agent.metrics().get('nodescope_feature_enabled{feature="tls"}', 1) == 1
         for n in range(1, ROUNDS + 1):
             before = losses(agent.metrics())
-            seen = workload_round(agent, n)
+            seen = workload_round(agent, n, go_client, tls_on)
             counted = losses(agent.metrics()) - before
             info["rounds"] = n
             if all(seen.values()) or not counted:
@@ -408,6 +443,7 @@ def main():
 
     with open(os.path.join(logs, "agent.events.jsonl"), "w") as f, agent.cond:
         f.writelines(json.dumps(e) + "\n" for e in agent.events)
+    assert set(checks) == set(ALL_CHECKS), set(checks) ^ set(ALL_CHECKS)
     summary = {"checks": checks, "kernel_features": kf, "agent_features": agent_features,
                "info": info}
     with open(a.out + ".tmp", "w") as f:
