@@ -131,7 +131,7 @@ $(BUILD)/go-get: tests/e2e/clients/go_get.go
 	HOME=$(CURDIR)/$(BUILD)/go GOCACHE=$(CURDIR)/$(BUILD)/go/cache GO111MODULE=off GOFLAGS= \
 		CGO_ENABLED=0 GOARCH=$(GOARCH_$(ARCH)) go build -ldflags='-s -w' -o $@ $<
 
-test-vm-run: $(BUILD)/nodescope
+test-vm-run: $(BUILD)/nodescope $(BUILD)/go-get
 	tests/kernels/test_vm_run.sh
 
 test: test-unit fuzz-smoke test-e2e test-vm-run test-kernels

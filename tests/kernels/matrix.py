@@ -2,16 +2,15 @@
 """The kernel matrix (`make test-kernels`, and `make check-arm64` for arm64): the smoke suite
 (smoke.py) on this machine, then inside each kernel of tests/kernels/ARCH.list booted under qemu
 (scripts/vm-run.sh), each run's summary compared with this machine's. For an ARCH this machine is
-not (arm64 here) there is no host run: the reference is the suite's own verdict on every check,
-each must pass (ALL_CHECKS of smoke.py: what a host run that passes has), TLS checks "off" again
-accepted only on a kernel without attach cookies; the VMs' root (--root, a userland of ARCH from
-scripts/vm/rootfs.sh) then gets this checkout shared read-only at its own path, and
---vm-smoke-arg names the agent and Go client built for ARCH. A kernel fails when any check
-differs from the reference,
-when its features differ from the list's column, or when its VM does not run the suite to the
-end; a kernel marked load-failure must fail exactly there (the agent exits 5), and the
-matrix prints what did not load. Results: build/kernels/run/ARCH/NAME/ (summary.json,
-console.log, agent.stderr, agent.events.jsonl, agent.metrics).
+not (arm64 here) there is no host run: the reference is the suite's own verdict, every check
+passing (smoke.py's ALL_CHECKS, as a host run that passes has them), TLS checks "off" accepted
+again only on a kernel without attach cookies; the VMs' root is then --root, a userland of ARCH
+from scripts/vm/rootfs.sh, and --vm-smoke-arg names the agent and Go client built for ARCH. Every
+VM gets this checkout shared read-only at its own path. A kernel fails when any check differs
+from the reference, when its features differ from the list's column, or when its VM does not
+run the suite to the end; a kernel marked load-failure must fail exactly there (the agent exits
+5), and the matrix prints what did not load. Results: build/kernels/run/ARCH/NAME/
+(summary.json, console.log, agent.stderr, agent.events.jsonl, agent.metrics).
 
 Usage: matrix.py [--arch ARCH] [--root DIR] [--jobs N] [--cpus N] [--timeout S] [--run-dir DIR]
                  [--vm-smoke-arg ARG]... [NAME...]
@@ -58,8 +57,12 @@ def run_vm(k, a, run_dir):
     with open(os.path.join(out, "fetch.stderr"), "wb") as err:
         if subprocess.run([FETCH, a.arch, k["name"]], stdin=subprocess.DEVNULL, stderr=err).returncode:
             return "fetch", time.monotonic() - t
-    # A root of its own (another architecture's userland) lacks this checkout: it is shared.
-    checkout = ["--share-ro", ROOT] if os.path.realpath(a.root) != "/" else []
+    # The checkout (agent, Go client, suite) is shared read-only on its own: another
+    # architecture's root lacks it, and on this machine's root it would sit in the VM's overlay
+    # of a 9p lower and a tmpfs upper, where a program's /proc/PID/exe names the overlay's
+    # device but the kernel's exec event the layer's, so a program run from there is never
+    # opened for TLS probes (counted as file_gone).
+    checkout = ["--share-ro", ROOT]
     with open(os.path.join(out, "vm-run.stderr"), "wb") as err:
         rc = subprocess.run([os.path.join(ROOT, "scripts", "vm-run.sh"), "--arch", a.arch,
                              "--root", a.root, *checkout, "--quiet", "--cpus", str(a.cpus),
