@@ -14,8 +14,8 @@
 #   --arch ARCH      Debian's name of the VM's architecture (default amd64; the table below)
 #   --root DIR       root filesystem: a userland of ARCH with busybox-static at bin/busybox
 #   --share DIR      also share DIR read-write at the same path (repeatable): results come out here
-#   --share-ro DIR   also share DIR read-only at the same path (repeatable; a ROOT of another
-#                    architecture gets the checkout so); shares are mounted in the order given
+#   --share-ro DIR   also share DIR read-only at the same path (repeatable; the kernel matrix
+#                    shares the checkout so); shares are mounted in the order given
 #   --timeout S      power off by force after S seconds (default 300): exit 124, console shown
 #   --log FILE       the serial console (kernel and command output) goes here too
 #   --quiet          console only to --log, and to stderr when the run fails
