@@ -5,7 +5,8 @@ workload — nginx on loopback over HTTP and HTTPS, curl (OpenSSL), a Go HTTPS c
 crypto/tls, whose probes read registers by the architecture's Go ABI), a short-lived process, a
 refused connect — then SIGTERM.
 
-It writes a summary (JSON) of what was seen, for the matrix to compare with the host's:
+It writes a summary (JSON) of what was seen, for the matrix to compare with the host's (another
+architecture's with every check passing):
   checks           named booleans, each one thing the agent must do on every kernel
   kernel_features  what this kernel has of what the agent can use, read from its BTF and tracefs
   agent_features   what the agent used (the uprobe path, seen with bpftool; its own
@@ -277,15 +278,15 @@ def reported_features(m):
 
 
 def workload_round(agent, n, go_client, tls_on):
-    """nginx (new ports), a short-lived process, a refused connect from this process, an HTTP
-    and an HTTPS request with curl, and one with the Go client once its first run got it probed
-    (whether that first run beat its probes is a benchmark figure, not checked); returns
-    {check: seen}. Seen or not is decided after a barrier,
-    never after a sleep: the exit of a process started after the workload, which the agent
-    reports only after reading the tcp and l7 rings (README: "When a process exits, the batched
-    streams are read first"), so every event of curl, sh and this process is printed by then.
-    nginx's events are not ordered by it (curl may read a response before nginx's write
-    returns, and nginx sees the FIN when it does): they are waited for up to the deadline."""
+    """nginx (new ports), a short-lived process, a refused connect from this process, an HTTP and an
+    HTTPS request with curl, and one with the Go client once its first run got it probed
+    (whether that first run beat its probes is a benchmark figure, not checked); returns {check:
+    seen}. Seen or not is decided after a barrier, never after a sleep: the exit of a process
+    started after the workload, which the agent reports only after reading the tcp and l7 rings
+    (README: "When a process exits, the batched streams are read first"), so every event of
+    curl, sh and this process is printed by then. nginx's events are not ordered by it (curl may
+    read a response before nginx's write returns, and nginx sees the FIN when it does): they are
+    waited for up to the deadline."""
     tmp = tempfile.mkdtemp(prefix="nodescope-smoke.")
     nginx, http_port, https_port = start_nginx(tmp)
     try:
@@ -303,8 +304,8 @@ def workload_round(agent, n, go_client, tls_on):
         go_probed = lambda evs: any(e["type"] == "tls_probe" and e.get("library") == "go" and
                                     e.get("file") == go_client for e in evs)
         go_pid = None
-        if tls_on and first_go_run(agent, go_client, f"https://127.0.0.1:{https_port}/smoke-go-first",
-                                   go_probed):
+        first = f"https://127.0.0.1:{https_port}/smoke-go-first"
+        if tls_on and first_go_run(agent, go_client, first, go_probed):
             go_pid = run_client([go_client, f"https://127.0.0.1:{https_port}/smoke-go"])
         barrier = subprocess.Popen(["/bin/sh", "-c", ":", f"nodescope-smoke-barrier-{n}"])
         barrier.wait()
