@@ -804,6 +804,25 @@ static void series_unlink(struct metric *m, struct metric_series *s, struct metr
 	free(s);
 }
 
+void metric_touch(struct metric *m, const char *const *label_values)
+{
+	struct key k;
+
+	if (!m || !key_make(m, label_values, &k))
+		return;
+	struct metric_series *s = series_find(m, k.hash, k.v, NULL);
+	key_free(m, &k);
+	if (s)
+		s->idle_since_ns = 0; /* the next exposition starts its idle time anew */
+}
+
+void metric_foreach_series(const struct metric *m,
+			   void (*fn)(void *ctx, const char *const *values, double value), void *ctx)
+{
+	for (const struct metric_series *s = m ? m->head : NULL; s; s = s->next)
+		fn(ctx, (const char *const *)s->values, s->value);
+}
+
 double metric_value(struct metric *m, const char *const *label_values)
 {
 	struct key k;

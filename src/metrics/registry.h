@@ -60,6 +60,14 @@ void metric_add(struct metric *m, const char *const *label_values, double v);
 void metric_set(struct metric *m, const char *const *label_values, double v);
 /* Removes one series (a gauge of something that is gone). No-op if absent. */
 void metric_remove(struct metric *m, const char *const *label_values);
+/*
+ * Marks an existing series as in use for the idle expiry, as a change would
+ * (a destination with an open connection keeps its counters). No-op if absent.
+ */
+void metric_touch(struct metric *m, const char *const *label_values);
+/* Calls fn with each series' label values and value, in creation order; fn must not modify m. */
+void metric_foreach_series(const struct metric *m,
+			   void (*fn)(void *ctx, const char *const *values, double value), void *ctx);
 /* Value of a series, 0 if it does not exist (does not create it). */
 double metric_value(struct metric *m, const char *const *label_values);
 size_t metric_series_count(const struct metric *m);
