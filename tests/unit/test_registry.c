@@ -1413,6 +1413,44 @@ static void test_max_label_length(void **state)
 	assert_int_equal(metric_value(m, (const char *const[]){ "abcdef" }), 1);
 }
 
+static void sum_values(void *ctx, const char *const *values, double value)
+{
+	double *sum = ctx;
+	*sum += value * (values[0][0] == 'a' ? 1 : 100);
+}
+
+/* A touched series counts as changed for the idle expiry; foreach sees every series. */
+static void test_touch_and_foreach(void **state)
+{
+	struct metric_registry *r = *state;
+	const uint64_t sec = 1000000000ull;
+	struct touched {
+		struct metric *c;
+	} o;
+	const struct metric_def defs[] = {
+		{ "c_total", "C.", METRIC_COUNTER, METRIC_LABELS("d"), .expires = true,
+		  METRIC_HANDLE(struct touched, c) },
+	};
+	assert_int_equal(metric_register_defs(r, defs, 1, &o, 0), 0);
+	metric_registry_set_idle_expiry(r, 10 * sec);
+	metric_add(o.c, (const char *const[]){ "a" }, 1);
+	metric_add(o.c, (const char *const[]){ "b" }, 2);
+	double sum = 0;
+	metric_foreach_series(o.c, sum_values, &sum);
+	assert_true(sum == 201);
+	struct strbuf out = { 0 };
+	metric_registry_write_at(r, &out, 1 * sec);
+	metric_touch(o.c, (const char *const[]){ "a" });
+	metric_touch(o.c, (const char *const[]){ "zz" }); /* absent: not created */
+	metric_registry_write_at(r, &out, 5 * sec);
+	metric_registry_write_at(r, &out, 12 * sec);
+	assert_int_equal(metric_series_count(o.c), 1); /* b idle 11 s; a only 7 s */
+	assert_int_equal(metric_value(o.c, (const char *const[]){ "a" }), 1);
+	metric_registry_write_at(r, &out, 16 * sec);
+	assert_int_equal(metric_series_count(o.c), 0);
+	strbuf_free(&out);
+}
+
 /* Idle series of expiring families go at an exposition; busy ones, other families and held gauges stay. */
 static void test_idle_expiry(void **state)
 {
@@ -1507,6 +1545,7 @@ int main(void)
 		T(test_prefix_labels),
 		T(test_derived_label),
 		T(test_label_policy),
+		T(test_touch_and_foreach),
 		T(test_max_label_length),
 		T(test_idle_expiry),
 		T(test_register_add_write),
