@@ -8,14 +8,16 @@
 #ifndef NODESCOPE_NODE_NETLINK_H
 #define NODESCOPE_NODE_NETLINK_H
 
-#include <net/if.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
+/* IFNAMSIZ, without <net/if.h>, which cannot be included with <linux/if.h>. */
+#define NODE_IFNAME_MAX 16
+
 struct node_link {
 	int index;
-	char name[IF_NAMESIZE];
+	char name[NODE_IFNAME_MAX];
 	bool up; /* IFLA_OPERSTATE is IF_OPER_UP (RFC 2863), as Coroot's "up" */
 	uint64_t rx_bytes, tx_bytes, rx_packets, tx_packets;
 };
