@@ -155,7 +155,8 @@ int node_netlink_parse(const void *buf, size_t len, node_link_fn link_fn, node_a
 			const struct nlmsgerr *e = data;
 			if (dlen < sizeof(*e))
 				return -EINVAL;
-			return e->error < 0 ? e->error : -EINVAL;
+			/* An errno, or no answer the caller could name. */
+			return e->error < 0 && e->error >= -4095 ? e->error : -EINVAL;
 		}
 		case RTM_NEWLINK:
 			rc = link_fn ? parse_link(data, dlen, link_fn, ctx) : 0;

@@ -467,6 +467,11 @@ static void test_netlink_edges(void **state)
 	h = new_msg(buf, NLMSG_ERROR, sizeof(struct nlmsgerr));
 	((struct nlmsgerr *)NLMSG_DATA(h))->error = -EPERM;
 	assert_int_equal(node_netlink_parse(buf, h->nlmsg_len, on_link, on_addr, &s), -EPERM);
+	/* Found by fuzz_node_netlink: an "error" that is no errno is no answer. */
+	((struct nlmsgerr *)NLMSG_DATA(h))->error = INT32_MIN;
+	assert_int_equal(node_netlink_parse(buf, h->nlmsg_len, on_link, on_addr, &s), -EINVAL);
+	((struct nlmsgerr *)NLMSG_DATA(h))->error = 0; /* an ACK ends nothing a dump waits for */
+	assert_int_equal(node_netlink_parse(buf, h->nlmsg_len, on_link, on_addr, &s), -EINVAL);
 	h->nlmsg_len = NLMSG_LENGTH(2);
 	assert_int_equal(node_netlink_parse(buf, h->nlmsg_len, on_link, on_addr, &s), -EINVAL);
 	/* Trailing bytes shorter than a header are padding; a header shorter than itself is not. */
