@@ -214,10 +214,15 @@ int node_netlink_dump(int fd, uint16_t type, node_link_fn link_fn, node_addr_fn 
 		ssize_t got = recv(fd, buf, sizeof(buf), MSG_TRUNC);
 		if (got < 0 && errno == EINTR)
 			continue;
-		if (got < 0)
-			return -errno;
-		if ((size_t)got > sizeof(buf))
+		if (got < 0) {
+			int err = -errno;
+			drain(fd, buf, sizeof(buf));
+			return err;
+		}
+		if ((size_t)got > sizeof(buf)) {
+			drain(fd, buf, sizeof(buf));
 			return -EINVAL; /* cut short: the rest of the datagram is lost */
+		}
 		int rc = node_netlink_parse(buf, (size_t)got, link_fn, addr_fn, ctx);
 		if (rc > 0)
 			return 0;
