@@ -14,6 +14,7 @@
 #include "bpf/link_closer.h"
 #include "bpf/preflight.h"
 #include "node/identity.h"
+#include "node/metrics.h"
 #include "containers/name.h"
 #include "util/file.h"
 #include "bpf/probes.h"
@@ -46,6 +47,7 @@ struct agent {
 	struct tls_manager *tls;
 	struct tls_hold *hold;
 	struct link_closer *closer;
+	struct node_metrics *node;
 	struct trace trace;
 	struct http_routes routes;
 	struct http_server *http;
@@ -337,6 +339,17 @@ static int agent_start(struct agent *a)
 		return NS_EXIT_RUNTIME;
 	if (agent_signals(a) || agent_node_identity(a) || agent_self_metrics(a))
 		return NS_EXIT_RUNTIME;
+	struct node_metrics_opts no = {
+		.registry = a->registry,
+		.proc_root = "/proc",
+		.host_root = file_host_root(),
+		.cloud = { c->provider, c->region, c->availability_zone, c->instance_type,
+			   c->instance_life_cycle },
+	};
+	if (node_metrics_new(&no, &a->node)) {
+		fprintf(stderr, "nodescope: cannot register the node metrics\n");
+		return NS_EXIT_RUNTIME;
+	}
 	trace_init(&a->trace, c->trace ? STDOUT_FILENO : -1, a->loop);
 
 	struct proc_tracker_opts po = {
@@ -458,6 +471,7 @@ static void agent_stop(struct agent *a)
 	tcp_tracker_free(a->tcp);
 	proc_tracker_free(a->procs);
 	metric_registry_free(a->registry);
+	node_metrics_free(a->node);
 	trace_free(&a->trace);
 	loop_free(a->loop);
 	if (a->sigfd > 0)

@@ -788,6 +788,12 @@ void metric_remove(struct metric *m, const char *const *label_values)
 		series_unlink(m, s, link);
 }
 
+void metric_clear(struct metric *m)
+{
+	if (m)
+		series_free_all(m);
+}
+
 /* Takes s out of m and frees it; link: where the hash chain points to s. */
 static void series_unlink(struct metric *m, struct metric_series *s, struct metric_series **link)
 {

@@ -393,6 +393,24 @@ static void test_remove(void **state)
 	assert_output(r, "# HELP disk d\n# TYPE disk gauge\ndisk{dev=\"sde\"} 9\n");
 }
 
+/* A family rebuilt at each scrape: cleared, then only what exists now. */
+static void test_clear(void **state)
+{
+	struct metric_registry *r = *state;
+	const char *const labels[] = { "dev" };
+	struct metric *m = metric_register(r, "disk", "d", METRIC_COUNTER, 0, 1, labels);
+
+	metric_set(m, (const char *const[]){ "sda" }, 1);
+	metric_set(m, (const char *const[]){ "sdb" }, 2);
+	metric_clear(m);
+	metric_clear(NULL);
+	assert_int_equal(metric_series_count(m), 0);
+	assert_output(r, "# HELP disk d\n# TYPE disk counter\n");
+	metric_set(m, (const char *const[]){ "sdb" }, 3);
+	assert_true(metric_value(m, (const char *const[]){ "sda" }) == 0);
+	assert_output(r, "# HELP disk d\n# TYPE disk counter\ndisk{dev=\"sdb\"} 3\n");
+}
+
 static void test_remove_unlabelled(void **state)
 {
 	struct metric_registry *r = *state;
@@ -481,12 +499,14 @@ static void test_invalid_names(void **state)
 				    (const char *const[]){ "x", NULL }));
 	assert_null(metric_register(r, "nolabels", "h", METRIC_GAUGE, 0, 1, NULL));
 
-	const char *const nine[] = { "l0", "l1", "l2", "l3", "l4", "l5", "l6", "l7", "l8" };
+	const char *const many[] = { "l0", "l1", "l2", "l3", "l4",  "l5", "l6",
+				     "l7", "l8", "l9", "l10", "l11", "l12" };
 
-	assert_non_null(metric_register(r, "eight", "h", METRIC_GAUGE, 0, METRIC_MAX_LABELS,
-					nine));
-	assert_null(metric_register(r, "nine", "h", METRIC_GAUGE, 0, METRIC_MAX_LABELS + 1,
-				    nine));
+	assert_int_equal(sizeof(many) / sizeof(many[0]), METRIC_MAX_LABELS + 1);
+	assert_non_null(metric_register(r, "most", "h", METRIC_GAUGE, 0, METRIC_MAX_LABELS,
+					many));
+	assert_null(metric_register(r, "toomany", "h", METRIC_GAUGE, 0, METRIC_MAX_LABELS + 1,
+				    many));
 
 	/* Bad type, NULL registry. */
 	assert_null(metric_register(r, "badtype", "h", (enum metric_type)42, 0, 0, NULL));
@@ -498,8 +518,8 @@ static void test_invalid_names(void **state)
 	write_all(r, &sb);
 	assert_null(strstr(strbuf_str(&sb), "bad_label_"));
 	assert_null(strstr(strbuf_str(&sb), "dup"));
-	assert_null(strstr(strbuf_str(&sb), "nine"));
-	assert_non_null(strstr(strbuf_str(&sb), "# TYPE eight gauge\n"));
+	assert_null(strstr(strbuf_str(&sb), "toomany"));
+	assert_non_null(strstr(strbuf_str(&sb), "# TYPE most gauge\n"));
 	strbuf_free(&sb);
 }
 
@@ -1161,7 +1181,8 @@ static void test_histogram_invalid(void **state)
 	assert_null(metric_register_histogram(r, "h15", "h", 0, 1, NULL, ok, 2));
 	assert_null(metric_register_histogram(r, "h16", "h", 0, METRIC_MAX_LABELS + 1,
 					      (const char *const[]){ "a", "b", "c", "d", "e", "f",
-								     "g", "h", "i" },
+								     "g", "h", "i", "j", "k", "l",
+								     "m" },
 					      ok, 2));
 	/* metric_register() does not make histograms. */
 	assert_null(metric_register(r, "h17", "h", METRIC_HISTOGRAM, 0, 0, NULL));
@@ -1562,6 +1583,7 @@ int main(void)
 		T(test_drops_per_family),
 		T(test_drop_series_named_after_family),
 		T(test_remove),
+		T(test_clear),
 		T(test_remove_unlabelled),
 		T(test_reregister),
 		T(test_invalid_names),
