@@ -14,7 +14,8 @@
 
 #include "../util/strbuf.h"
 
-#define METRIC_MAX_LABELS 8
+/* node_cloud_info, Coroot's widest family, has 10. */
+#define METRIC_MAX_LABELS 12
 
 enum metric_type {
 	METRIC_COUNTER,
@@ -60,6 +61,20 @@ void metric_add(struct metric *m, const char *const *label_values, double v);
 void metric_set(struct metric *m, const char *const *label_values, double v);
 /* Removes one series (a gauge of something that is gone). No-op if absent. */
 void metric_remove(struct metric *m, const char *const *label_values);
+/*
+ * Marks an existing series as in use for the idle expiry, as a change would
+ * (a destination with an open connection keeps its counters). No-op if absent.
+ */
+void metric_touch(struct metric *m, const char *const *label_values);
+/* Calls fn with each series' label values and value, in creation order; fn must not modify m. */
+void metric_foreach_series(const struct metric *m,
+			   void (*fn)(void *ctx, const char *const *values, double value), void *ctx);
+/*
+ * Removes every series of m (NULL-safe): a collector that rebuilds a family
+ * from what exists at each scrape (devices, interfaces) starts from nothing,
+ * so what is gone is gone from the exposition too.
+ */
+void metric_clear(struct metric *m);
 /* Value of a series, 0 if it does not exist (does not create it). */
 double metric_value(struct metric *m, const char *const *label_values);
 size_t metric_series_count(const struct metric *m);
@@ -101,6 +116,31 @@ int metric_registry_set_const_labels(struct metric_registry *r, const char *pref
 typedef void (*metric_derive_fn)(const char *from_value, char *out, size_t outlen);
 int metric_registry_derive_label(struct metric_registry *r, const char *from, const char *name,
 				 metric_derive_fn fn);
+
+/*
+ * Which series of the families that have the label `label` exist and are
+ * written (container_id: Coroot's rules on what is a container, and its
+ * --min-container-age). admit(value) false: the series is never made, and
+ * an update to it is a no-op counted in
+ * nodescope_metric_updates_unreported_total; called when a series would be
+ * created, so admit must answer the same for a value every time. show(value,
+ * now) false: the series stays but is left out of this exposition. Either may
+ * be NULL. One policy per registry. Returns 0 or -EINVAL/-ENOMEM.
+ */
+struct metric_label_policy {
+	bool (*admit)(void *ctx, const char *value);
+	bool (*show)(void *ctx, const char *value, uint64_t now_ns);
+	void *ctx;
+};
+int metric_registry_set_label_policy(struct metric_registry *r, const char *label,
+				     const struct metric_label_policy *p);
+
+/*
+ * Label values longer than max bytes are cut to it (at a UTF-8 character
+ * boundary) before they key a series, as Coroot's --max-label-length does.
+ * 0: no limit (the default).
+ */
+void metric_registry_set_max_label_length(struct metric_registry *r, size_t max);
 
 void metric_registry_add_collector(struct metric_registry *r, metric_collector_fn fn, void *ctx);
 

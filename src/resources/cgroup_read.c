@@ -1,24 +1,21 @@
 #include "resources/cgroup_read.h"
 
 #include <errno.h>
-#include <linux/magic.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/vfs.h>
 #include <unistd.h>
 
+#include "proc/cgroup.h"
 #include "util/file.h"
 
 #define FILE_MAX 8192 /* memory.stat is about 1.5 KiB; the largest file read here */
 
 void cgroup_roots_find(const char *root, struct cgroup_roots *out)
 {
-	struct statfs fs;
-
 	snprintf(out->v1, sizeof(out->v1), "%s", root);
-	snprintf(out->v2, sizeof(out->v2), "%s/unified", root);
-	if (statfs(out->v2, &fs) || fs.f_type != CGROUP2_SUPER_MAGIC)
+	/* The process tracker's choice, so both read the same tree. */
+	if (cgroup_v2_mount(root, out->v2, sizeof(out->v2)))
 		snprintf(out->v2, sizeof(out->v2), "%s", root);
 }
 

@@ -18,7 +18,7 @@ struct cgroup_roots {
 	char v2[256]; /* the cgroup2 mount */
 };
 
-/* Coroot's choice: ROOT/unified when cgroup2 is mounted there (hybrid), else ROOT. */
+/* Coroot's choice: ROOT/unified when cgroup2 is mounted there (hybrid), else ROOT (cgroup_v2_mount). */
 void cgroup_roots_find(const char *root, struct cgroup_roots *out);
 
 int cgroup_read_cpu(const struct cgroup_roots *r, const struct cgroup_dirs *d,

@@ -462,3 +462,18 @@ def test_loopback_and_link_local_inside_a_namespace_are_no_services(agent_factor
     assert f"169.254.77.1:{p + 1}" not in dests
     assert f"{net.server_ip}:{p + 2}" in listens and f"{net.server_ip}:{p + 2}" in dests
     assert proc.finish() == 0
+
+
+def test_wildcard_listen_in_a_namespace_shows_its_addresses(agent_factory, netpair):
+    """As Coroot: a listen on 0.0.0.0 inside a container's network namespace is one listen_addr
+    per address of that namespace, its loopback left out."""
+    agent = tcp_agent(agent_factory)
+    net = netpair("wild", 7)
+    p = port()
+    proc = start(agent, net, net.server, LOCAL, f"0.0.0.0:{p}")
+    pid = proc.json(timeout=20)["pid"]
+    wait_event(agent, "listen", "the wildcard listen", since=proc.since, pid=pid, addr=f"0.0.0.0:{p}")
+    listens = {dict(k)["listen_addr"] for k in agent.metrics().get("container_net_tcp_listen_info", {})
+               if dict(k)["listen_addr"].endswith(f":{p}")}
+    assert listens == {f"{net.server_ip}:{p}"}
+    assert proc.finish() == 0

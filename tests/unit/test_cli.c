@@ -610,6 +610,14 @@ static void check_hold(const struct ns_config *c)
 {
 	assert_true(c->hold_first_runs);
 }
+static void check_series_idle(const struct ns_config *c)
+{
+	assert_int_equal(c->series_idle_s, 2);
+}
+static void check_keep_standalone(const struct ns_config *c)
+{
+	assert_true(c->keep_standalone);
+}
 static void check_provider(const struct ns_config *c)
 {
 	assert_string_equal(c->provider, "aws");
@@ -680,6 +688,8 @@ static const struct option_case {
 	{ "tls-release-after", "NODESCOPE_TLS_RELEASE_AFTER", "1h", check_release, "1.5h",
 	  "10m, 1h30m" },
 	{ "hold-first-runs", "NODESCOPE_HOLD_FIRST_RUNS", NULL, check_hold, "2", "yes or no" },
+	{ "keep-standalone-processes", "NODESCOPE_KEEP_STANDALONE_PROCESSES", NULL,
+	  check_keep_standalone, "2", "yes or no" },
 	{ "provider", "PROVIDER", "aws", check_provider },
 	{ "region", "REGION", "eu-west-1", check_region },
 	{ "availability-zone", "AVAILABILITY_ZONE", "eu-west-1a", check_zone },
@@ -688,6 +698,8 @@ static const struct option_case {
 	{ "nice", "NODESCOPE_NICE", "-5", check_nice, "20", "(-20..19)" },
 	{ "verbose", "NODESCOPE_VERBOSE", NULL, check_verbose, "on", "yes or no" },
 	{ "debug-poll-ms", "NODESCOPE_DEBUG_POLL_MS", "10", check_poll, "10001", "(0..10000)" },
+	{ "debug-series-idle", "NODESCOPE_DEBUG_SERIES_IDLE", "2s", check_series_idle, "0",
+	  "1..31536000 seconds" },
 	{ "debug-kernel-lacks", "NODESCOPE_DEBUG_KERNEL_LACKS", "task_storage", check_lacks, "warp",
 	  "unknown feature 'warp'" },
 };

@@ -393,6 +393,24 @@ static void test_remove(void **state)
 	assert_output(r, "# HELP disk d\n# TYPE disk gauge\ndisk{dev=\"sde\"} 9\n");
 }
 
+/* A family rebuilt at each scrape: cleared, then only what exists now. */
+static void test_clear(void **state)
+{
+	struct metric_registry *r = *state;
+	const char *const labels[] = { "dev" };
+	struct metric *m = metric_register(r, "disk", "d", METRIC_COUNTER, 0, 1, labels);
+
+	metric_set(m, (const char *const[]){ "sda" }, 1);
+	metric_set(m, (const char *const[]){ "sdb" }, 2);
+	metric_clear(m);
+	metric_clear(NULL);
+	assert_int_equal(metric_series_count(m), 0);
+	assert_output(r, "# HELP disk d\n# TYPE disk counter\n");
+	metric_set(m, (const char *const[]){ "sdb" }, 3);
+	assert_true(metric_value(m, (const char *const[]){ "sda" }) == 0);
+	assert_output(r, "# HELP disk d\n# TYPE disk counter\ndisk{dev=\"sdb\"} 3\n");
+}
+
 static void test_remove_unlabelled(void **state)
 {
 	struct metric_registry *r = *state;
@@ -481,12 +499,14 @@ static void test_invalid_names(void **state)
 				    (const char *const[]){ "x", NULL }));
 	assert_null(metric_register(r, "nolabels", "h", METRIC_GAUGE, 0, 1, NULL));
 
-	const char *const nine[] = { "l0", "l1", "l2", "l3", "l4", "l5", "l6", "l7", "l8" };
+	const char *const many[] = { "l0", "l1", "l2", "l3", "l4",  "l5", "l6",
+				     "l7", "l8", "l9", "l10", "l11", "l12" };
 
-	assert_non_null(metric_register(r, "eight", "h", METRIC_GAUGE, 0, METRIC_MAX_LABELS,
-					nine));
-	assert_null(metric_register(r, "nine", "h", METRIC_GAUGE, 0, METRIC_MAX_LABELS + 1,
-				    nine));
+	assert_int_equal(sizeof(many) / sizeof(many[0]), METRIC_MAX_LABELS + 1);
+	assert_non_null(metric_register(r, "most", "h", METRIC_GAUGE, 0, METRIC_MAX_LABELS,
+					many));
+	assert_null(metric_register(r, "toomany", "h", METRIC_GAUGE, 0, METRIC_MAX_LABELS + 1,
+				    many));
 
 	/* Bad type, NULL registry. */
 	assert_null(metric_register(r, "badtype", "h", (enum metric_type)42, 0, 0, NULL));
@@ -498,8 +518,8 @@ static void test_invalid_names(void **state)
 	write_all(r, &sb);
 	assert_null(strstr(strbuf_str(&sb), "bad_label_"));
 	assert_null(strstr(strbuf_str(&sb), "dup"));
-	assert_null(strstr(strbuf_str(&sb), "nine"));
-	assert_non_null(strstr(strbuf_str(&sb), "# TYPE eight gauge\n"));
+	assert_null(strstr(strbuf_str(&sb), "toomany"));
+	assert_non_null(strstr(strbuf_str(&sb), "# TYPE most gauge\n"));
 	strbuf_free(&sb);
 }
 
@@ -1161,7 +1181,8 @@ static void test_histogram_invalid(void **state)
 	assert_null(metric_register_histogram(r, "h15", "h", 0, 1, NULL, ok, 2));
 	assert_null(metric_register_histogram(r, "h16", "h", 0, METRIC_MAX_LABELS + 1,
 					      (const char *const[]){ "a", "b", "c", "d", "e", "f",
-								     "g", "h", "i" },
+								     "g", "h", "i", "j", "k", "l",
+								     "m" },
 					      ok, 2));
 	/* metric_register() does not make histograms. */
 	assert_null(metric_register(r, "h17", "h", METRIC_HISTOGRAM, 0, 0, NULL));
@@ -1344,6 +1365,113 @@ static void test_derived_label(void **state)
 	assert_int_equal(metric_registry_derive_label(r, "bad-name", "app_id", app_of), -EINVAL);
 }
 
+static bool admit_not_root(void *ctx, const char *v)
+{
+	(*(int *)ctx)++;
+	return strcmp(v, "/");
+}
+
+static bool show_not_young(void *ctx, const char *v, uint64_t now_ns)
+{
+	return strcmp(v, "/young") || now_ns >= 100;
+}
+
+/* The label policy: refused values make no series (counted); hidden ones stay but are not written. */
+static void test_label_policy(void **state)
+{
+	struct metric_registry *r = *state;
+	int asked = 0;
+	struct metric_label_policy p = { admit_not_root, show_not_young, &asked };
+
+	struct metric *m = metric_register(r, "c_total", "C.", METRIC_COUNTER, 0, 2,
+					   (const char *const[]){ "d", "container_id" });
+	struct metric *other = metric_register(r, "o", "O.", METRIC_GAUGE, 0, 1,
+					       (const char *const[]){ "d" });
+	assert_int_equal(metric_registry_set_label_policy(r, "container_id", &p), 0);
+	assert_int_equal(metric_registry_set_label_policy(r, "container_id", &p), -EINVAL);
+	metric_add(m, (const char *const[]){ "x", "/" }, 1);
+	metric_add(m, (const char *const[]){ "x", "/" }, 1);
+	metric_add(m, (const char *const[]){ "x", "/young" }, 2);
+	metric_add(m, (const char *const[]){ "x", "/young" }, 2);
+	metric_set(other, (const char *const[]){ "/" }, 5); /* no container_id: not asked */
+	assert_int_equal(metric_series_count(m), 1);
+	assert_int_equal(asked, 3); /* once per series created or refused, not per update */
+	assert_int_equal(metric_value(m, (const char *const[]){ "x", "/young" }), 4);
+	struct strbuf out = { 0 };
+	metric_registry_write_at(r, &out, 50);
+	assert_non_null(strstr(strbuf_str(&out), "nodescope_metric_updates_unreported_total 2\n"));
+	assert_null(strstr(strbuf_str(&out), "/young"));
+	assert_non_null(strstr(strbuf_str(&out), "o{d=\"/\"} 5\n"));
+	strbuf_reset(&out);
+	metric_registry_write_at(r, &out, 100);
+	assert_non_null(strstr(strbuf_str(&out), "c_total{d=\"x\",container_id=\"/young\"} 4\n"));
+	strbuf_free(&out);
+}
+
+/* --max-label-length: values cut at a character boundary; cut values key one series. */
+static void test_max_label_length(void **state)
+{
+	struct metric_registry *r = *state;
+	struct metric *m = metric_register(r, "c_total", "C.", METRIC_COUNTER, 0, 1,
+					   (const char *const[]){ "path" });
+
+	metric_registry_set_max_label_length(r, 4);
+	metric_add(m, (const char *const[]){ "abcdef" }, 1);
+	metric_add(m, (const char *const[]){ "abcdXY" }, 1);
+	metric_add(m, (const char *const[]){ "abc" }, 1);
+	/* "ab" then U+00E9 (2 bytes) then U+20AC (3 bytes): 4 bytes would split the euro sign */
+	metric_add(m, (const char *const[]){ "ab\xc3\xa9\xe2\x82\xac" }, 1);
+	metric_add(m, (const char *const[]){ "a\xe2\x82\xacz" }, 1); /* exactly 4 bytes + 1 */
+	assert_int_equal(metric_series_count(m), 4);
+	assert_int_equal(metric_value(m, (const char *const[]){ "abcd" }), 2);
+	assert_int_equal(metric_value(m, (const char *const[]){ "abcdZZZ" }), 2);
+	assert_int_equal(metric_value(m, (const char *const[]){ "ab\xc3\xa9" }), 1);
+	assert_int_equal(metric_value(m, (const char *const[]){ "a\xe2\x82\xac" }), 1);
+	metric_remove(m, (const char *const[]){ "abcdQ" });
+	assert_int_equal(metric_series_count(m), 3);
+	metric_registry_set_max_label_length(r, 0);
+	metric_add(m, (const char *const[]){ "abcdef" }, 1);
+	assert_int_equal(metric_value(m, (const char *const[]){ "abcdef" }), 1);
+}
+
+static void sum_values(void *ctx, const char *const *values, double value)
+{
+	double *sum = ctx;
+	*sum += value * (values[0][0] == 'a' ? 1 : 100);
+}
+
+/* A touched series counts as changed for the idle expiry; foreach sees every series. */
+static void test_touch_and_foreach(void **state)
+{
+	struct metric_registry *r = *state;
+	const uint64_t sec = 1000000000ull;
+	struct touched {
+		struct metric *c;
+	} o;
+	const struct metric_def defs[] = {
+		{ "c_total", "C.", METRIC_COUNTER, METRIC_LABELS("d"), .expires = true,
+		  METRIC_HANDLE(struct touched, c) },
+	};
+	assert_int_equal(metric_register_defs(r, defs, 1, &o, 0), 0);
+	metric_registry_set_idle_expiry(r, 10 * sec);
+	metric_add(o.c, (const char *const[]){ "a" }, 1);
+	metric_add(o.c, (const char *const[]){ "b" }, 2);
+	double sum = 0;
+	metric_foreach_series(o.c, sum_values, &sum);
+	assert_true(sum == 201);
+	struct strbuf out = { 0 };
+	metric_registry_write_at(r, &out, 1 * sec);
+	metric_touch(o.c, (const char *const[]){ "a" });
+	metric_touch(o.c, (const char *const[]){ "zz" }); /* absent: not created */
+	metric_registry_write_at(r, &out, 5 * sec);
+	metric_registry_write_at(r, &out, 12 * sec);
+	assert_int_equal(metric_series_count(o.c), 1); /* b idle 11 s; a only 7 s */
+	assert_int_equal(metric_value(o.c, (const char *const[]){ "a" }), 1);
+	metric_registry_write_at(r, &out, 16 * sec);
+	assert_int_equal(metric_series_count(o.c), 0);
+	strbuf_free(&out);
+}
+
 /* Idle series of expiring families go at an exposition; busy ones, other families and held gauges stay. */
 static void test_idle_expiry(void **state)
 {
@@ -1437,6 +1565,9 @@ int main(void)
 		T(test_register_defs),
 		T(test_prefix_labels),
 		T(test_derived_label),
+		T(test_label_policy),
+		T(test_touch_and_foreach),
+		T(test_max_label_length),
 		T(test_idle_expiry),
 		T(test_register_add_write),
 		T(test_series_handle),
@@ -1452,6 +1583,7 @@ int main(void)
 		T(test_drops_per_family),
 		T(test_drop_series_named_after_family),
 		T(test_remove),
+		T(test_clear),
 		T(test_remove_unlabelled),
 		T(test_reregister),
 		T(test_invalid_names),
