@@ -374,6 +374,7 @@ static int agent_start(struct agent *a)
 		.procs = proc_tracker_table(a->procs),
 		.loop = a->loop,
 		.cgroupfs_root = c->cgroupfs_root,
+		.keep_standalone = c->keep_standalone,
 		.max_series = c->max_series,
 	};
 	if (resources_new(&ro, &a->resources))

@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "containers/rules.h"
 #include "loop/loop.h"
 #include "metrics/registry.h"
 #include "proc/table.h"
@@ -429,8 +430,10 @@ static void read_container(struct resources *r, struct ctr *c, int *work)
 	const char *id = c->name;
 
 	(*work)++;
-	if (!strcmp(id, "/"))
-		return; /* the host's own processes: no container (Coroot makes none) */
+	/* What Coroot makes no container of (the host's own processes, sessions, sandboxes)
+	 * would make no series anyway (the registry's container_id policy): not read at all. */
+	if (!strcmp(id, "/") || (!r->o.keep_standalone && !containers_id_reported(id)))
+		return;
 	metric_set(r->restarts, &id, (double)c->restarts);
 	c->exported = true;
 	if (!c->n_members)

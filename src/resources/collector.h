@@ -27,6 +27,7 @@ struct resources_opts {
 	struct proc_table *procs;
 	struct loop *loop;
 	const char *cgroupfs_root; /* where the cgroup hierarchies are mounted */
+	bool keep_standalone;	   /* --keep-standalone-processes: read those containers too */
 	unsigned max_series;
 };
 
