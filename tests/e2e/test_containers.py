@@ -189,7 +189,7 @@ def test_podman_container_named_from_its_first_event(agent_factory, busybox_imag
     a = agent_factory("--events", "proc,tcp")
     podman(*RUN, "--rm", "--name", name, busybox_image, "/bin/busybox", "true")
     a.wait_for(lambda evs: [e for e in evs if e["type"] == "exit" and e.get("args", "") == ""
-                            and e["container"] == f"/podman/{name}"], what="the container's exit")
+                            and e.get("container") == f"/podman/{name}"], what="the container's exit")
     evs = [e for e in a.snapshot() if e["type"] == "exec" and e["args"] == "/bin/busybox true"]
     assert evs and all(e["container"] == f"/podman/{name}" for e in evs), evs
     assert a.metric("container_info", container_id=f"/podman/{name}", image=busybox_image,
@@ -259,7 +259,7 @@ def test_containerd_pod_container_named_from_its_first_event(agent_factory, cont
                         "--annotation", f"io.kubernetes.cri.image-name={containerd}",
                         containerd, cid, "/bin/busybox", "true"], capture_output=True, text=True, timeout=60)
     assert p.returncode == 0, p.stderr
-    a.wait_for(lambda evs: [e for e in evs if e["type"] == "exit" and e["container"] == name],
+    a.wait_for(lambda evs: [e for e in evs if e["type"] == "exit" and e.get("container") == name],
                what="the container's exit")
     execs = [e for e in a.snapshot() if e["type"] == "exec" and e["args"] == "/bin/busybox true"]
     assert execs and all(e["container"] == name for e in execs), execs
