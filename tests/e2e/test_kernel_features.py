@@ -199,12 +199,12 @@ def test_old_kernel_paths_tcp_and_http(agent_factory, lacks):
             with urllib.request.urlopen(f"http://127.0.0.1:{web.server_port}/old/{i}") as r:
                 assert r.status == 200
 
-        def http(evs, d):
+        def requests(evs, d):
             return {e["path"] for e in evs if e["type"] == "l7" and e.get("dir") == d
                     and e.get("path", "").startswith("/old/") and e.get("status") == 200}
 
         want = {f"/old/{i}" for i in range(20)}
-        a.wait_for(lambda evs: http(evs, "out") == want and http(evs, "in") == want,
+        a.wait_for(lambda evs: requests(evs, "out") == want and requests(evs, "in") == want,
                    what="20 requests from both sides")
     finally:
         web.shutdown()
