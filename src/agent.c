@@ -411,6 +411,8 @@ static int agent_start(struct agent *a)
 		return NS_EXIT_RUNTIME;
 	if (agent_open_streams(a))
 		return NS_EXIT_RUNTIME;
+	if ((rc = probes_attach(a->probes)))
+		return rc;
 	/* After attaching, so a process or socket is either scanned or seen by an event. */
 	if (a->tls)
 		tls_manager_scan(a->tls);

@@ -255,14 +255,16 @@ int probes_start(const struct probes_opts *o, struct probes **out)
 		rc = err == -EPERM ? NS_EXIT_PRIVILEGE : NS_EXIT_ATTACH;
 		goto fail;
 	}
-	rc = probes_attach_all(p);
-	if (rc)
-		goto fail;
 	*out = p;
 	return 0;
 fail:
 	probes_stop(p);
 	return rc;
+}
+
+int probes_attach(struct probes *p)
+{
+	return probes_attach_all(p);
 }
 
 void probes_stop(struct probes *p)

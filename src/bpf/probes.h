@@ -26,6 +26,12 @@ struct probes_opts {
  * code after printing what went wrong.
  */
 int probes_start(const struct probes_opts *o, struct probes **out);
+/*
+ * Attaches the programs (but the TLS uprobes, which go on files). After the
+ * streams are open: a perf-buffer stream's CPUs have no buffer until its
+ * reader puts one in, and what is written before would be lost.
+ */
+int probes_attach(struct probes *p);
 void probes_stop(struct probes *p);
 
 struct bpf_map *probes_ring(struct probes *p, enum ns_stream s);
