@@ -203,11 +203,10 @@ static void stream_on_perf_full(void *ctx, uint32_t events)
  */
 static int stream_open_perf(struct stream *s, const struct stream_params *p)
 {
-	uint64_t wake = stream_watermark(p->def, p->perf_cpu_bytes);
 	struct perf_ring_opts data = {
 		.map_fd = bpf_map__fd(p->ring),
 		.cpu_bytes = p->perf_cpu_bytes,
-		.wake_bytes = wake < p->perf_cpu_bytes ? wake : p->perf_cpu_bytes / 2,
+		.wake_bytes = stream_watermark(p->def, p->perf_cpu_bytes), /* half at most */
 		.timestamps = 1,
 	};
 	struct perf_ring_opts bell = {
