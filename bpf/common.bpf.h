@@ -45,8 +45,10 @@
 			if (b_->armed) {                                        \
 				__u32 one_ = 1;                                 \
 				b_->armed = 0;                                  \
-				bpf_perf_event_output(ctx, bellmap, BPF_F_CURRENT_CPU, \
-						      &one_, sizeof(one_));     \
+				/* Not rung: the next record tries again. */     \
+				if (bpf_perf_event_output(ctx, bellmap, BPF_F_CURRENT_CPU, \
+							  &one_, sizeof(one_))) \
+					b_->armed = 1;                          \
 			}                                                       \
 		}                                                               \
 	})
@@ -96,6 +98,7 @@
 	struct {                                                                \
 		__uint(type, BPF_MAP_TYPE_ARRAY);                               \
 		__uint(max_entries, 1);                                         \
+		__uint(map_flags, BPF_F_MMAPABLE); /* re-armed with a store */  \
 		__type(key, __u32);                                             \
 		__type(value, struct ns_perf_bell);                             \
 	} bellst_##name SEC(".maps");                                           \

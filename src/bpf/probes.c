@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/utsname.h>
 
 #include "exit_codes.h"
@@ -167,9 +168,15 @@ static int probes_thread_slots_as_hash(struct bpf_map *m)
 static int probes_rings_as_perf_buffers(struct probes *p)
 {
 	int ncpu = libbpf_num_possible_cpus();
+	struct rlimit nofile;
 
 	if (ncpu <= 0)
 		return -1;
+	/* Two perf event fds per CPU and stream: 1024 is 128 CPUs' worth. */
+	if (!getrlimit(RLIMIT_NOFILE, &nofile) && nofile.rlim_cur < nofile.rlim_max) {
+		nofile.rlim_cur = nofile.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &nofile);
+	}
 	for (int s = 0; s < NS_STREAM_COUNT; s++) {
 		struct bpf_map *m = ring_of(p->skel, s);
 		p->perf_cpu_bytes[s] = stream_perf_cpu_bytes(bpf_map__max_entries(m), ncpu);

@@ -66,7 +66,7 @@ struct stream {
 	/* Kernels without ring buffers: the records, the doorbell, its state. */
 	struct perf_ring *perf;
 	struct perf_ring *bell;
-	int bell_state_fd;
+	volatile struct ns_perf_bell *bell_state; /* mapped from the BPF array */
 	struct stream_policy policy; /* the definition's, watermark fitted to the ring */
 	bool draining;
 	bool before_running;
@@ -97,10 +97,7 @@ static uint64_t stream_pending(const struct stream *s)
  */
 static void stream_perf_rearm(struct stream *s)
 {
-	struct ns_perf_bell b = { .armed = 1 };
-	uint32_t zero = 0;
-
-	bpf_map_update_elem(s->bell_state_fd, &zero, &b, BPF_ANY);
+	__atomic_store_n(&s->bell_state->armed, 1, __ATOMIC_RELAXED);
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 }
 
@@ -216,7 +213,11 @@ static int stream_open_perf(struct stream *s, const struct stream_params *p)
 	};
 	int err;
 
-	s->bell_state_fd = bpf_map__fd(p->bell_state);
+	/* Mapped, not updated through bpf(): re-arming is on every drain. */
+	void *st = mmap(NULL, s->page, PROT_READ | PROT_WRITE, MAP_SHARED, bpf_map__fd(p->bell_state), 0);
+	if (st == MAP_FAILED)
+		return -errno;
+	s->bell_state = st;
 	s->policy.watermark = data.wake_bytes;
 	if ((err = perf_ring_open(&data, &s->perf)) || (err = perf_ring_open(&bell, &s->bell)))
 		return err;
@@ -297,6 +298,8 @@ void stream_close(struct stream *s)
 		ring_buffer__free(s->rb);
 	perf_ring_free(s->perf);
 	perf_ring_free(s->bell);
+	if (s->bell_state)
+		munmap((void *)s->bell_state, s->page);
 	if (s->consumer_pos)
 		munmap((void *)s->consumer_pos, s->page);
 	if (s->producer_pos)
