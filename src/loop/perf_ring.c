@@ -25,10 +25,18 @@ struct perf_cpu {
 struct perf_rec {
 	uint64_t time;
 	uint64_t seq; /* CPU and position: ties (and untimed rings) keep buffer order */
-	uint8_t *ptr; /* in the buffer, or NULL: copied at copy_off (it wrapped) */
-	size_t copy_off;
+	uint64_t pos; /* of its data in its CPU's buffer */
+	uint32_t cpu;
 	uint32_t len;
 };
+
+/*
+ * A record's data sits 4 bytes past an 8-byte boundary in a perf buffer (after
+ * the sample's u32 size), and may wrap round the buffer's end: each is copied
+ * here, aligned as in a ring buffer, before it is handed out. A perf record
+ * is at most 64 KiB (its header's size is a u16).
+ */
+#define PERF_REC_MAX 65536
 
 struct perf_ring {
 	struct perf_ring_opts o;
@@ -38,8 +46,7 @@ struct perf_ring {
 	struct perf_cpu *cpus;
 	struct perf_rec *recs;
 	size_t n_recs, cap_recs;
-	uint8_t *copy; /* records that wrapped round their buffer's end */
-	size_t copy_len, copy_cap;
+	uint64_t *copy; /* PERF_REC_MAX bytes: the record being handed out */
 	uint64_t kernel_lost;
 };
 
@@ -100,9 +107,10 @@ int perf_ring_open(const struct perf_ring_opts *o, struct perf_ring **out)
 		goto fail;
 	}
 	r->cpus = calloc(r->ncpu, sizeof(*r->cpus));
+	r->copy = malloc(PERF_REC_MAX);
 	r->epfd = epoll_create1(EPOLL_CLOEXEC);
-	if (!r->cpus || r->epfd < 0) {
-		err = r->cpus ? -errno : -ENOMEM;
+	if (!r->cpus || !r->copy || r->epfd < 0) {
+		err = r->cpus && r->copy ? -errno : -ENOMEM;
 		goto fail;
 	}
 	for (int i = 0; i < r->ncpu; i++)
@@ -203,7 +211,7 @@ static void perf_cpu_copy(const struct perf_ring *r, const struct perf_cpu *c, u
 static bool perf_cpu_collect(struct perf_ring *r, int cpu, uint64_t *stop)
 {
 	struct perf_cpu *c = &r->cpus[cpu];
-	uint64_t pos = c->meta->data_tail, mask = r->o.cpu_bytes - 1;
+	uint64_t pos = c->meta->data_tail;
 	size_t hdr_extra = r->o.timestamps ? sizeof(uint64_t) : 0;
 
 	while (pos < c->head) {
@@ -236,16 +244,9 @@ static bool perf_cpu_collect(struct perf_ring *r, int cpu, uint64_t *stop)
 				size = h.size - (p - pos);
 			*rec = (struct perf_rec){ .time = time,
 						  .seq = ((uint64_t)cpu << 48) | (pos & 0xffffffffffffull),
+						  .pos = p,
+						  .cpu = cpu,
 						  .len = size };
-			if ((p & mask) + size <= r->o.cpu_bytes) {
-				rec->ptr = c->data + (p & mask);
-			} else {
-				if (!perf_ring_grow((void **)&r->copy, &r->copy_cap, r->copy_len + size, 1))
-					break;
-				rec->copy_off = r->copy_len;
-				perf_cpu_copy(r, c, p, r->copy + r->copy_len, size);
-				r->copy_len += size;
-			}
 			r->n_recs++;
 		}
 		pos += h.size;
@@ -275,7 +276,6 @@ uint64_t perf_ring_consume(struct perf_ring *r, perf_ring_record_fn fn, void *ct
 		if (r->cpus[i].meta)
 			r->cpus[i].head = perf_cpu_head(&r->cpus[i]);
 	r->n_recs = 0;
-	r->copy_len = 0;
 	for (int i = 0; i < r->ncpu; i++) {
 		stops[i] = 0;
 		if (r->cpus[i].meta)
@@ -285,7 +285,8 @@ uint64_t perf_ring_consume(struct perf_ring *r, perf_ring_record_fn fn, void *ct
 		qsort(r->recs, r->n_recs, sizeof(*r->recs), perf_rec_cmp);
 	for (size_t i = 0; i < r->n_recs; i++) {
 		struct perf_rec *rec = &r->recs[i];
-		fn(ctx, rec->ptr ? rec->ptr : r->copy + rec->copy_off, rec->len);
+		perf_cpu_copy(r, &r->cpus[rec->cpu], rec->pos, r->copy, rec->len);
+		fn(ctx, r->copy, rec->len);
 	}
 	for (int i = 0; i < r->ncpu; i++)
 		if (r->cpus[i].meta)

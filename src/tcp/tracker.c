@@ -388,7 +388,8 @@ static void read_live_bytes(struct tcp_tracker *t)
 	if (t->self_netns_fd < 0)
 		return;
 	hmap_foreach(&t->conns.by_sock, note_live, &w);
-	qsort(w.conns, w.n, sizeof(*w.conns), live_cmp);
+	if (w.n) /* qsort's array may not be NULL, even empty */
+		qsort(w.conns, w.n, sizeof(*w.conns), live_cmp);
 	for (size_t i = 0; i < w.n; i++)
 		if (i == 0 || w.conns[i]->netns != w.conns[i - 1]->netns)
 			dump_netns(&w, w.conns[i]->netns, w.conns[i]->pid);
