@@ -186,13 +186,15 @@ static void stream_on_perf_full(void *ctx, uint32_t events)
 }
 
 /*
- * Kernels before 5.8. How the reader is woken, measured with bench/exec and
- * bench/http (README, BENCHMARKS.md): a perf buffer wakes its reader every
- * wakeup_events records or past wakeup_watermark bytes, and every wakeup is
- * an irq_work (an interrupt on x86) in the writer's path, whether anyone
- * waits or not. Waking per record costs every record that; waking only past
- * a watermark would leave a lone record unread for ever (no timer at rest).
- * So the records' buffers wake only past the stream's watermark (its
+ * Kernels before 5.8. How the reader is woken: a perf buffer wakes its
+ * reader every wakeup_events records or past wakeup_watermark bytes, and
+ * every wakeup is an irq_work (an interrupt on x86) in the writer's path,
+ * whether anyone waits or not. Waking per record (wakeup_events 1) was
+ * measured here: nginx under wrk (16 connections, 5 s, 3 runs, medians) went
+ * from 22754 requests/s to 8580, the agent woke 154315 times instead of 559
+ * for the l7 stream and spent 34 us per request instead of 8. Waking only
+ * past a watermark would leave a lone record unread for ever (no timer at
+ * rest). So the records' buffers wake only past the stream's watermark (its
  * "immediate" safety net or its batch size, per CPU), and a second perf
  * buffer, the bell, gets one record — one wakeup — only when the reader had
  * emptied everything and said so (ns_perf_bell.armed): the ring buffer's
