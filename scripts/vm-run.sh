@@ -14,6 +14,8 @@
 #   --arch ARCH      Debian's name of the VM's architecture (default amd64; the table below)
 #   --root DIR       root filesystem: a userland of ARCH with busybox-static at bin/busybox
 #   --share DIR      also share DIR read-write at the same path (repeatable): results come out here
+#   --share-ro DIR   also share DIR read-only at the same path (repeatable; the kernel matrix
+#                    shares the checkout so); shares are mounted in the order given
 #   --timeout S      power off by force after S seconds (default 300): exit 124, console shown
 #   --log FILE       the serial console (kernel and command output) goes here too
 #   --quiet          console only to --log, and to stderr when the run fails
@@ -30,7 +32,8 @@ while [ $# -gt 0 ]; do
 	case $1 in
 	--arch) arch=$2; shift 2 ;;
 	--root) root=$2; shift 2 ;;
-	--share) shares+=("$(realpath "$2")"); shift 2 ;;
+	--share) shares+=("rw $(realpath "$2")"); shift 2 ;;
+	--share-ro) shares+=("ro $(realpath "$2")"); shift 2 ;;
 	--timeout) timeout=$2; shift 2 ;;
 	--log) log=$2; shift 2 ;;
 	--quiet) quiet=1; shift ;;
@@ -153,10 +156,10 @@ mount -t tmpfs -o mode=0755 rw /rw && mkdir -p /rw/upper /rw/work
 mount -t overlay -o lowerdir=/lower,upperdir=/rw/upper,workdir=/rw/work overlay /newroot ||
 	fail "cannot mount the overlay root"
 n=0
-while read -r dir; do
+while read -r mode dir; do
 	[ -n "$dir" ] || continue
 	mkdir -p "/newroot$dir"
-	mount -t 9p -o trans=virtio,version=9p2000.L,msize=512000 share$n "/newroot$dir" ||
+	mount -t 9p -o trans=virtio,version=9p2000.L,msize=512000,$mode share$n "/newroot$dir" ||
 		fail "cannot mount share $dir"
 	n=$((n + 1))
 done </shares
@@ -184,8 +187,10 @@ chmod +x "$work/initrd/init"
 virtfs=(-virtfs "local,path=$root,mount_tag=root,security_model=none,readonly=on,multidevs=remap"
 	-virtfs "local,path=$work/state,mount_tag=state,security_model=none")
 n=0
-for d in "${shares[@]}"; do
-	virtfs+=(-virtfs "local,path=$d,mount_tag=share$n,security_model=none,multidevs=remap")
+for s in "${shares[@]}"; do
+	ro=
+	[ "${s%% *}" = ro ] && ro=,readonly=on
+	virtfs+=(-virtfs "local,path=${s#* },mount_tag=share$n,security_model=none,multidevs=remap$ro")
 	n=$((n + 1))
 done
 

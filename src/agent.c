@@ -93,6 +93,9 @@ static void agent_app_id(const char *container_id, char *out, size_t outlen)
  * machine_id and system_uuid on every series, as the Coroot server keys
  * nodes, read from the host's root (file_host_root).
  */
+/* As Coroot: a destination idle 10 minutes, or a container gone 10 minutes, is forgotten. */
+#define SERIES_IDLE_NS (600ull * 1000000000ull)
+
 static int agent_node_identity(struct agent *a)
 {
 	static const char *const names[] = { "machine_id", "system_uuid" };
@@ -105,8 +108,8 @@ static int agent_node_identity(struct agent *a)
 		fprintf(stderr, "nodescope: no machine id (/etc/machine-id, /var/lib/dbus/machine-id, "
 				"DMI product_uuid): series carry machine_id=\"\"\n");
 	const char *values[] = { id.machine_id, id.system_uuid };
-	/* As Coroot: a destination idle 10 minutes, or a container gone 10 minutes, is forgotten. */
-	metric_registry_set_idle_expiry(a->registry, 600ull * 1000000000ull);
+	metric_registry_set_idle_expiry(a->registry, SERIES_IDLE_NS);
+	metric_registry_set_max_label_length(a->registry, a->cfg->max_label_length);
 	if (metric_registry_set_const_labels(a->registry, NULL, 2, names, values) ||
 	    metric_registry_derive_label(a->registry, "container_id", "app_id", agent_app_id))
 		return -1;
@@ -347,6 +350,10 @@ static int agent_start(struct agent *a)
 		.loop = a->loop,
 		.max_processes = c->max_processes,
 		.max_series = c->max_series,
+		.cgroupfs_root = c->cgroupfs_root,
+		.keep_standalone = c->keep_standalone,
+		.min_container_age_ns = (uint64_t)c->min_container_age_s * 1000000000ull,
+		.gone_keep_ns = SERIES_IDLE_NS,
 		.on_exit = agent_proc_exited,
 		.on_exit_ctx = a,
 	};

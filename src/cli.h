@@ -31,11 +31,12 @@ struct ns_config {
 	size_t max_connections;
 	unsigned max_destinations;
 	size_t max_l7_connections;
-	unsigned max_label_length;	/* Coroot's: label values cut to this (not used yet) */
+	unsigned max_label_length;	/* Coroot's: label values cut to this */
 	unsigned debug_poll_ms;
 	const char *cgroup;		/* --cgroup: a cgroup v2 directory, or NULL */
 	const char *cgroupfs_root;	/* where the host's cgroup hierarchies are mounted */
-	unsigned min_container_age_s;	/* Coroot's: younger containers not reported (not used yet) */
+	unsigned min_container_age_s;	/* Coroot's: series of younger containers not written */
+	bool keep_standalone;		/* report processes outside containers too */
 	struct ns_port_range ephemeral_ports; /* TCP ports left out of the metrics (lo > hi: none) */
 	bool tls;			/* probe TLS libraries (--no-tls: off) */
 	unsigned tls_release_after_s;	/* a file unmapped this long loses its probes (0: never) */

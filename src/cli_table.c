@@ -177,7 +177,7 @@ const struct cli_opt cli_opts[] = {
 	  .help = "TCP destinations per container in the metrics" },
 	{ CLI_INT, "max-label-length", .env = "MAX_LABEL_LENGTH", .metavar = "N",
 	  FIELD(max_label_length), .min = 1, .max = 1048576, .def = "4096",
-	  .help = "Coroot's, kept but not applied yet: label values are cut to this length" },
+	  .help = "Coroot's: label values longer than this are cut to it" },
 
 	{ CLI_HEADING, "what is watched" },
 	{ CLI_STRING, "cgroup", .env = "NODESCOPE_CGROUP", .metavar = "DIR", FIELD(cgroup),
@@ -186,13 +186,18 @@ const struct cli_opt cli_opts[] = {
 	{ CLI_CUSTOM, "cgroupfs-root", .env = "CGROUPFS_ROOT", .metavar = "DIR",
 	  FIELD(cgroupfs_root), .def = "/sys/fs/cgroup", .parse = parse_abs_path,
 	  .form = "an absolute path",
-	  .help = "Coroot's, kept but not used yet: where the host's cgroup hierarchies are "
-		  "mounted" },
+	  .help = "Coroot's: where the host's cgroup hierarchies are mounted (cgroup2 at DIR "
+		  "or DIR/unified)" },
 	{ CLI_SECONDS, "min-container-age", .env = "MIN_CONTAINER_AGE", .metavar = "TIME",
 	  FIELD(min_container_age_s), .min = 0, .max = 31536000, .def = "0",
-	  .help = "Coroot's, kept but not applied yet: containers younger than this are not "
-		  "reported; 0 here (Coroot: 30s), since nodescope sees short-lived processes "
+	  .help = "Coroot's: series of a container that lives (or lived) less than this are "
+		  "not written; 0 here (Coroot: 30s), since nodescope sees short-lived processes "
 		  "whole" },
+	{ CLI_FLAG, "keep-standalone-processes", .env = "NODESCOPE_KEEP_STANDALONE_PROCESSES",
+	  FIELD(keep_standalone), .min = true,
+	  .help = "also report processes outside any container (the root cgroup, user "
+		  "sessions, *.scope), pod sandboxes and runtime monitors, which Coroot leaves "
+		  "out (their events are traced either way)" },
 	{ CLI_CUSTOM, "ephemeral-port-range", .env = "EPHEMERAL_PORT_RANGE", .metavar = "LO-HI",
 	  FIELD(ephemeral_ports), .def = "32768-60999", .parse = parse_port_range,
 	  .form = "LO-HI, ports 1..65535, LO <= HI; \"\" for none",

@@ -1,10 +1,13 @@
 #!/bin/sh
-# A Debian 12 userland for a test VM, built once and cached: debootstrap for
-# ARCH (a Debian architecture: arm64, amd64) into DIR/root, the --root of
-# scripts/vm-run.sh (busybox-static for its init), with Debian's kernel for
-# that architecture (DIR/kernel, its KERNEL_DIR), the smoke workload (nginx,
-# curl, openssl, python3) and the libraries the agent links to. A foreign ARCH runs its package scripts
-# through qemu-user-static (scripts/install-deps-arm64.sh registers it).
+# A Debian 12 userland for test VMs of another architecture, built once and
+# cached: debootstrap for ARCH (a Debian architecture: arm64) into DIR/root,
+# the --root of scripts/vm-run.sh (busybox-static for its init) and of
+# tests/kernels/matrix.py, which boots it under the kernels of
+# tests/kernels/ARCH.list. It holds what the smoke suite (tests/kernels/smoke.py)
+# runs: python3, nginx, curl, openssl, bpftool, and the libraries the agent
+# links to. No kernel: the matrix boots its own (scripts/fetch-kernels.sh). A
+# foreign ARCH runs its package scripts through qemu-user-static
+# (scripts/install-deps-arm64.sh registers it).
 # DIR/done marks a finished build and holds its package list: a run that was
 # cut short starts over, a list that gained packages adds them to the tree.
 # Usage: rootfs.sh ARCH DIR
@@ -13,22 +16,13 @@ arch=$1 dir=$2
 [ -n "$arch" ] && [ -n "$dir" ] || { echo "usage: $0 ARCH DIR" >&2; exit 2; }
 suite=bookworm
 mirror=http://deb.debian.org/debian
-# What the smoke test runs, the agent's own shared libraries, and (so the tree
-# can also be the 9p root of a busybox-init VM, and run Python test suites)
-# busybox-static and python3.
-pkgs="linux-image-$arch,initramfs-tools,nginx,curl,openssl,ca-certificates,iproute2,procps,
-libbpf1,libelf1,zlib1g,libmicrohttpd12,libcapstone4,libjansson4,busybox-static,python3"
+# What the smoke suite runs, the agent's own shared libraries, and
+# busybox-static for vm-run.sh's init.
+pkgs="python3,nginx,curl,openssl,ca-certificates,bpftool,iproute2,procps,
+libbpf1,libelf1,zlib1g,libmicrohttpd12,libcapstone4,libjansson4,busybox-static"
 pkgs=$(echo "$pkgs" | tr -d ' \n')
-[ -f "$dir/done" ] && [ "$(cat "$dir/done")" = "$pkgs" ] && [ -f "$dir/kernel/vmlinuz" ] && exit 0
+[ -f "$dir/done" ] && [ "$(cat "$dir/done")" = "$pkgs" ] && exit 0
 [ "$(id -u)" = 0 ] || { echo "nodescope: building the $arch VM userland needs root (debootstrap)" >&2; exit 1; }
-
-# DIR/kernel is the kernel directory scripts/vm-run.sh boots: the image and
-# the tree's own modules (with the modules.dep the kernel's postinst made).
-kernel_dir() {
-	mkdir -p "$dir/kernel/lib"
-	cp "$(ls "$dir"/root/boot/vmlinuz-* | tail -1)" "$dir/kernel/vmlinuz"
-	ln -sfn ../../root/lib/modules "$dir/kernel/lib/modules"
-}
 
 host=$(dpkg --print-architecture)
 if [ "$arch" != "$host" ]; then
@@ -58,7 +52,6 @@ if [ -f "$dir/done" ]; then
 	umount "$dir/root/proc"
 	[ $rc = 0 ] || { tail -20 "$dir/debootstrap.log" >&2; exit 1; }
 	rm -f "$dir/root"/var/cache/apt/archives/*.deb
-	kernel_dir
 	echo "$pkgs" >"$dir/done"
 	exit 0
 fi
@@ -70,24 +63,11 @@ fail() {
 	echo "nodescope: debootstrap failed (whole log: $log)" >&2
 	exit 1
 }
-# Two stages, so that before the packages are configured the initrd (which
-# vm-run.sh does not use, but the kernel package makes) is told to hold next
-# to nothing: with every module (the default) the kernel's postinst ran
-# modinfo ~3000 times under qemu-user, most of the time.
+# Two stages: the first unpacks (no arm64 code runs), the second configures the
+# packages by running their scripts under qemu-user in the tree.
 debootstrap --foreign --arch="$arch" --variant=minbase --include="$pkgs" "$suite" "$dir/root" \
 	"$mirror" >"$log" 2>&1 || fail
-mkdir -p "$dir/root/etc/initramfs-tools/conf.d" "$dir/root/etc/initramfs-tools/hooks"
-echo MODULES=list >"$dir/root/etc/initramfs-tools/conf.d/nodescope-vm.conf"
-cat >"$dir/root/etc/initramfs-tools/hooks/nodescope-vm" <<'EOH'
-#!/bin/sh
-# The VM's root disk: virtio-blk on PCI, ext4 (with what they depend on).
-[ "$1" = prereqs ] && exit 0
-. /usr/share/initramfs-tools/hook-functions
-manual_add_modules virtio_pci virtio_blk ext4
-EOH
-chmod +x "$dir/root/etc/initramfs-tools/hooks/nodescope-vm"
 chroot "$dir/root" /debootstrap/debootstrap --second-stage >>"$log" 2>&1 || fail
 # The downloaded packages are not needed in the image.
 rm -f "$dir/root"/var/cache/apt/archives/*.deb
-kernel_dir
 echo "$pkgs" >"$dir/done"

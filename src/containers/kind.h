@@ -28,6 +28,7 @@ struct containers_kind_info {
 	const char *name;     /* "docker", "cri-containerd", ... (Coroot's String() where it has one) */
 	bool needs_metadata;  /* the final id comes from the runtime's metadata */
 	bool coroot_ignores;  /* Coroot's agent makes no container of it */
+	bool reported;	      /* its series are exported by default (--keep-standalone-processes: all) */
 };
 
 const struct containers_kind_info *containers_kind_info(enum containers_kind kind);

@@ -345,3 +345,15 @@ int containers_classify(const char *proc_cgroup_text, const char *base,
 		return rc;
 	return containers_classify_path(path, out);
 }
+
+bool containers_id_reported(const char *container_id)
+{
+	struct containers_class c;
+
+	if (!container_id || !*container_id)
+		container_id = "/";
+	/* Named ids ("/k8s/...", "/docker/x") classify as unknown: reported. */
+	if (containers_classify_path(container_id, &c))
+		return true;
+	return containers_kind_info(c.kind)->reported;
+}

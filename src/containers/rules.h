@@ -43,4 +43,12 @@ int containers_classify_path(const char *cgroup_path, struct containers_class *o
 int containers_classify(const char *proc_cgroup_text, const char *base,
 			struct containers_class *out);
 
+/*
+ * Whether a container_id (as the resolver gives it) names a container whose
+ * series are exported by default: false for processes outside any container
+ * ("/", user sessions, *.scope), pod sandboxes and runtime monitors, whose
+ * ids are their cgroup paths and so classify as such again. Pure.
+ */
+bool containers_id_reported(const char *container_id);
+
 #endif

@@ -95,6 +95,10 @@ struct metric_registry {
 	metric_derive_fn derive;
 	char *prefix;	     /* families whose name starts with this ... */
 	char *prefix_labels; /* ... also get these, or NULL */
+	char policy_label[64]; /* metric_registry_set_label_policy ("" when none) */
+	struct metric_label_policy policy;
+	uint64_t unreported;   /* updates the policy's admit() refused */
+	size_t max_label_len;  /* metric_registry_set_max_label_length (0: none) */
 };
 
 /* ---- names ---- */
@@ -478,6 +482,54 @@ static bool values_ok(const struct metric *m, const char *const *values)
 	return true;
 }
 
+/*
+ * The label values a series is keyed by: the caller's, or copies cut to the
+ * registry's max_label_len. Copies are made only for a value that is too long.
+ */
+struct key {
+	const char *v[METRIC_MAX_LABELS];
+	char *owned[METRIC_MAX_LABELS];
+	uint64_t hash;
+};
+
+/* Bytes of s to keep so that at most max remain and no UTF-8 character is split. */
+static size_t cut_length(const char *s, size_t max)
+{
+	size_t n = max;
+	while (n && ((unsigned char)s[n] & 0xc0) == 0x80)
+		n--; /* s[n] continues a character that began before: drop that character */
+	return n;
+}
+
+static bool key_make(const struct metric *m, const char *const *values, struct key *k)
+{
+	size_t max = m->reg->max_label_len;
+
+	if (!values_ok(m, values))
+		return false;
+	for (unsigned i = 0; i < m->n_labels; i++) {
+		k->owned[i] = NULL;
+		k->v[i] = values[i];
+		if (max && strnlen(values[i], max + 1) > max) {
+			k->owned[i] = strndup(values[i], cut_length(values[i], max));
+			if (!k->owned[i]) {
+				while (i--)
+					free(k->owned[i]);
+				return false;
+			}
+			k->v[i] = k->owned[i];
+		}
+	}
+	k->hash = hash_values(m->n_labels, k->v);
+	return true;
+}
+
+static void key_free(const struct metric *m, struct key *k)
+{
+	for (unsigned i = 0; i < m->n_labels; i++)
+		free(k->owned[i]);
+}
+
 static bool series_matches(const struct metric *m, const struct metric_series *s, uint64_t hash,
 			   const char *const *values)
 {
@@ -568,18 +620,25 @@ static struct metric_series *series_alloc(const struct metric *m, uint64_t hash,
 
 static void note_drop(struct metric *m);
 
-struct metric_series *metric_series_get(struct metric *m, const char *const *label_values)
+/* The index of the registry's policy label in m, or -1. */
+static int policy_index(const struct metric *m)
 {
-	struct metric_series *s;
-	uint64_t hash;
+	const struct metric_registry *r = m->reg;
+	for (unsigned i = 0; r->policy_label[0] && i < m->n_labels; i++)
+		if (!strcmp(m->label_names[i], r->policy_label))
+			return (int)i;
+	return -1;
+}
 
-	if (!m || !values_ok(m, label_values))
+static struct metric_series *series_create(struct metric *m, const struct key *k)
+{
+	struct metric_registry *r = m->reg;
+	int p = r->policy.admit ? policy_index(m) : -1;
+
+	if (p >= 0 && !r->policy.admit(r->policy.ctx, k->v[p])) {
+		r->unreported++;
 		return NULL;
-	hash = hash_values(m->n_labels, label_values);
-	s = series_find(m, hash, label_values, NULL);
-	if (s)
-		return s;
-
+	}
 	if (m->max_series && m->n_series >= m->max_series) {
 		note_drop(m);
 		return NULL;
@@ -587,11 +646,11 @@ struct metric_series *metric_series_get(struct metric *m, const char *const *lab
 	/* A failed grow is fine while a table exists: chains just get longer. */
 	if (m->n_series + 1 > m->n_buckets / 4 * 3 && buckets_grow(m) && !m->n_buckets)
 		return NULL;
-	s = series_alloc(m, hash, label_values);
+	struct metric_series *s = series_alloc(m, k->hash, k->v);
 	if (!s)
 		return NULL;
 
-	struct metric_series **slot = &m->buckets[hash & (m->n_buckets - 1)];
+	struct metric_series **slot = &m->buckets[k->hash & (m->n_buckets - 1)];
 
 	s->hnext = *slot;
 	*slot = s;
@@ -602,6 +661,19 @@ struct metric_series *metric_series_get(struct metric *m, const char *const *lab
 		m->head = s;
 	m->tail = s;
 	m->n_series++;
+	return s;
+}
+
+struct metric_series *metric_series_get(struct metric *m, const char *const *label_values)
+{
+	struct key k;
+
+	if (!m || !key_make(m, label_values, &k))
+		return NULL;
+	struct metric_series *s = series_find(m, k.hash, k.v, NULL);
+	if (!s)
+		s = series_create(m, &k);
+	key_free(m, &k);
 	return s;
 }
 
@@ -692,11 +764,12 @@ static unsigned long long series_observations(const struct metric *m,
 
 unsigned long long metric_histogram_count(struct metric *m, const char *const *label_values)
 {
-	if (!m || !m->hist || !values_ok(m, label_values))
-		return 0;
-	const struct metric_series *s =
-		series_find(m, hash_values(m->n_labels, label_values), label_values, NULL);
+	struct key k;
 
+	if (!m || !m->hist || !key_make(m, label_values, &k))
+		return 0;
+	const struct metric_series *s = series_find(m, k.hash, k.v, NULL);
+	key_free(m, &k);
 	return s ? series_observations(m, s) : 0;
 }
 
@@ -705,14 +778,14 @@ static void series_unlink(struct metric *m, struct metric_series *s, struct metr
 void metric_remove(struct metric *m, const char *const *label_values)
 {
 	struct metric_series **link = NULL;
-	struct metric_series *s;
+	struct key k;
 
-	if (!m || !values_ok(m, label_values))
+	if (!m || !key_make(m, label_values, &k))
 		return;
-	s = series_find(m, hash_values(m->n_labels, label_values), label_values, &link);
-	if (!s)
-		return;
-	series_unlink(m, s, link);
+	struct metric_series *s = series_find(m, k.hash, k.v, &link);
+	key_free(m, &k);
+	if (s)
+		series_unlink(m, s, link);
 }
 
 /* Takes s out of m and frees it; link: where the hash chain points to s. */
@@ -733,10 +806,13 @@ static void series_unlink(struct metric *m, struct metric_series *s, struct metr
 
 double metric_value(struct metric *m, const char *const *label_values)
 {
-	if (!m || !values_ok(m, label_values))
+	struct key k;
+
+	if (!m || !key_make(m, label_values, &k))
 		return 0;
-	return metric_series_value(
-		series_find(m, hash_values(m->n_labels, label_values), label_values, NULL));
+	double v = metric_series_value(series_find(m, k.hash, k.v, NULL));
+	key_free(m, &k);
+	return v;
 }
 
 size_t metric_series_count(const struct metric *m)
@@ -793,6 +869,31 @@ void metric_registry_set_idle_expiry(struct metric_registry *r, uint64_t idle_ns
 {
 	if (r)
 		r->idle_expiry_ns = idle_ns;
+}
+
+int metric_registry_set_label_policy(struct metric_registry *r, const char *label,
+				     const struct metric_label_policy *p)
+{
+	if (!r || !p || !valid_label_name(label) || strlen(label) >= sizeof(r->policy_label) ||
+	    r->policy_label[0])
+		return -EINVAL;
+	snprintf(r->policy_label, sizeof(r->policy_label), "%s", label);
+	r->policy = *p;
+	if (p->admit)
+		return metric_register_u64(
+			r, "nodescope_metric_updates_unreported_total",
+			"Updates to series that are not reported: container series of processes "
+			"outside any container (the host's root cgroup, user sessions, *.scope), pod "
+			"sandboxes and container runtimes' monitors, as Coroot leaves them out "
+			"(--keep-standalone-processes reports them).",
+			METRIC_COUNTER, &r->unreported);
+	return 0;
+}
+
+void metric_registry_set_max_label_length(struct metric_registry *r, size_t max)
+{
+	if (r)
+		r->max_label_len = max;
 }
 
 int metric_registry_derive_label(struct metric_registry *r, const char *from, const char *name,
@@ -929,15 +1030,19 @@ static const char *family_fixed(const struct metric *m, struct strbuf *buf)
 	return buf->oom ? r->const_labels : strbuf_str(buf);
 }
 
-static void write_family(struct strbuf *out, const struct metric *m)
+static void write_family(struct strbuf *out, const struct metric *m, uint64_t now_ns)
 {
 	struct strbuf buf = { 0 };
 	const char *fixed = family_fixed(m, &buf);
+	const struct metric_label_policy *policy = &m->reg->policy;
+	int p = policy->show ? policy_index(m) : -1;
 
 	strbuf_printf(out, "# HELP %s ", m->name);
 	put_escaped(out, m->help, false);
 	strbuf_printf(out, "\n# TYPE %s %s\n", m->name, type_name(m->type));
 	for (const struct metric_series *s = m->head; s; s = s->next) {
+		if (p >= 0 && !policy->show(policy->ctx, s->values[p], now_ns))
+			continue;
 		if (m->hist) {
 			write_histogram_series(out, m, s, fixed);
 			continue;
@@ -1010,7 +1115,7 @@ void metric_registry_write_at(struct metric_registry *r, struct strbuf *out, uin
 	for (const struct metric *m = r->head; m; m = m->next) {
 		if (m->internal && !m->n_series)
 			continue;
-		write_family(out, m);
+		write_family(out, m, now_ns);
 	}
 }
 

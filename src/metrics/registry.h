@@ -102,6 +102,31 @@ typedef void (*metric_derive_fn)(const char *from_value, char *out, size_t outle
 int metric_registry_derive_label(struct metric_registry *r, const char *from, const char *name,
 				 metric_derive_fn fn);
 
+/*
+ * Which series of the families that have the label `label` exist and are
+ * written (container_id: Coroot's rules on what is a container, and its
+ * --min-container-age). admit(value) false: the series is never made, and
+ * an update to it is a no-op counted in
+ * nodescope_metric_updates_unreported_total; called when a series would be
+ * created, so admit must answer the same for a value every time. show(value,
+ * now) false: the series stays but is left out of this exposition. Either may
+ * be NULL. One policy per registry. Returns 0 or -EINVAL/-ENOMEM.
+ */
+struct metric_label_policy {
+	bool (*admit)(void *ctx, const char *value);
+	bool (*show)(void *ctx, const char *value, uint64_t now_ns);
+	void *ctx;
+};
+int metric_registry_set_label_policy(struct metric_registry *r, const char *label,
+				     const struct metric_label_policy *p);
+
+/*
+ * Label values longer than max bytes are cut to it (at a UTF-8 character
+ * boundary) before they key a series, as Coroot's --max-label-length does.
+ * 0: no limit (the default).
+ */
+void metric_registry_set_max_label_length(struct metric_registry *r, size_t max);
+
 void metric_registry_add_collector(struct metric_registry *r, metric_collector_fn fn, void *ctx);
 
 /*

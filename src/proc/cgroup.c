@@ -49,23 +49,21 @@ int cgroup_v2_id(const char *dir, uint64_t *id, uint32_t *level)
 	return 0;
 }
 
-int cgroup_v2_mount(char *out, size_t outlen)
+int cgroup_v2_mount(const char *root, char *out, size_t outlen)
 {
-	char line[1024];
-	FILE *f = fopen("/proc/self/mounts", "re");
-	if (!f)
-		return -errno;
-	int err = -ENOENT;
-	while (fgets(line, sizeof(line), f)) {
-		char dev[256], mnt[512], type[64];
-		if (sscanf(line, "%255s %511s %63s", dev, mnt, type) == 3 && !strcmp(type, "cgroup2")) {
-			snprintf(out, outlen, "%s", mnt);
-			err = 0;
-			break;
-		}
+	char path[PATH_MAX];
+
+	/* Coroot's two places: a pure v2 host mounts it at the root, a hybrid one below. */
+	if (on_cgroup2(root)) {
+		snprintf(out, outlen, "%s", root);
+		return 0;
 	}
-	fclose(f);
-	return err;
+	snprintf(path, sizeof(path), "%s/unified", root);
+	if (on_cgroup2(path)) {
+		snprintf(out, outlen, "%s", path);
+		return 0;
+	}
+	return -ENOENT;
 }
 
 int cgroup_v2_path_of_id(int mount_fd, const char *mount_path, uint64_t id, char *out,

@@ -12,8 +12,11 @@
  */
 int cgroup_v2_id(const char *dir, uint64_t *id, uint32_t *level);
 
-/* Where cgroup2 is mounted ("/sys/fs/cgroup/unified", ...): 0 or -ENOENT. */
-int cgroup_v2_mount(char *out, size_t outlen);
+/*
+ * Where cgroup2 is mounted below root (--cgroupfs-root, "/sys/fs/cgroup"):
+ * root itself (a pure v2 host) or root/unified (a hybrid one). 0 or -ENOENT.
+ */
+int cgroup_v2_mount(const char *root, char *out, size_t outlen);
 
 /*
  * The path below the cgroup2 mount ("/", "/system.slice/x.service") of the

@@ -112,7 +112,7 @@ class Agent:
 
     started = []  # the Agents of the running test (and of wider fixtures), checked at its end
 
-    def __init__(self, *args, trace=True, listen=True, ephemeral_ports=""):
+    def __init__(self, *args, trace=True, listen=True, ephemeral_ports="", keep_standalone=True):
         self.port = free_port() if listen else None
         cmd = [AGENT] + (["trace"] if trace else [])
         if listen:
@@ -123,6 +123,11 @@ class Agent:
         if ephemeral_ports is not None and not any(str(a).startswith("--ephemeral-port-range")
                                                    for a in args):
             cmd += ["--ephemeral-port-range", ephemeral_ports]
+        # The tests' own processes may run outside any container (a CI runner in "/" or a user
+        # session), which Coroot's rules leave out of the metrics: kept unless a test says
+        # otherwise (test_containers.py tests that default).
+        if keep_standalone:
+            cmd += ["--keep-standalone-processes"]
         cmd += list(args)
         self.cmd = cmd
         self.events = []
@@ -200,6 +205,11 @@ class Agent:
         """Sum of the series of name whose labels include the given ones."""
         want = set(labels.items())
         return sum(v for k, v in self.metrics().get(name, {}).items() if want <= set(k))
+
+    def has_series(self, name, **labels):
+        """Whether some series of name has labels including the given ones."""
+        want = set(labels.items())
+        return any(want <= set(k) for k in self.metrics().get(name, {}))
 
     def stop(self, timeout=5):
         killed = False

@@ -11,7 +11,7 @@ def test_agent_configured_by_environment_only(monkeypatch):
     port = free_port()
     monkeypatch.setenv("LISTEN", f"127.0.0.1:{port}")
     monkeypatch.setenv("NODESCOPE_NO_TLS", "true")
-    a = Agent(trace=False, listen=False, ephemeral_ports=None)  # no option on the command line at all
+    a = Agent(trace=False, listen=False, ephemeral_ports=None, keep_standalone=False)  # no option on the command line at all
     a.port = port
     try:
         assert a.cmd == [AGENT]

@@ -49,6 +49,58 @@ def container_of(agent, pid):
     return names.pop()
 
 
+def run_sh_in_cgroup(rel, script):
+    """Runs script with sh moved into the v2 cgroup rel (made here) first; returns sh's Popen."""
+    path = cgroup2_root() + rel
+    os.makedirs(path, exist_ok=True)
+    return subprocess.Popen(["/bin/sh", "-c", f"echo $$ > {path}/cgroup.procs; {script}"])
+
+
+def test_standalone_processes_left_out_as_coroot_does(agent_factory):
+    """A user session's process is traced under its cgroup path but makes no series (counted);
+    a systemd service's does; --keep-standalone-processes reports both."""
+    session = f"/user.slice/user-0.slice/session-e2e{os.getpid()}.scope"
+    service = f"/system.slice/nodescope-e2e-{os.getpid()}.service"
+    plain = agent_factory("--events", "proc", keep_standalone=False)
+    keep = agent_factory("--events", "proc", keep_standalone=True)
+    try:
+        in_session, in_service = run_in_cgroup(session), run_in_cgroup(service)
+        for a in (plain, keep):
+            assert container_of(a, in_session) == session
+            assert container_of(a, in_service) == service
+        assert plain.metric("container_process_exits_total", container_id=service,
+                            status="success") == 1
+        assert not plain.has_series("container_process_exits_total", container_id=session)
+        assert plain.metric("nodescope_metric_updates_unreported_total") >= 1
+        assert keep.metric("container_process_exits_total", container_id=session,
+                           status="success") == 1
+        assert keep.metric("nodescope_metric_updates_unreported_total") == 0
+    finally:
+        remove_cgroups(session)
+        remove_cgroups(service)
+
+
+def test_min_container_age(agent_factory):
+    """--min-container-age: a container's series are written once it has lived that long, or
+    if it did before its last process left; a live younger one's are not."""
+    rel = f"/system.slice/nodescope-e2e-age{os.getpid()}.service"
+    old = agent_factory("--events", "proc", "--min-container-age", "1h")
+    young = agent_factory("--events", "proc", "--min-container-age", "2s")
+    sh = run_sh_in_cgroup(rel, "/bin/true; sleep 2.5; echo done")
+    try:
+        for a in (old, young):
+            a.wait_for(lambda evs: [e for e in by_pid(evs, sh.pid, "exit")], what="sh's exit")
+        exits = [e for e in young.snapshot() if e["type"] == "exit" and e.get("container") == rel]
+        assert [e for e in exits if e["comm"] == "true"], "the /bin/true forked in the cgroup"
+        # lived 2.5 s at least, 1 h at most: written by the 2 s agent, not by the 1 h one
+        assert young.metric("container_process_exits_total", container_id=rel,
+                            status="success") == len(exits)
+        assert not old.has_series("container_process_exits_total", container_id=rel)
+    finally:
+        sh.wait(10)
+        remove_cgroups(rel)
+
+
 def test_systemd_service_named_as_coroot(agent_factory):
     rel = f"/system.slice/nodescope-e2e-{os.getpid()}.service"
     a = agent_factory("--events", "proc")

@@ -1,9 +1,12 @@
 #!/usr/bin/env python3
 """The kernel matrix's smoke suite, run the same way on this machine and inside each VM
-(tests/kernels/matrix.py): the agent (`nodescope trace`) against a known workload — nginx on
-loopback over HTTP and HTTPS, curl, a short-lived process, a refused connect — then SIGTERM.
+(tests/kernels/matrix.py), on every architecture: the agent (`nodescope trace`) against a known
+workload — nginx on loopback over HTTP and HTTPS, curl (OpenSSL), a Go HTTPS client (Go's own
+crypto/tls, whose probes read registers by the architecture's Go ABI), a short-lived process, a
+refused connect — then SIGTERM.
 
-It writes a summary (JSON) of what was seen, for the matrix to compare with the host's:
+It writes a summary (JSON) of what was seen, for the matrix to compare with the host's (another
+architecture's with every check passing):
   checks           named booleans, each one thing the agent must do on every kernel
   kernel_features  what this kernel has of what the agent can use, read from its BTF and tracefs
   agent_features   what the agent used (the uprobe path, seen with bpftool; its own
@@ -12,7 +15,9 @@ It writes a summary (JSON) of what was seen, for the matrix to compare with the 
 and exits 1 if a check failed. Nothing here waits a fixed time: each step waits for what it needs,
 bounded by a deadline generous enough for a kernel under TCG emulation.
 
-Usage: smoke.py --out SUMMARY.json [--agent PATH] [--logs DIR]
+Usage: smoke.py --out SUMMARY.json [--agent PATH] [--go-client PATH] [--logs DIR]
+(the agent and the Go client built for this machine's architecture: make's build/nodescope and
+build/go-get, or build-arm64/ for arm64)
 """
 import argparse
 import json
@@ -33,6 +38,8 @@ READY_S = 180      # agent start: loading and verifying the programs is slow und
 EVENTS_S = 30      # nginx's events, after the workload is done (in flight, not late)
 SHUTDOWN_S = 60    # SIGTERM to exit: every probe detached (perf-event uprobes one at a time)
 ROUNDS = 5         # workload rounds at most, while the agent counts losses
+PROBE_S = 120      # a Go program's first exec to its tls_probe line (pclntab and return sites
+                   # read under TCG)
 
 # Kernel features: a name in the kernel's BTF (enum values of the BPF uapi), or a field of a
 # tracepoint. The names are those of the agent's nodescope_feature_enabled{feature} metric.
@@ -46,10 +53,15 @@ BTF_FEATURES = {
 WORKLOAD_CHECKS = ("proc.exec", "proc.exit_code", "proc.fork", "tcp.listen", "tcp.connect",
                    "tcp.accept", "tcp.close_out", "tcp.close_in", "tcp.connect_refused",
                    "l7.http_out", "l7.http_in", "tls.libssl_probed", "tls.https_out",
-                   "tls.https_in")
+                   "tls.https_in", "tls.go_probed", "tls.go_out")
 # What needs TLS probing, which needs attach cookies (5.15).
-TLS_CHECKS = ("tls.libssl_probed", "tls.https_out", "tls.https_in", "tls.no_attach_failures",
-              "uprobe.path_matches_kernel")
+TLS_CHECKS = ("tls.libssl_probed", "tls.https_out", "tls.https_in", "tls.go_probed", "tls.go_out",
+              "tls.no_attach_failures", "uprobe.path_matches_kernel")
+# Every check of a summary: the reference where no host run can be compared with (matrix.py:
+# another architecture's VMs pass when each of these passes).
+ALL_CHECKS = ("agent.loads_and_attaches",) + WORKLOAD_CHECKS + (
+    "agent.no_silent_loss", "tls.no_attach_failures", "uprobe.path_matches_kernel",
+    "agent.clean_shutdown")
 EXIT_FORMAT = "/sys/kernel/tracing/events/sched/sched_process_exit/format"
 
 
@@ -200,14 +212,31 @@ def children(pid):
     return out
 
 
-def curl(url):
-    """curl's pid and status; the pid is what the agent's events must name."""
-    p = subprocess.Popen(["curl", "-sS", "-k", "-o", "/dev/null", "-w", "%{http_code}", url],
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+def run_client(argv):
+    """A client's pid, once it printed status 200; the pid is what the agent's events must
+    name."""
+    p = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     out, err = p.communicate(timeout=60)
-    if p.returncode != 0 or out != b"200":
-        sys.exit(f"smoke: curl {url}: exit {p.returncode}, status {out!r}: {err.decode()}")
+    if p.returncode != 0 or out.strip() != b"200":
+        sys.exit(f"smoke: {' '.join(argv)}: exit {p.returncode}, status {out!r}: {err.decode()}")
     return p.pid
+
+
+def first_go_run(agent, go_client, url, probed):
+    """The Go client's first run, kept alive (go_get.go's "linger": it exits at the end of its
+    stdin) until the agent has probed its file: one that exits first may be gone before the agent
+    opens it (counted as file_gone; the next exec is probed). Returns whether it was probed."""
+    p = subprocess.Popen([go_client, url, "linger"], stdin=subprocess.PIPE,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    seen = agent.wait_for(probed, PROBE_S)
+    out, err = p.communicate(timeout=60)
+    if p.returncode != 0 or out.strip() != b"200":
+        sys.exit(f"smoke: {go_client} {url}: exit {p.returncode}, status {out!r}: {err.decode()}")
+    return seen
+
+
+def curl(url):
+    return run_client(["curl", "-sS", "-k", "-o", "/dev/null", "-w", "%{http_code}", url])
 
 
 def bpftool_json(*args):
@@ -242,14 +271,22 @@ def losses(m):
                                 "nodescope_bpf_tracking_dropped_total")))
 
 
-def workload_round(agent, n):
-    """nginx (new ports), a short-lived process, a refused connect from this process, an HTTP
-    and an HTTPS request with curl; returns {check: seen}. Seen or not is decided after a barrier,
-    never after a sleep: the exit of a process started after the workload, which the agent
-    reports only after reading the tcp and l7 rings (README: "When a process exits, the batched
-    streams are read first"), so every event of curl, sh and this process is printed by then.
-    nginx's events are not ordered by it (curl may read a response before nginx's write
-    returns, and nginx sees the FIN when it does): they are waited for up to the deadline."""
+def reported_features(m):
+    """{feature: in use} from the agent's nodescope_feature_enabled{feature} series."""
+    return {re.search(r'feature="([^"]*)"', k).group(1): v == 1 for k, v in m.items()
+            if k.startswith("nodescope_feature_enabled{")}
+
+
+def workload_round(agent, n, go_client, tls_on):
+    """nginx (new ports), a short-lived process, a refused connect from this process, an HTTP and an
+    HTTPS request with curl, and one with the Go client once its first run got it probed
+    (whether that first run beat its probes is a benchmark figure, not checked); returns {check:
+    seen}. Seen or not is decided after a barrier, never after a sleep: the exit of a process
+    started after the workload, which the agent reports only after reading the tcp and l7 rings
+    (README: "When a process exits, the batched streams are read first"), so every event of
+    curl, sh and this process is printed by then. nginx's events are not ordered by it (curl may
+    read a response before nginx's write returns, and nginx sees the FIN when it does): they are
+    waited for up to the deadline."""
     tmp = tempfile.mkdtemp(prefix="nodescope-smoke.")
     nginx, http_port, https_port = start_nginx(tmp)
     try:
@@ -264,6 +301,12 @@ def workload_round(agent, n):
                 pass
         http_pid = curl(f"http://127.0.0.1:{http_port}/smoke-http")
         https_pid = curl(f"https://127.0.0.1:{https_port}/smoke-tls")
+        go_probed = lambda evs: any(e["type"] == "tls_probe" and e.get("library") == "go" and
+                                    e.get("file") == go_client for e in evs)
+        go_pid = None
+        first = f"https://127.0.0.1:{https_port}/smoke-go-first"
+        if tls_on and first_go_run(agent, go_client, first, go_probed):
+            go_pid = run_client([go_client, f"https://127.0.0.1:{https_port}/smoke-go"])
         barrier = subprocess.Popen(["/bin/sh", "-c", ":", f"nodescope-smoke-barrier-{n}"])
         barrier.wait()
         me = os.getpid()
@@ -311,12 +354,17 @@ def workload_round(agent, n):
                                  path="/smoke-tls", status=200, tls=True),
             "tls.https_in": has(type="l7", pid=worker, dir="in", method="GET",
                                 path="/smoke-tls", status=200, tls=True, src=client(https_pid)),
+            "tls.go_probed": go_probed,
+            "tls.go_out": has(type="l7", pid=lambda p: go_pid is not None and p == go_pid,
+                              dir="out", method="GET", path="/smoke-go", status=200, tls=True),
         }
         assert tuple(expected) == WORKLOAD_CHECKS
         barrier_exit = has(type="exit", pid=barrier.pid)
         agent.wait_for(lambda evs: all(p(evs) for p in expected.values()) or barrier_exit(evs),
                        EVENTS_S)
-        late = ("tcp.listen", "tcp.accept", "tcp.close_in", "l7.http_in", "tls.https_in")
+        # (Without TLS no plaintext comes: nothing to wait for.)
+        late = ("tcp.listen", "tcp.accept", "tcp.close_in", "l7.http_in") + \
+            (("tls.https_in",) if tls_on else ())
         agent.wait_for(lambda evs: all(p(evs) for k, p in expected.items() if k in late),
                        EVENTS_S)
         with agent.cond:
@@ -331,10 +379,15 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", required=True)
     ap.add_argument("--agent", default=os.path.join(ROOT, "build", "nodescope"))
+    ap.add_argument("--go-client", default=os.path.join(ROOT, "build", "go-get"),
+                    help="tests/e2e/clients/go_get.go built for this architecture")
     ap.add_argument("--logs", help="directory for the agent's stderr (default: beside --out)")
     a = ap.parse_args()
     if not os.access(a.agent, os.X_OK):
         sys.exit(f"smoke: {a.agent} is missing: run make first")
+    go_client = os.path.abspath(a.go_client)
+    if not os.access(go_client, os.X_OK):
+        sys.exit(f"smoke: {go_client} is missing: make {os.path.relpath(go_client, ROOT)}")
     logs = a.logs or os.path.dirname(os.path.abspath(a.out))
     os.makedirs(logs, exist_ok=True)
     t0 = time.monotonic()
@@ -351,9 +404,12 @@ def main():
         # program skipped for recursion, which preemptible kernels make common under CPU
         # contention: see below), when the round is run again. A check that fails in a round
         # with no loss counted is a silent loss, and fails.
+        # The agent turns TLS off on a kernel without attach cookies (and says so in
+        # nodescope_feature_enabled): there no Go program is probed to wait for.
+        tls_on = reported_features(agent.metrics()).get("tls") is not False
         for n in range(1, ROUNDS + 1):
             before = losses(agent.metrics())
-            seen = workload_round(agent, n)
+            seen = workload_round(agent, n, go_client, tls_on)
             counted = losses(agent.metrics()) - before
             info["rounds"] = n
             if all(seen.values()) or not counted:
@@ -368,8 +424,7 @@ def main():
         agent_features["uprobe_path"] = uprobe_path(agent.proc.pid)
         # What the agent says it uses (nodescope_feature_enabled): the matrix compares each
         # with the kernel's feature.
-        reported = {re.search(r'feature="([^"]*)"', k).group(1): v == 1 for k, v in m.items()
-                    if k.startswith("nodescope_feature_enabled{")}
+        reported = reported_features(m)
         agent_features["reported"] = reported or "not exported by this agent"
         if reported.get("tls") is False:
             # No TLS on this kernel (no attach cookies before 5.15): the agent says so and runs
@@ -408,6 +463,7 @@ def main():
 
     with open(os.path.join(logs, "agent.events.jsonl"), "w") as f, agent.cond:
         f.writelines(json.dumps(e) + "\n" for e in agent.events)
+    assert set(checks) == set(ALL_CHECKS), set(checks) ^ set(ALL_CHECKS)
     summary = {"checks": checks, "kernel_features": kf, "agent_features": agent_features,
                "info": info}
     with open(a.out + ".tmp", "w") as f:

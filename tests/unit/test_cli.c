@@ -610,6 +610,10 @@ static void check_hold(const struct ns_config *c)
 {
 	assert_true(c->hold_first_runs);
 }
+static void check_keep_standalone(const struct ns_config *c)
+{
+	assert_true(c->keep_standalone);
+}
 static void check_provider(const struct ns_config *c)
 {
 	assert_string_equal(c->provider, "aws");
@@ -680,6 +684,8 @@ static const struct option_case {
 	{ "tls-release-after", "NODESCOPE_TLS_RELEASE_AFTER", "1h", check_release, "1.5h",
 	  "10m, 1h30m" },
 	{ "hold-first-runs", "NODESCOPE_HOLD_FIRST_RUNS", NULL, check_hold, "2", "yes or no" },
+	{ "keep-standalone-processes", "NODESCOPE_KEEP_STANDALONE_PROCESSES", NULL,
+	  check_keep_standalone, "2", "yes or no" },
 	{ "provider", "PROVIDER", "aws", check_provider },
 	{ "region", "REGION", "eu-west-1", check_region },
 	{ "availability-zone", "AVAILABILITY_ZONE", "eu-west-1a", check_zone },

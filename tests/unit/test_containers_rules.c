@@ -371,6 +371,28 @@ static void test_self(void **state)
 		assert_true(c.id[0] == '/');
 }
 
+/* What is reported by default: containers, named or not; not what Coroot says is none. */
+static void test_id_reported(void **state)
+{
+	static const char *const reported[] = {
+		"/k8s/ns/pod/ctr", "/k8s-cronjob/ns/job/ctr", "/docker/web", "/system.slice/nginx.service",
+		"/talos/init", "/lxc/web", "/process_api/68a7", "/kubepods/besteffort/pod1/"
+		"0123456789012345678901234567890123456789012345678901234567890123",
+	};
+	static const char *const unreported[] = {
+		"/", "", NULL, "/user.slice/user-0.slice/session-3.scope", "/init.scope",
+		"/system.slice/cron-job.scope", "/machine.slice", "/kubepods/burstable/pod1",
+		"/system.slice/crio-conmon-0123456789012345678901234567890123456789012345678901234567890123.scope",
+		"/toplevel",
+	};
+	for (size_t i = 0; i < sizeof(reported) / sizeof(reported[0]); i++)
+		if (!containers_id_reported(reported[i]))
+			fail_msg("%s: not reported", reported[i]);
+	for (size_t i = 0; i < sizeof(unreported) / sizeof(unreported[0]); i++)
+		if (containers_id_reported(unreported[i]))
+			fail_msg("%s: reported", unreported[i] ? unreported[i] : "NULL");
+}
+
 static void test_kind_info(void **state)
 {
 	for (int k = 0; k < CONTAINERS_KIND_COUNT; k++)
@@ -388,7 +410,7 @@ int main(void)
 		cmocka_unit_test(test_paths),	     cmocka_unit_test(test_texts),
 		cmocka_unit_test(test_text_errors),  cmocka_unit_test(test_path_join),
 		cmocka_unit_test(test_captured),     cmocka_unit_test(test_self),
-		cmocka_unit_test(test_kind_info),
+		cmocka_unit_test(test_kind_info), cmocka_unit_test(test_id_reported),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1344,6 +1344,75 @@ static void test_derived_label(void **state)
 	assert_int_equal(metric_registry_derive_label(r, "bad-name", "app_id", app_of), -EINVAL);
 }
 
+static bool admit_not_root(void *ctx, const char *v)
+{
+	(*(int *)ctx)++;
+	return strcmp(v, "/");
+}
+
+static bool show_not_young(void *ctx, const char *v, uint64_t now_ns)
+{
+	return strcmp(v, "/young") || now_ns >= 100;
+}
+
+/* The label policy: refused values make no series (counted); hidden ones stay but are not written. */
+static void test_label_policy(void **state)
+{
+	struct metric_registry *r = *state;
+	int asked = 0;
+	struct metric_label_policy p = { admit_not_root, show_not_young, &asked };
+
+	struct metric *m = metric_register(r, "c_total", "C.", METRIC_COUNTER, 0, 2,
+					   (const char *const[]){ "d", "container_id" });
+	struct metric *other = metric_register(r, "o", "O.", METRIC_GAUGE, 0, 1,
+					       (const char *const[]){ "d" });
+	assert_int_equal(metric_registry_set_label_policy(r, "container_id", &p), 0);
+	assert_int_equal(metric_registry_set_label_policy(r, "container_id", &p), -EINVAL);
+	metric_add(m, (const char *const[]){ "x", "/" }, 1);
+	metric_add(m, (const char *const[]){ "x", "/" }, 1);
+	metric_add(m, (const char *const[]){ "x", "/young" }, 2);
+	metric_add(m, (const char *const[]){ "x", "/young" }, 2);
+	metric_set(other, (const char *const[]){ "/" }, 5); /* no container_id: not asked */
+	assert_int_equal(metric_series_count(m), 1);
+	assert_int_equal(asked, 3); /* once per series created or refused, not per update */
+	assert_int_equal(metric_value(m, (const char *const[]){ "x", "/young" }), 4);
+	struct strbuf out = { 0 };
+	metric_registry_write_at(r, &out, 50);
+	assert_non_null(strstr(strbuf_str(&out), "nodescope_metric_updates_unreported_total 2\n"));
+	assert_null(strstr(strbuf_str(&out), "/young"));
+	assert_non_null(strstr(strbuf_str(&out), "o{d=\"/\"} 5\n"));
+	strbuf_reset(&out);
+	metric_registry_write_at(r, &out, 100);
+	assert_non_null(strstr(strbuf_str(&out), "c_total{d=\"x\",container_id=\"/young\"} 4\n"));
+	strbuf_free(&out);
+}
+
+/* --max-label-length: values cut at a character boundary; cut values key one series. */
+static void test_max_label_length(void **state)
+{
+	struct metric_registry *r = *state;
+	struct metric *m = metric_register(r, "c_total", "C.", METRIC_COUNTER, 0, 1,
+					   (const char *const[]){ "path" });
+
+	metric_registry_set_max_label_length(r, 4);
+	metric_add(m, (const char *const[]){ "abcdef" }, 1);
+	metric_add(m, (const char *const[]){ "abcdXY" }, 1);
+	metric_add(m, (const char *const[]){ "abc" }, 1);
+	/* "ab" then U+00E9 (2 bytes) then U+20AC (3 bytes): 4 bytes would split the euro sign */
+	metric_add(m, (const char *const[]){ "ab\xc3\xa9\xe2\x82\xac" }, 1);
+	metric_add(m, (const char *const[]){ "a\xe2\x82\xacz" }, 1); /* exactly 4 bytes + 1 */
+	assert_int_equal(metric_series_count(m), 4);
+	assert_int_equal(metric_value(m, (const char *const[]){ "abcd" }), 2);
+	assert_int_equal(metric_value(m, (const char *const[]){ "abcdZZZ" }), 2);
+	assert_int_equal(metric_value(m, (const char *const[]){ "ab\xc3\xa9" }), 1);
+	assert_int_equal(metric_value(m, (const char *const[]){ "a\xe2\x82\xac" }), 1);
+	metric_remove(m, (const char *const[]){ "abcdQ" });
+	assert_int_equal(metric_series_count(m), 3);
+	metric_registry_set_max_label_length(r, 0);
+	metric_add(m, (const char *const[]){ "abcdef" }, 1);
+	assert_int_equal(metric_value(m, (const char *const[]){ "abcdef" }), 1);
+}
+
 /* Idle series of expiring families go at an exposition; busy ones, other families and held gauges stay. */
 static void test_idle_expiry(void **state)
 {
@@ -1437,6 +1506,8 @@ int main(void)
 		T(test_register_defs),
 		T(test_prefix_labels),
 		T(test_derived_label),
+		T(test_label_policy),
+		T(test_max_label_length),
 		T(test_idle_expiry),
 		T(test_register_add_write),
 		T(test_series_handle),
