@@ -194,6 +194,10 @@ $(BUILD)/fuzz/fuzz_runtime_json: src/containers/runtime_json.c src/containers/me
 # Libraries a target links besides its src files (not instrumented: jansson
 # is Debian's; the target fuzzes our use of it).
 $(BUILD)/fuzz/fuzz_runtime_json: FUZZ_LDLIBS = -ljansson
+# The node targets' src files.
+$(BUILD)/fuzz/fuzz_node_netlink: src/node/netlink.c src/node/netlink.h
+$(BUILD)/fuzz/fuzz_node_proc: src/node/stat.c src/node/meminfo.c src/node/diskstats.c \
+	src/node/fields.c src/node/stat.h src/node/meminfo.h src/node/diskstats.h
 
 $(BUILD)/fuzz/%: tests/fuzz/%.c
 	@mkdir -p $(@D)

@@ -14,6 +14,7 @@
 #include "bpf/link_closer.h"
 #include "bpf/preflight.h"
 #include "node/identity.h"
+#include "node/metrics.h"
 #include "containers/name.h"
 #include "util/file.h"
 #include "bpf/probes.h"
@@ -46,6 +47,7 @@ struct agent {
 	struct tls_manager *tls;
 	struct tls_hold *hold;
 	struct link_closer *closer;
+	struct node_metrics *node;
 	struct trace trace;
 	struct http_routes routes;
 	struct http_server *http;
@@ -93,9 +95,6 @@ static void agent_app_id(const char *container_id, char *out, size_t outlen)
  * machine_id and system_uuid on every series, as the Coroot server keys
  * nodes, read from the host's root (file_host_root).
  */
-/* As Coroot: a destination idle 10 minutes, or a container gone 10 minutes, is forgotten. */
-#define SERIES_IDLE_NS (600ull * 1000000000ull)
-
 static int agent_node_identity(struct agent *a)
 {
 	static const char *const names[] = { "machine_id", "system_uuid" };
@@ -108,7 +107,8 @@ static int agent_node_identity(struct agent *a)
 		fprintf(stderr, "nodescope: no machine id (/etc/machine-id, /var/lib/dbus/machine-id, "
 				"DMI product_uuid): series carry machine_id=\"\"\n");
 	const char *values[] = { id.machine_id, id.system_uuid };
-	metric_registry_set_idle_expiry(a->registry, SERIES_IDLE_NS);
+	/* As Coroot: a destination idle 10 minutes, or a container gone 10 minutes, is forgotten. */
+	metric_registry_set_idle_expiry(a->registry, (uint64_t)a->cfg->series_idle_s * 1000000000ull);
 	metric_registry_set_max_label_length(a->registry, a->cfg->max_label_length);
 	if (metric_registry_set_const_labels(a->registry, NULL, 2, names, values) ||
 	    metric_registry_derive_label(a->registry, "container_id", "app_id", agent_app_id))
@@ -342,6 +342,17 @@ static int agent_start(struct agent *a)
 		return NS_EXIT_RUNTIME;
 	if (agent_signals(a) || agent_node_identity(a) || agent_self_metrics(a))
 		return NS_EXIT_RUNTIME;
+	struct node_metrics_opts no = {
+		.registry = a->registry,
+		.proc_root = "/proc",
+		.host_root = file_host_root(),
+		.cloud = { c->provider, c->region, c->availability_zone, c->instance_type,
+			   c->instance_life_cycle },
+	};
+	if (node_metrics_new(&no, &a->node)) {
+		fprintf(stderr, "nodescope: cannot register the node metrics\n");
+		return NS_EXIT_RUNTIME;
+	}
 	trace_init(&a->trace, c->trace ? STDOUT_FILENO : -1, a->loop);
 
 	struct proc_tracker_opts po = {
@@ -353,7 +364,7 @@ static int agent_start(struct agent *a)
 		.cgroupfs_root = c->cgroupfs_root,
 		.keep_standalone = c->keep_standalone,
 		.min_container_age_ns = (uint64_t)c->min_container_age_s * 1000000000ull,
-		.gone_keep_ns = SERIES_IDLE_NS,
+		.gone_keep_ns = (uint64_t)c->series_idle_s * 1000000000ull,
 		.on_exit = agent_proc_exited,
 		.on_exit_ctx = a,
 	};
@@ -465,6 +476,7 @@ static void agent_stop(struct agent *a)
 	tcp_tracker_free(a->tcp);
 	proc_tracker_free(a->procs);
 	metric_registry_free(a->registry);
+	node_metrics_free(a->node);
 	trace_free(&a->trace);
 	loop_free(a->loop);
 	if (a->sigfd > 0)

@@ -33,6 +33,7 @@ struct ns_config {
 	size_t max_l7_connections;
 	unsigned max_label_length;	/* Coroot's: label values cut to this */
 	unsigned debug_poll_ms;
+	unsigned series_idle_s;		/* idle container series expire (Coroot: 10 min) */
 	const char *cgroup;		/* --cgroup: a cgroup v2 directory, or NULL */
 	const char *cgroupfs_root;	/* where the host's cgroup hierarchies are mounted */
 	unsigned min_container_age_s;	/* Coroot's: series of younger containers not written */

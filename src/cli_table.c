@@ -244,6 +244,9 @@ const struct cli_opt cli_opts[] = {
 	{ CLI_CUSTOM, "debug-kernel-lacks", .env = "NODESCOPE_DEBUG_KERNEL_LACKS",
 	  .metavar = "LIST", FIELD(kernel_lacks), .parse = parse_kernel_lacks,
 	  .form = "comma-separated kernel features", .flags = CLI_HIDDEN },
+	/* Series idle this long expire, and gone containers are forgotten (tests; Coroot: 10 min). */
+	{ CLI_SECONDS, "debug-series-idle", .env = "NODESCOPE_DEBUG_SERIES_IDLE", .metavar = "TIME",
+	  FIELD(series_idle_s), .min = 1, .max = 31536000, .def = "600", .flags = CLI_HIDDEN },
 	{ CLI_VERSION, "version", .help = "print the version" },
 	{ CLI_HELP, "help", .short_name = 'h', .help = "this text" },
 };

@@ -788,6 +788,12 @@ void metric_remove(struct metric *m, const char *const *label_values)
 		series_unlink(m, s, link);
 }
 
+void metric_clear(struct metric *m)
+{
+	if (m)
+		series_free_all(m);
+}
+
 /* Takes s out of m and frees it; link: where the hash chain points to s. */
 static void series_unlink(struct metric *m, struct metric_series *s, struct metric_series **link)
 {
@@ -802,6 +808,25 @@ static void series_unlink(struct metric *m, struct metric_series *s, struct metr
 		m->tail = s->prev;
 	m->n_series--;
 	free(s);
+}
+
+void metric_touch(struct metric *m, const char *const *label_values)
+{
+	struct key k;
+
+	if (!m || !key_make(m, label_values, &k))
+		return;
+	struct metric_series *s = series_find(m, k.hash, k.v, NULL);
+	key_free(m, &k);
+	if (s)
+		s->idle_since_ns = 0; /* the next exposition starts its idle time anew */
+}
+
+void metric_foreach_series(const struct metric *m,
+			   void (*fn)(void *ctx, const char *const *values, double value), void *ctx)
+{
+	for (const struct metric_series *s = m ? m->head : NULL; s; s = s->next)
+		fn(ctx, (const char *const *)s->values, s->value);
 }
 
 double metric_value(struct metric *m, const char *const *label_values)

@@ -14,7 +14,8 @@
 
 #include "../util/strbuf.h"
 
-#define METRIC_MAX_LABELS 8
+/* node_cloud_info, Coroot's widest family, has 10. */
+#define METRIC_MAX_LABELS 12
 
 enum metric_type {
 	METRIC_COUNTER,
@@ -60,6 +61,20 @@ void metric_add(struct metric *m, const char *const *label_values, double v);
 void metric_set(struct metric *m, const char *const *label_values, double v);
 /* Removes one series (a gauge of something that is gone). No-op if absent. */
 void metric_remove(struct metric *m, const char *const *label_values);
+/*
+ * Marks an existing series as in use for the idle expiry, as a change would
+ * (a destination with an open connection keeps its counters). No-op if absent.
+ */
+void metric_touch(struct metric *m, const char *const *label_values);
+/* Calls fn with each series' label values and value, in creation order; fn must not modify m. */
+void metric_foreach_series(const struct metric *m,
+			   void (*fn)(void *ctx, const char *const *values, double value), void *ctx);
+/*
+ * Removes every series of m (NULL-safe): a collector that rebuilds a family
+ * from what exists at each scrape (devices, interfaces) starts from nothing,
+ * so what is gone is gone from the exposition too.
+ */
+void metric_clear(struct metric *m);
 /* Value of a series, 0 if it does not exist (does not create it). */
 double metric_value(struct metric *m, const char *const *label_values);
 size_t metric_series_count(const struct metric *m);

@@ -55,11 +55,46 @@ static const char *const bpf_drop_reasons[NS_DROP_COUNT] = {
 
 static void read_live_bytes(struct tcp_tracker *t);
 
+static void count_destination(void *ctx, const char *const *values, double value)
+{
+	struct tcp_tracker *t = ctx;
+	char key[1024];
+	snprintf(key, sizeof(key), "%s\n%s", values[0], values[1]);
+	int64_t *seen = strmap_upsert(&t->dests, key);
+	if (!seen || *seen)
+		return;
+	*seen = 1;
+	int64_t *n = strmap_upsert(&t->dest_counts, values[0]);
+	if (n)
+		(*n)++;
+}
+
+/*
+ * --max-destinations counts the destinations that have series: recounted at
+ * each scrape from the families, so one whose series expired frees its place.
+ */
+static void recount_destinations(struct tcp_tracker *t)
+{
+	struct strmap dests, counts;
+	if (strmap_init(&dests, 65536) || strmap_init(&counts, 4096)) {
+		strmap_destroy(&dests);
+		return; /* kept as they are until the next scrape */
+	}
+	strmap_destroy(&t->dests);
+	strmap_destroy(&t->dest_counts);
+	t->dests = dests;
+	t->dest_counts = counts;
+	metric_foreach_series(t->connects, count_destination, t);
+	metric_foreach_series(t->failed, count_destination, t);
+	metric_foreach_series(t->active, count_destination, t);
+}
+
 static void tcp_collect(void *ctx)
 {
 	struct tcp_tracker *t = ctx;
 
 	read_live_bytes(t);
+	recount_destinations(t);
 	metric_set(t->m_conns, NULL, (double)tcp_conn_count(&t->conns));
 
 	int ncpu = libbpf_num_possible_cpus();
@@ -363,6 +398,14 @@ static void note_live(void *ctx, struct hmap_node *n)
 
 	if (!c->metered || c->kind != TCP_CONN_OUTBOUND)
 		return;
+	/* As Coroot: a destination with a connection open is not idle, whatever its counters do. */
+	const char *labels[3];
+	dest_series(c, labels);
+	struct tcp_tracker *t = w->t;
+	struct metric *const held[] = { t->connects, t->conn_time, t->retransmits, t->bytes_sent,
+					t->bytes_received };
+	for (size_t i = 0; i < sizeof(held) / sizeof(held[0]); i++)
+		metric_touch(held[i], labels);
 	if (!conn_netns(c))
 		return; /* its process is gone: the close will count it */
 	if (w->n == w->cap) {
@@ -388,7 +431,7 @@ static void read_live_bytes(struct tcp_tracker *t)
 	if (t->self_netns_fd < 0)
 		return;
 	hmap_foreach(&t->conns.by_sock, note_live, &w);
-	if (w.n) /* qsort's array may not be NULL, even empty */
+	if (w.n) /* qsort(NULL, 0, ...) is undefined, and UBSan says so */
 		qsort(w.conns, w.n, sizeof(*w.conns), live_cmp);
 	for (size_t i = 0; i < w.n; i++)
 		if (i == 0 || w.conns[i]->netns != w.conns[i - 1]->netns)

@@ -5,7 +5,8 @@ The cgroups are made here in the cgroup v2 tree (this machine is hybrid: v1 hier
 /sys/fs/cgroup/unified). The kubepods case uses a state file captured from a real containerd run
 (tests/unit/data/containers/, see its README), placed where containerd keeps it. A real podman
 container (Debian's podman with runc, an image built here from busybox-static) and a containerd one
-(Debian's containerd, run with ctr as the CRI plugin lays containers out) are run too.
+(Debian's containerd, run with ctr as the CRI plugin lays containers out) are run too, and a
+Docker one (Debian's docker.io engine, started here without networking or iptables).
 """
 import os
 import pytest
@@ -266,3 +267,65 @@ def test_containerd_pod_container_named_from_its_first_event(agent_factory, cont
     assert [s["app_id"] for s in series if s["container_id"] == name] == ["/k8s/e2e/web"], series
     assert a.metric("container_info", container_id=name, image=containerd,
                     systemd_triggered_by="", systemd_type="") == 1
+
+
+DOCKER = shutil.which("docker", path="/usr/bin:/usr/local/bin") or "/usr/bin/docker"
+DOCKERD = shutil.which("dockerd", path="/usr/sbin:/usr/bin") or "/usr/sbin/dockerd"
+
+
+def docker(*args, timeout=60, check=True):
+    p = subprocess.run([DOCKER, "-H", "unix:///run/docker.sock", *args], capture_output=True,
+                       text=True, timeout=timeout)
+    assert not check or p.returncode == 0, (args, p.stderr)
+    return p
+
+
+@pytest.fixture(scope="module")
+def dockerd(busybox_image, tmp_path_factory):
+    """Debian's Docker engine (started here unless one answers on /run/docker.sock; its state in
+    /var/lib/docker, where nodescope reads it), with the busybox image imported."""
+    if not os.access(DOCKERD, os.X_OK):
+        pytest.fail("dockerd is missing: apt-get install docker.io (scripts/install-deps.sh)")
+    proc = None
+    answers = lambda: docker("version", timeout=30, check=False).returncode == 0
+    if not answers():
+        log = open(tmp_path_factory.mktemp("dockerd") / "log", "wb")
+        # No bridge, no iptables: the test's containers use no network or the host's.
+        proc = subprocess.Popen([DOCKERD, "--iptables=false", "--ip6tables=false", "--bridge=none",
+                                 "--storage-driver=vfs"], stdout=log, stderr=log)
+        deadline = time.monotonic() + 30
+        while not answers():
+            assert proc.poll() is None and time.monotonic() < deadline, "dockerd did not start"
+            time.sleep(0.2)
+    d = tmp_path_factory.mktemp("docker-image")
+    os.makedirs(d / "bin")
+    shutil.copy("/bin/busybox", d / "bin" / "busybox")
+    tar = subprocess.run(["tar", "-C", str(d), "-c", "."], capture_output=True, check=True).stdout
+    ref = "nodescope-e2e-busybox:test"
+    p = subprocess.run([DOCKER, "-H", "unix:///run/docker.sock", "import", "-", ref], input=tar,
+                       capture_output=True, timeout=60)
+    assert p.returncode == 0, p.stderr
+    yield ref
+    docker("rmi", "-f", ref, check=False)
+    if proc:
+        proc.terminate()
+        proc.wait(30)
+
+
+def test_docker_container_named_from_its_first_event(agent_factory, dockerd):
+    """A real Docker container: its short-lived process is /docker/<name> from its exec, with
+    the image in container_info (from the engine's config.v2.json)."""
+    name = f"nodescope-e2e-{os.getpid()}"
+    a = agent_factory("--events", "proc")
+    docker("run", "--rm", "--network", "none", "--name", name, dockerd,
+           "/bin/busybox", "sh", "-c", "/bin/busybox true")
+    want = f"/docker/{name}"
+    execs = a.wait_for(lambda evs: [e for e in evs if e["type"] == "exec"
+                                    and e["args"] == "/bin/busybox true"], what="the exec of true")
+    assert all(e["container"] == want for e in execs), execs
+    for e in execs:
+        a.wait_for(lambda evs: by_pid(evs, e["pid"], "exit"), what="the exit of true")
+    assert a.metric("container_process_exits_total", container_id=want, status="success") >= 1
+    assert a.metric("container_info", container_id=want, image=dockerd,
+                    systemd_triggered_by="", systemd_type="") == 1, \
+        [dict(k) for k in a.metrics().get("container_info", {})]

@@ -21,9 +21,9 @@ def tcp_tracer():
 class Server:
     """Accepts connections; for each, reads until EOF then sends `reply` bytes and closes."""
 
-    def __init__(self, family=socket.AF_INET, host="127.0.0.1", reply=0):
+    def __init__(self, family=socket.AF_INET, host="127.0.0.1", reply=0, port=0):
         self.sock = socket.socket(family)
-        self.sock.bind((host, 0))
+        self.sock.bind((host, port))
         self.sock.listen(512)
         self.port = self.sock.getsockname()[1]
         self.reply = reply
@@ -311,6 +311,80 @@ def test_destination_cap_per_container(agent_factory):
     finally:
         for srv in servers:
             srv.close()
+
+
+def service_server():
+    """A Server on a port below the default ephemeral range (a service's, not the kernel's)."""
+    import random
+    for _ in range(100):
+        try:
+            return Server(port=random.randrange(20000, 32000))
+        except OSError:
+            continue
+    raise AssertionError("no free port in 20000-32000")
+
+
+def closed(agent, dst):
+    agent.wait_for(lambda evs: [e for e in evs if e["type"] == "close" and e.get("dst") == dst],
+                   what=f"the close to {dst}")
+
+
+def test_idle_destinations_expire_and_free_their_place(agent_factory):
+    """As Coroot: a destination idle for the idle time (10 min; 2 s here) loses its series at a
+    scrape, and its place under --max-destinations goes to the next one. The default ephemeral
+    range keeps the tests' own scrapes of the agent out of the destinations."""
+    a = agent_factory("--events", "tcp", "--max-destinations", "1", "--debug-series-idle", "2s",
+                      ephemeral_ports=None)
+    first, second = service_server(), service_server()
+    d1, d2 = f"127.0.0.1:{first.port}", f"127.0.0.1:{second.port}"
+    name = "container_net_tcp_successful_connects_total"
+    try:
+        transfer(socket.AF_INET, "127.0.0.1", first.port, 1)
+        closed(a, d1)
+        assert a.has_series(name, destination=d1)
+        transfer(socket.AF_INET, "127.0.0.1", second.port, 1)
+        closed(a, d2)
+        assert not a.has_series(name, destination=d2)  # over the cap
+        assert a.metric("nodescope_tcp_destinations_dropped_total") == 1
+        time.sleep(2.2)
+        assert not a.has_series(name, destination=d1)  # idle 2.2 s since the first scrape saw it
+        a.metrics()  # recounted: no destination has series now
+        transfer(socket.AF_INET, "127.0.0.1", second.port, 1)
+        a.wait_for(lambda evs: len([e for e in evs if e["type"] == "close"
+                                    and e.get("dst") == d2]) == 2, what="the second close to d2")
+        series = a.metrics()
+        assert series.get(name, {}).get(frozenset({"destination": d2, "actual_destination": d2}.items())), \
+            {n: [dict(k) for k in v] for n, v in series.items() if n.startswith("container_net")}
+    finally:
+        first.close()
+        second.close()
+
+
+def test_open_connection_keeps_its_destination(agent_factory):
+    """A destination with a connection open keeps its counters however long they stay still
+    (Coroot keeps the destination); once closed, they expire."""
+    a = agent_factory("--events", "tcp", "--debug-series-idle", "2s", ephemeral_ports=None)
+    srv = service_server()
+    dst = f"127.0.0.1:{srv.port}"
+    name = "container_net_tcp_successful_connects_total"
+    try:
+        c = socket.create_connection(("127.0.0.1", srv.port))
+        a.wait_for(lambda evs: [e for e in evs if e["type"] == "connect" and e.get("dst") == dst],
+                   what="the connect")
+        assert a.metric_sum(name, destination=dst) == 1
+        time.sleep(2.2)
+        a.metrics()
+        time.sleep(2.2)
+        assert a.metric_sum(name, destination=dst) == 1
+        assert a.metric_sum("container_net_tcp_active_connections", destination=dst) == 1
+        c.close()
+        closed(a, dst)
+        a.metrics()
+        time.sleep(2.2)
+        assert not a.has_series(name, destination=dst)
+        assert not a.has_series("container_net_tcp_active_connections", destination=dst)
+    finally:
+        srv.close()
 
 
 def test_ephemeral_ports_left_out_of_the_metrics(agent_factory):

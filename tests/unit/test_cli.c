@@ -610,6 +610,10 @@ static void check_hold(const struct ns_config *c)
 {
 	assert_true(c->hold_first_runs);
 }
+static void check_series_idle(const struct ns_config *c)
+{
+	assert_int_equal(c->series_idle_s, 2);
+}
 static void check_keep_standalone(const struct ns_config *c)
 {
 	assert_true(c->keep_standalone);
@@ -694,6 +698,8 @@ static const struct option_case {
 	{ "nice", "NODESCOPE_NICE", "-5", check_nice, "20", "(-20..19)" },
 	{ "verbose", "NODESCOPE_VERBOSE", NULL, check_verbose, "on", "yes or no" },
 	{ "debug-poll-ms", "NODESCOPE_DEBUG_POLL_MS", "10", check_poll, "10001", "(0..10000)" },
+	{ "debug-series-idle", "NODESCOPE_DEBUG_SERIES_IDLE", "2s", check_series_idle, "0",
+	  "1..31536000 seconds" },
 	{ "debug-kernel-lacks", "NODESCOPE_DEBUG_KERNEL_LACKS", "task_storage", check_lacks, "warp",
 	  "unknown feature 'warp'" },
 };

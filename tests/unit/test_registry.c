@@ -393,6 +393,24 @@ static void test_remove(void **state)
 	assert_output(r, "# HELP disk d\n# TYPE disk gauge\ndisk{dev=\"sde\"} 9\n");
 }
 
+/* A family rebuilt at each scrape: cleared, then only what exists now. */
+static void test_clear(void **state)
+{
+	struct metric_registry *r = *state;
+	const char *const labels[] = { "dev" };
+	struct metric *m = metric_register(r, "disk", "d", METRIC_COUNTER, 0, 1, labels);
+
+	metric_set(m, (const char *const[]){ "sda" }, 1);
+	metric_set(m, (const char *const[]){ "sdb" }, 2);
+	metric_clear(m);
+	metric_clear(NULL);
+	assert_int_equal(metric_series_count(m), 0);
+	assert_output(r, "# HELP disk d\n# TYPE disk counter\n");
+	metric_set(m, (const char *const[]){ "sdb" }, 3);
+	assert_true(metric_value(m, (const char *const[]){ "sda" }) == 0);
+	assert_output(r, "# HELP disk d\n# TYPE disk counter\ndisk{dev=\"sdb\"} 3\n");
+}
+
 static void test_remove_unlabelled(void **state)
 {
 	struct metric_registry *r = *state;
@@ -481,12 +499,14 @@ static void test_invalid_names(void **state)
 				    (const char *const[]){ "x", NULL }));
 	assert_null(metric_register(r, "nolabels", "h", METRIC_GAUGE, 0, 1, NULL));
 
-	const char *const nine[] = { "l0", "l1", "l2", "l3", "l4", "l5", "l6", "l7", "l8" };
+	const char *const many[] = { "l0", "l1", "l2", "l3", "l4",  "l5", "l6",
+				     "l7", "l8", "l9", "l10", "l11", "l12" };
 
-	assert_non_null(metric_register(r, "eight", "h", METRIC_GAUGE, 0, METRIC_MAX_LABELS,
-					nine));
-	assert_null(metric_register(r, "nine", "h", METRIC_GAUGE, 0, METRIC_MAX_LABELS + 1,
-				    nine));
+	assert_int_equal(sizeof(many) / sizeof(many[0]), METRIC_MAX_LABELS + 1);
+	assert_non_null(metric_register(r, "most", "h", METRIC_GAUGE, 0, METRIC_MAX_LABELS,
+					many));
+	assert_null(metric_register(r, "toomany", "h", METRIC_GAUGE, 0, METRIC_MAX_LABELS + 1,
+				    many));
 
 	/* Bad type, NULL registry. */
 	assert_null(metric_register(r, "badtype", "h", (enum metric_type)42, 0, 0, NULL));
@@ -498,8 +518,8 @@ static void test_invalid_names(void **state)
 	write_all(r, &sb);
 	assert_null(strstr(strbuf_str(&sb), "bad_label_"));
 	assert_null(strstr(strbuf_str(&sb), "dup"));
-	assert_null(strstr(strbuf_str(&sb), "nine"));
-	assert_non_null(strstr(strbuf_str(&sb), "# TYPE eight gauge\n"));
+	assert_null(strstr(strbuf_str(&sb), "toomany"));
+	assert_non_null(strstr(strbuf_str(&sb), "# TYPE most gauge\n"));
 	strbuf_free(&sb);
 }
 
@@ -1161,7 +1181,8 @@ static void test_histogram_invalid(void **state)
 	assert_null(metric_register_histogram(r, "h15", "h", 0, 1, NULL, ok, 2));
 	assert_null(metric_register_histogram(r, "h16", "h", 0, METRIC_MAX_LABELS + 1,
 					      (const char *const[]){ "a", "b", "c", "d", "e", "f",
-								     "g", "h", "i" },
+								     "g", "h", "i", "j", "k", "l",
+								     "m" },
 					      ok, 2));
 	/* metric_register() does not make histograms. */
 	assert_null(metric_register(r, "h17", "h", METRIC_HISTOGRAM, 0, 0, NULL));
@@ -1413,6 +1434,44 @@ static void test_max_label_length(void **state)
 	assert_int_equal(metric_value(m, (const char *const[]){ "abcdef" }), 1);
 }
 
+static void sum_values(void *ctx, const char *const *values, double value)
+{
+	double *sum = ctx;
+	*sum += value * (values[0][0] == 'a' ? 1 : 100);
+}
+
+/* A touched series counts as changed for the idle expiry; foreach sees every series. */
+static void test_touch_and_foreach(void **state)
+{
+	struct metric_registry *r = *state;
+	const uint64_t sec = 1000000000ull;
+	struct touched {
+		struct metric *c;
+	} o;
+	const struct metric_def defs[] = {
+		{ "c_total", "C.", METRIC_COUNTER, METRIC_LABELS("d"), .expires = true,
+		  METRIC_HANDLE(struct touched, c) },
+	};
+	assert_int_equal(metric_register_defs(r, defs, 1, &o, 0), 0);
+	metric_registry_set_idle_expiry(r, 10 * sec);
+	metric_add(o.c, (const char *const[]){ "a" }, 1);
+	metric_add(o.c, (const char *const[]){ "b" }, 2);
+	double sum = 0;
+	metric_foreach_series(o.c, sum_values, &sum);
+	assert_true(sum == 201);
+	struct strbuf out = { 0 };
+	metric_registry_write_at(r, &out, 1 * sec);
+	metric_touch(o.c, (const char *const[]){ "a" });
+	metric_touch(o.c, (const char *const[]){ "zz" }); /* absent: not created */
+	metric_registry_write_at(r, &out, 5 * sec);
+	metric_registry_write_at(r, &out, 12 * sec);
+	assert_int_equal(metric_series_count(o.c), 1); /* b idle 11 s; a only 7 s */
+	assert_int_equal(metric_value(o.c, (const char *const[]){ "a" }), 1);
+	metric_registry_write_at(r, &out, 16 * sec);
+	assert_int_equal(metric_series_count(o.c), 0);
+	strbuf_free(&out);
+}
+
 /* Idle series of expiring families go at an exposition; busy ones, other families and held gauges stay. */
 static void test_idle_expiry(void **state)
 {
@@ -1507,6 +1566,7 @@ int main(void)
 		T(test_prefix_labels),
 		T(test_derived_label),
 		T(test_label_policy),
+		T(test_touch_and_foreach),
 		T(test_max_label_length),
 		T(test_idle_expiry),
 		T(test_register_add_write),
@@ -1523,6 +1583,7 @@ int main(void)
 		T(test_drops_per_family),
 		T(test_drop_series_named_after_family),
 		T(test_remove),
+		T(test_clear),
 		T(test_remove_unlabelled),
 		T(test_reregister),
 		T(test_invalid_names),

@@ -1,0 +1,88 @@
+#define _GNU_SOURCE /* setns */
+#include "net.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <regex.h>
+#include <sched.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "netlink.h"
+
+/* Coroot's pattern, a prefix match (no end anchor), \d spelled [0-9]. */
+static regex_t name_re;
+static int name_re_ok;
+static pthread_once_t name_re_once = PTHREAD_ONCE_INIT;
+
+static void name_re_compile(void)
+{
+	name_re_ok = !regcomp(&name_re,
+			      "^(en(p[0-9]+)?p[0-9]+s[0-9]+(f[0-9]+)?|eth[0-9]+|eno[0-9]+|ens[0-9]+|"
+			      "em[0-9]+|bond[0-9]+|p[0-9]+p[0-9]+|enx[0-9a-f]+|br[0-9]+|vmbr[0-9]+)",
+			      REG_EXTENDED | REG_NOSUB);
+}
+
+bool node_net_name_kept(const char *name)
+{
+	char lower[64];
+	size_t i;
+
+	for (i = 0; name[i] && i + 1 < sizeof(lower); i++)
+		lower[i] = (char)tolower((unsigned char)name[i]);
+	lower[i] = '\0';
+	pthread_once(&name_re_once, name_re_compile);
+	return name_re_ok && !regexec(&name_re, lower, 0, NULL, 0);
+}
+
+bool node_net_ip_kept(int family, const uint8_t *ip)
+{
+	if (family == AF_INET)
+		return !(ip[0] == 169 && ip[1] == 254) && (ip[0] & 0xf0) != 0xe0;
+	if (family == AF_INET6)
+		return !(ip[0] == 0xfe && (ip[1] & 0xc0) == 0x80) && ip[0] != 0xff;
+	return false;
+}
+
+static int same_ns(int fd_a, const char *path_b)
+{
+	struct stat a, b;
+	return !fstat(fd_a, &a) && !stat(path_b, &b) && a.st_dev == b.st_dev && a.st_ino == b.st_ino;
+}
+
+int node_net_host_socket(void)
+{
+	int host = open("/proc/1/ns/net", O_RDONLY | O_CLOEXEC);
+	int self = -1, fd;
+
+	if (host < 0 && errno != ENOENT)
+		fprintf(stderr, "nodescope: cannot open PID 1's network namespace (%s): node_net_* "
+				"show the agent's own\n", strerror(errno));
+	if (host < 0 || same_ns(host, "/proc/self/ns/net")) {
+		if (host >= 0)
+			close(host);
+		return node_netlink_open();
+	}
+	self = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC);
+	if (self < 0 || setns(host, CLONE_NEWNET)) {
+		fprintf(stderr, "nodescope: cannot enter PID 1's network namespace (%s): node_net_* "
+				"show the agent's own\n", strerror(errno));
+		close(host);
+		if (self >= 0)
+			close(self);
+		return node_netlink_open();
+	}
+	fd = node_netlink_open(); /* a netlink socket belongs to the namespace it is made in */
+	if (setns(self, CLONE_NEWNET))
+		fprintf(stderr, "nodescope: cannot return to own network namespace: %s\n",
+			strerror(errno));
+	close(host);
+	close(self);
+	return fd;
+}

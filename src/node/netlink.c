@@ -1,0 +1,234 @@
+#include "netlink.h"
+
+#include <errno.h>
+#include <linux/if.h>
+#include <linux/if_addr.h>
+#include <linux/if_link.h>
+#include <linux/netlink.h>
+#include <linux/rtnetlink.h>
+#include <netinet/in.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <unistd.h>
+
+size_t node_netlink_build_request(uint16_t type, uint32_t seq, void *buf, size_t len)
+{
+	/* An ifinfomsg is the larger of the two headers; the kernel reads rtgen_family from either. */
+	struct {
+		struct nlmsghdr nlh;
+		struct ifinfomsg ifi;
+	} req = {
+		.nlh = { .nlmsg_len = sizeof(req), .nlmsg_type = type,
+			 .nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP, .nlmsg_seq = seq },
+		.ifi = { .ifi_family = AF_UNSPEC },
+	};
+	if (len < sizeof(req) || (type != RTM_GETLINK && type != RTM_GETADDR))
+		return 0;
+	memcpy(buf, &req, sizeof(req));
+	return sizeof(req);
+}
+
+/* Walks the attributes of [p, p + len): calls fn for each, -EINVAL if one overruns. */
+#define FOR_EACH_ATTR(a, p, len, off)                                                      \
+	for (size_t off = 0; off + sizeof(struct rtattr) <= (len); off += RTA_ALIGN((a)->rta_len)) \
+		if (((a) = (const struct rtattr *)((const char *)(p) + off)),                  \
+		    (a)->rta_len < sizeof(struct rtattr) || off + (a)->rta_len > (len))        \
+			return -EINVAL;                                                        \
+		else
+
+static int parse_link(const void *msg, size_t len, node_link_fn fn, void *ctx)
+{
+	const struct ifinfomsg *ifi = msg;
+	const struct rtattr *a;
+	struct node_link l = { 0 };
+	size_t hdr = NLMSG_ALIGN(sizeof(*ifi));
+
+	if (len < sizeof(*ifi))
+		return -EINVAL;
+	l.index = ifi->ifi_index;
+	int have_stats64 = 0;
+	FOR_EACH_ATTR(a, (const char *)msg + hdr, len > hdr ? len - hdr : 0, off)
+	{
+		const char *data = RTA_DATA(a);
+		size_t n = RTA_PAYLOAD(a);
+		switch (a->rta_type) {
+		case IFLA_IFNAME:
+			/* A C string that must end inside its attribute and fit a name. */
+			if (!n || !memchr(data, '\0', n) || strnlen(data, n) >= sizeof(l.name))
+				return -EINVAL;
+			strcpy(l.name, data);
+			break;
+		case IFLA_OPERSTATE:
+			if (n < 1)
+				return -EINVAL;
+			l.up = (uint8_t)data[0] == IF_OPER_UP;
+			break;
+		case IFLA_STATS64: {
+			struct rtnl_link_stats64 s;
+			if (n < offsetof(struct rtnl_link_stats64, rx_errors))
+				return -EINVAL;
+			memset(&s, 0, sizeof(s));
+			memcpy(&s, data, n < sizeof(s) ? n : sizeof(s)); /* payload may be unaligned */
+			l.rx_packets = s.rx_packets;
+			l.tx_packets = s.tx_packets;
+			l.rx_bytes = s.rx_bytes;
+			l.tx_bytes = s.tx_bytes;
+			have_stats64 = 1;
+			break;
+		}
+		case IFLA_STATS: { /* 32-bit counters, only if there is nothing better */
+			struct rtnl_link_stats s;
+			if (n < offsetof(struct rtnl_link_stats, rx_errors))
+				return -EINVAL;
+			if (have_stats64)
+				break;
+			memset(&s, 0, sizeof(s));
+			memcpy(&s, data, n < sizeof(s) ? n : sizeof(s));
+			l.rx_packets = s.rx_packets;
+			l.tx_packets = s.tx_packets;
+			l.rx_bytes = s.rx_bytes;
+			l.tx_bytes = s.tx_bytes;
+			break;
+		}
+		}
+	}
+	if (l.name[0])
+		fn(ctx, &l);
+	return 0;
+}
+
+static int parse_addr(const void *msg, size_t len, node_addr_fn fn, void *ctx)
+{
+	const struct ifaddrmsg *ifa = msg;
+	const struct rtattr *a;
+	size_t hdr = NLMSG_ALIGN(sizeof(*ifa));
+	struct node_addr ad = { 0 };
+	int have_local = 0, have_addr = 0;
+	uint8_t address[16] = { 0 };
+
+	if (len < sizeof(*ifa))
+		return -EINVAL;
+	if (ifa->ifa_family != AF_INET && ifa->ifa_family != AF_INET6)
+		return 0;
+	size_t alen = ifa->ifa_family == AF_INET ? 4 : 16;
+	ad.index = (int)ifa->ifa_index;
+	ad.family = ifa->ifa_family;
+	FOR_EACH_ATTR(a, (const char *)msg + hdr, len > hdr ? len - hdr : 0, off)
+	{
+		if (a->rta_type != IFA_LOCAL && a->rta_type != IFA_ADDRESS)
+			continue;
+		if (RTA_PAYLOAD(a) != alen)
+			return -EINVAL;
+		if (a->rta_type == IFA_LOCAL) {
+			memcpy(ad.ip, RTA_DATA(a), alen);
+			have_local = 1;
+		} else {
+			memcpy(address, RTA_DATA(a), alen);
+			have_addr = 1;
+		}
+	}
+	if (!have_local && !have_addr)
+		return 0;
+	if (!have_local)
+		memcpy(ad.ip, address, alen);
+	fn(ctx, &ad);
+	return 0;
+}
+
+int node_netlink_parse(const void *buf, size_t len, node_link_fn link_fn, node_addr_fn addr_fn,
+		       void *ctx)
+{
+	size_t off = 0;
+
+	while (off + sizeof(struct nlmsghdr) <= len) {
+		const struct nlmsghdr *h = (const void *)((const char *)buf + off);
+		if (h->nlmsg_len < sizeof(*h) || off + h->nlmsg_len > len)
+			return -EINVAL;
+		const void *data = (const char *)h + NLMSG_HDRLEN;
+		size_t dlen = h->nlmsg_len > NLMSG_HDRLEN ? h->nlmsg_len - NLMSG_HDRLEN : 0;
+		int rc = 0;
+		switch (h->nlmsg_type) {
+		case NLMSG_DONE:
+			return 1;
+		case NLMSG_ERROR: {
+			const struct nlmsgerr *e = data;
+			if (dlen < sizeof(*e))
+				return -EINVAL;
+			/* An errno, or no answer the caller could name. */
+			return e->error < 0 && e->error >= -4095 ? e->error : -EINVAL;
+		}
+		case RTM_NEWLINK:
+			rc = link_fn ? parse_link(data, dlen, link_fn, ctx) : 0;
+			break;
+		case RTM_NEWADDR:
+			rc = addr_fn ? parse_addr(data, dlen, addr_fn, ctx) : 0;
+			break;
+		}
+		if (rc)
+			return rc;
+		off += NLMSG_ALIGN(h->nlmsg_len);
+	}
+	return off == len || len - off < sizeof(struct nlmsghdr) ? 0 : -EINVAL;
+}
+
+int node_netlink_open(void)
+{
+	int fd = socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC, NETLINK_ROUTE);
+	if (fd < 0)
+		return -errno;
+	/* The kernel answers a dump at once; this only bounds a scrape if it ever did not. */
+	struct timeval tv = { .tv_sec = 2 };
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	return fd;
+}
+
+/*
+ * After a bad datagram, what is left of the dump must not be read as the
+ * next scrape's answer. The kernel queues a dump's next datagram while the
+ * previous one is received, so reading without waiting until nothing is
+ * queued ends it.
+ */
+static void drain(int fd, char *buf, size_t size)
+{
+	for (;;) {
+		ssize_t n = recv(fd, buf, size, MSG_DONTWAIT | MSG_TRUNC);
+		if (n <= 0 && !(n < 0 && errno == EINTR))
+			return;
+	}
+}
+
+int node_netlink_dump(int fd, uint16_t type, node_link_fn link_fn, node_addr_fn addr_fn, void *ctx)
+{
+	static uint32_t seq;
+	/* The kernel fills dump datagrams up to 32 KiB: one never needs more. */
+	char buf[32768] __attribute__((aligned(8)));
+	struct sockaddr_nl kernel = { .nl_family = AF_NETLINK };
+	size_t n = node_netlink_build_request(type, ++seq, buf, sizeof(buf));
+
+	if (!n)
+		return -EINVAL;
+	if (sendto(fd, buf, n, 0, (struct sockaddr *)&kernel, sizeof(kernel)) < 0)
+		return -errno;
+	for (;;) {
+		ssize_t got = recv(fd, buf, sizeof(buf), MSG_TRUNC);
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got < 0) {
+			int err = -errno;
+			drain(fd, buf, sizeof(buf));
+			return err;
+		}
+		if ((size_t)got > sizeof(buf)) {
+			drain(fd, buf, sizeof(buf));
+			return -EINVAL; /* cut short: the rest of the datagram is lost */
+		}
+		int rc = node_netlink_parse(buf, (size_t)got, link_fn, addr_fn, ctx);
+		if (rc > 0)
+			return 0;
+		if (rc < 0) {
+			drain(fd, buf, sizeof(buf));
+			return rc;
+		}
+	}
+}
