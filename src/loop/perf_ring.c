@@ -47,7 +47,6 @@ struct perf_ring {
 	struct perf_rec *recs;
 	size_t n_recs, cap_recs;
 	uint64_t *copy; /* PERF_REC_MAX bytes: the record being handed out */
-	uint64_t kernel_lost;
 };
 
 static int perf_cpu_open(struct perf_ring *r, int cpu, struct perf_cpu *c)
@@ -162,11 +161,6 @@ int perf_ring_fd(const struct perf_ring *r)
 	return r->epfd;
 }
 
-uint64_t perf_ring_kernel_lost(const struct perf_ring *r)
-{
-	return r->kernel_lost;
-}
-
 /* The CPU's head now; what the kernel wrote before it is complete. */
 static uint64_t perf_cpu_head(struct perf_cpu *c)
 {
@@ -219,13 +213,11 @@ static bool perf_cpu_collect(struct perf_ring *r, int cpu, uint64_t *stop)
 		perf_cpu_copy(r, c, pos, &h, sizeof(h));
 		if (h.size < sizeof(h) || pos + h.size > c->head)
 			break; /* cannot be: the kernel writes whole records */
-		if (h.type == PERF_RECORD_LOST) {
-			struct { struct perf_event_header h; uint64_t id, lost; } l;
-			if (h.size >= sizeof(l)) {
-				perf_cpu_copy(r, c, pos, &l, sizeof(l));
-				r->kernel_lost += l.lost;
-			}
-		} else if (h.type == PERF_RECORD_SAMPLE &&
+		/*
+		 * Other records are skipped: PERF_RECORD_LOST says late what the
+		 * BPF side counted as it happened (bpf_perf_event_output failed).
+		 */
+		if (h.type == PERF_RECORD_SAMPLE &&
 			   h.size >= sizeof(h) + hdr_extra + sizeof(uint32_t)) {
 			if (!perf_ring_grow((void **)&r->recs, &r->cap_recs, r->n_recs + 1,
 					    sizeof(*r->recs)))

@@ -41,11 +41,4 @@ uint64_t perf_ring_consume(struct perf_ring *r, perf_ring_record_fn fn, void *ct
 /* Frees the room of everything pending without reading it. */
 void perf_ring_discard(struct perf_ring *r);
 
-/*
- * Records the kernel reported it could not write (PERF_RECORD_LOST). The BPF
- * side counts the same failures as they happen (its helper returns them),
- * so this is kept apart and not added to the stream's lost count.
- */
-uint64_t perf_ring_kernel_lost(const struct perf_ring *r);
-
 #endif
