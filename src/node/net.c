@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "netlink.h"
+#include "util/netns.h"
 
 /* Coroot's pattern, a prefix match (no end anchor), \d spelled [0-9]. */
 static regex_t name_re;
@@ -50,39 +51,12 @@ bool node_net_ip_kept(int family, const uint8_t *ip)
 	return false;
 }
 
-static int same_ns(int fd_a, const char *path_b)
-{
-	struct stat a, b;
-	return !fstat(fd_a, &a) && !stat(path_b, &b) && a.st_dev == b.st_dev && a.st_ino == b.st_ino;
-}
-
 int node_net_host_socket(void)
 {
-	int host = open("/proc/1/ns/net", O_RDONLY | O_CLOEXEC);
-	int self = -1, fd;
-
-	if (host < 0 && errno != ENOENT)
-		fprintf(stderr, "nodescope: cannot open PID 1's network namespace (%s): node_net_* "
-				"show the agent's own\n", strerror(errno));
-	if (host < 0 || same_ns(host, "/proc/self/ns/net")) {
-		if (host >= 0)
-			close(host);
-		return node_netlink_open();
-	}
-	self = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC);
-	if (self < 0 || setns(host, CLONE_NEWNET)) {
-		fprintf(stderr, "nodescope: cannot enter PID 1's network namespace (%s): node_net_* "
-				"show the agent's own\n", strerror(errno));
-		close(host);
-		if (self >= 0)
-			close(self);
-		return node_netlink_open();
-	}
-	fd = node_netlink_open(); /* a netlink socket belongs to the namespace it is made in */
-	if (setns(self, CLONE_NEWNET))
-		fprintf(stderr, "nodescope: cannot return to own network namespace: %s\n",
-			strerror(errno));
-	close(host);
-	close(self);
-	return fd;
+	int fd = netns_socket("/proc/1/ns/net", node_netlink_open);
+	if (fd >= 0 || fd == -ENOENT)
+		return fd == -ENOENT ? node_netlink_open() : fd;
+	fprintf(stderr, "nodescope: cannot enter PID 1's network namespace (%s): node_net_* "
+			"show the agent's own\n", strerror(-fd));
+	return node_netlink_open();
 }

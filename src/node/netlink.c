@@ -63,6 +63,7 @@ static int parse_link(const void *msg, size_t len, node_link_fn fn, void *ctx)
 			if (n < 1)
 				return -EINVAL;
 			l.up = (uint8_t)data[0] == IF_OPER_UP;
+			l.down = (uint8_t)data[0] == IF_OPER_DOWN;
 			break;
 		case IFLA_STATS64: {
 			struct rtnl_link_stats64 s;

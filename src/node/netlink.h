@@ -18,7 +18,8 @@
 struct node_link {
 	int index;
 	char name[NODE_IFNAME_MAX];
-	bool up; /* IFLA_OPERSTATE is IF_OPER_UP (RFC 2863), as Coroot's "up" */
+	bool up;   /* IFLA_OPERSTATE is IF_OPER_UP (RFC 2863), as Coroot's "up" */
+	bool down; /* IFLA_OPERSTATE is IF_OPER_DOWN (loopback's "unknown" is neither) */
 	uint64_t rx_bytes, tx_bytes, rx_packets, tx_packets;
 };
 

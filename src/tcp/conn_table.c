@@ -33,10 +33,11 @@ int tcp_conn_table_init(struct tcp_conn_table *t, size_t cap)
 void tcp_conn_table_destroy(struct tcp_conn_table *t)
 {
 	struct hmap_node *n;
-	while ((n = hmap_pop(&t->by_sock)))
-		free(hmap_entry(n, struct tcp_conn, node));
-	while ((n = hmap_pop(&t->by_tuple)))
-		free(hmap_entry(n, struct tcp_conn, node));
+	while ((n = hmap_pop(&t->by_sock)) || (n = hmap_pop(&t->by_tuple))) {
+		struct tcp_conn *c = hmap_entry(n, struct tcp_conn, node);
+		free(c->expanded);
+		free(c);
+	}
 	hmap_destroy(&t->by_sock);
 	hmap_destroy(&t->by_tuple);
 }
@@ -102,5 +103,6 @@ struct tcp_conn *tcp_conn_find_tuple(struct tcp_conn_table *t, const struct tcp_
 void tcp_conn_remove(struct tcp_conn_table *t, struct tcp_conn *c)
 {
 	hmap_unlink(c->sock ? &t->by_sock : &t->by_tuple, &c->node);
+	free(c->expanded);
 	free(c);
 }

@@ -42,6 +42,7 @@ struct tcp_conn {
 	uint64_t netns; /* inode of its network namespace, once asked (0: not yet) */
 	char peer[TCP_ADDR_STRLEN]; /* remote "ip:port" (listener: its own address) */
 	char actual[TCP_ADDR_STRLEN]; /* where NAT sends it (= peer without NAT) */
+	char *expanded; /* a wildcard listener: its namespace's "ip:port"s, NUL-separated, "" last; or NULL */
 	char container[];
 };
 

@@ -22,6 +22,8 @@
 #include "proc/table.h"
 #include "scan.h"
 #include "trace/trace.h"
+#include "listen_addrs.h"
+#include "util/netns.h"
 #include "util/strmap.h"
 
 struct tcp_tracker {
@@ -35,6 +37,7 @@ struct tcp_tracker {
 	int self_netns_fd;	   /* the agent's own network namespace, to come back to */
 	uint64_t self_netns;	   /* its inode */
 	uint64_t n_live_missed;	   /* namespaces whose sockets could not be read at a scrape */
+	uint64_t n_listen_unexpanded; /* wildcard listens shown as the wildcard */
 
 	struct metric *connects, *failed, *conn_time, *active, *listen_info, *retransmits,
 		*bytes_sent, *bytes_received;
@@ -172,6 +175,11 @@ static const struct metric_def tcp_metrics[] = {
 	  "Network namespaces whose open connections' bytes could not be read at a scrape "
 	  "(they are counted at close).",
 	  METRIC_COUNTER, METRIC_VALUE(T, n_live_missed) },
+	{ "nodescope_tcp_listens_unexpanded_total",
+	  "Wildcard listens (0.0.0.0, ::) shown as the wildcard, not as the addresses of their "
+	  "network namespace: the process was gone, the namespace could not be read, or it had "
+	  "no address to show.",
+	  METRIC_COUNTER, METRIC_VALUE(T, n_listen_unexpanded) },
 	{ "nodescope_bpf_tracking_dropped_total",
 	  "State the BPF side could not keep (its tables were full), by reason: what it would "
 	  "have tracked is missed.",
@@ -274,11 +282,21 @@ static void resolve_nat(struct tcp_tracker *t, struct tcp_conn *c, uint64_t now_
 		nat_lookup(t, &c->tuple, c->peer, c->actual, sizeof(c->actual), now_ns);
 }
 
-static void listen_series(const struct tcp_conn *c, const char *labels[3])
+/* listen_info of c's addresses (a wildcard's, expanded, or its own) moved by delta; gone at 0. */
+static void listen_count(struct tcp_tracker *t, const struct tcp_conn *c, int delta)
 {
-	labels[0] = c->container;
-	labels[1] = c->peer;
-	labels[2] = ""; /* Coroot: "dockerd" for docker's port bindings; the server takes any other value as proxied */
+	/* proxy: Coroot's "dockerd" for docker's port bindings; the server takes any value as proxied */
+	const char *labels[3] = { c->container, NULL, "" };
+	const char *addrs = c->expanded ? c->expanded : c->peer;
+
+	for (const char *a = addrs; *a; a += strlen(a) + 1) {
+		labels[1] = a;
+		metric_add(t->listen_info, labels, delta);
+		if (delta < 0 && metric_value(t->listen_info, labels) <= 0)
+			metric_remove(t->listen_info, labels);
+		if (!c->expanded)
+			break;
+	}
 }
 
 /* Adds the payload bytes beyond what was counted already (live reads come first). */
@@ -302,10 +320,7 @@ static void remove_conn(struct tcp_tracker *t, struct tcp_conn *c, const struct 
 	const char *labels[3];
 
 	if (c->metered && c->kind == TCP_CONN_LISTENER) {
-		listen_series(c, labels);
-		metric_add(t->listen_info, labels, -1);
-		if (metric_value(t->listen_info, labels) <= 0)
-			metric_remove(t->listen_info, labels);
+		listen_count(t, c, -1);
 	} else if (c->metered && c->kind == TCP_CONN_OUTBOUND) {
 		dest_series(c, labels);
 		metric_add(t->active, labels, -1);
@@ -350,25 +365,9 @@ static void dump_netns(struct live_walk *w, uint64_t netns, uint32_t pid)
 {
 	struct tcp_tracker *t = w->t;
 	char path[64];
-	int fd = -1, diag;
 
-	if (netns != t->self_netns) {
-		snprintf(path, sizeof(path), "/proc/%u/ns/net", pid);
-		fd = open(path, O_RDONLY | O_CLOEXEC);
-		if (fd < 0 || setns(fd, CLONE_NEWNET)) {
-			if (fd >= 0)
-				close(fd);
-			t->n_live_missed++;
-			return;
-		}
-	}
-	diag = tcp_diag_open(); /* a netlink socket belongs to the namespace it is made in */
-	if (fd >= 0) {
-		if (setns(t->self_netns_fd, CLONE_NEWNET))
-			fprintf(stderr, "nodescope: cannot return to own network namespace: %s\n",
-				strerror(errno));
-		close(fd);
-	}
+	snprintf(path, sizeof(path), "/proc/%u/ns/net", pid);
+	int diag = netns == t->self_netns ? tcp_diag_open() : netns_socket(path, tcp_diag_open);
 	if (diag < 0) {
 		t->n_live_missed++;
 		return;
@@ -445,6 +444,20 @@ static bool in_own_netns(struct tcp_tracker *t, struct tcp_conn *c)
 	return !conn_netns(c) || !t->self_netns || c->netns == t->self_netns;
 }
 
+/* A wildcard listen as Coroot shows it: the addresses of its network namespace. */
+static void expand_listen(struct tcp_tracker *t, struct tcp_conn *c)
+{
+	struct tcp_ns_addrs ns;
+
+	if (tcp_ns_addrs_read(c->pid, &ns)) {
+		t->n_listen_unexpanded++; /* its process gone, or the namespace unreadable */
+		return;
+	}
+	c->expanded = tcp_listen_expand(&ns, c->tuple.family, c->tuple.sport, in_own_netns(t, c));
+	if (!c->expanded)
+		t->n_listen_unexpanded++;
+}
+
 static struct tcp_conn *add_conn(struct tcp_tracker *t, uint64_t sock, uint64_t start_ns,
 				 const struct tcp_tuple *tuple, enum tcp_conn_kind kind,
 				 uint32_t pid, int fd, uint64_t now_ns)
@@ -469,8 +482,9 @@ static struct tcp_conn *add_conn(struct tcp_tracker *t, uint64_t sock, uint64_t 
 		if (tcp_port_ephemeral(tuple->sport, lo, hi) ||
 		    (tcp_addr_loopback(tuple->family, tuple->saddr) && !in_own_netns(t, c)))
 			return c;
-		listen_series(c, labels);
-		metric_add(t->listen_info, labels, 1);
+		if (tcp_addr_unspecified(tuple->family, tuple->saddr))
+			expand_listen(t, c);
+		listen_count(t, c, 1);
 		c->metered = true;
 	} else if (kind == TCP_CONN_OUTBOUND && !tcp_port_ephemeral(tuple->dport, lo, hi) &&
 		   !tcp_addr_link_local(tuple->family, tuple->daddr) &&

@@ -1,5 +1,8 @@
 """TCP connection tracing against real sockets on loopback: exact counts, bytes, IPv6, start-up discovery."""
+import ipaddress
+import json
 import os
+import random
 import socket
 import subprocess
 import sys
@@ -8,7 +11,7 @@ import time
 
 import pytest
 
-from conftest import Agent, loopback_dnat
+from conftest import Agent, cgroup2_root, loopback_dnat
 
 
 @pytest.fixture(scope="module")
@@ -313,51 +316,116 @@ def test_destination_cap_per_container(agent_factory):
             srv.close()
 
 
-def service_server():
-    """A Server on a port below the default ephemeral range (a service's, not the kernel's)."""
-    import random
+def service_server_port():
+    """A free port below the default ephemeral range (a service's, not one the kernel hands out)."""
     for _ in range(100):
-        try:
-            return Server(port=random.randrange(20000, 32000))
-        except OSError:
-            continue
+        port = random.randrange(20000, 32000)
+        with socket.socket() as s:
+            try:
+                s.bind(("0.0.0.0", port))
+            except OSError:
+                continue
+        return port
     raise AssertionError("no free port in 20000-32000")
 
 
+def service_server():
+    """A Server on such a port."""
+    return Server(port=service_server_port())
+
+
 def closed(agent, dst):
-    agent.wait_for(lambda evs: [e for e in evs if e["type"] == "close" and e.get("dst") == dst],
-                   what=f"the close to {dst}")
+    agent.wait_for(lambda evs: [e for e in evs if e["type"] == "close" and e.get("dir") == "out"
+                                and e.get("dst") == dst], what=f"the close to {dst}")
+
+
+def transfer_in_cgroup(rel, port):
+    """One connect to 127.0.0.1:port from a process of its own in the v2 cgroup rel (made here),
+    so that no other process's destination counts in that container."""
+    path = cgroup2_root() + rel
+    os.makedirs(path, exist_ok=True)
+    client = ("import socket; c = socket.create_connection(('127.0.0.1', %d)); c.sendall(b'x'); "
+              "c.shutdown(socket.SHUT_WR); c.recv(1); c.close()" % port)
+    p = subprocess.run(["/bin/sh", "-c", f"echo $$ > {path}/cgroup.procs; exec {sys.executable} -c \"{client}\""],
+                       timeout=30)
+    assert p.returncode == 0
 
 
 def test_idle_destinations_expire_and_free_their_place(agent_factory):
     """As Coroot: a destination idle for the idle time (10 min; 2 s here) loses its series at a
-    scrape, and its place under --max-destinations goes to the next one. The default ephemeral
-    range keeps the tests' own scrapes of the agent out of the destinations."""
+    scrape, and its place under --max-destinations goes to the next one. The connects come from
+    a cgroup of the test's own; the default ephemeral range keeps the scrapes out."""
     a = agent_factory("--events", "tcp", "--max-destinations", "1", "--debug-series-idle", "2s",
                       ephemeral_ports=None)
     first, second = service_server(), service_server()
     d1, d2 = f"127.0.0.1:{first.port}", f"127.0.0.1:{second.port}"
+    rel = f"/system.slice/nodescope-e2e-dests{os.getpid()}.service"
     name = "container_net_tcp_successful_connects_total"
     try:
-        transfer(socket.AF_INET, "127.0.0.1", first.port, 1)
+        transfer_in_cgroup(rel, first.port)
         closed(a, d1)
-        assert a.has_series(name, destination=d1)
-        transfer(socket.AF_INET, "127.0.0.1", second.port, 1)
+        assert a.has_series(name, container_id=rel, destination=d1)
+        transfer_in_cgroup(rel, second.port)
         closed(a, d2)
-        assert not a.has_series(name, destination=d2)  # over the cap
-        assert a.metric("nodescope_tcp_destinations_dropped_total") == 1
+        assert not a.has_series(name, container_id=rel, destination=d2)  # over the cap
+        dropped = a.metric("nodescope_tcp_destinations_dropped_total")
+        assert dropped >= 1
         time.sleep(2.2)
         assert not a.has_series(name, destination=d1)  # idle 2.2 s since the first scrape saw it
-        a.metrics()  # recounted: no destination has series now
-        transfer(socket.AF_INET, "127.0.0.1", second.port, 1)
-        a.wait_for(lambda evs: len([e for e in evs if e["type"] == "close"
+        a.metrics()  # recounted: the container has no destination with series now
+        transfer_in_cgroup(rel, second.port)
+        a.wait_for(lambda evs: len([e for e in evs if e["type"] == "close" and e.get("dir") == "out"
                                     and e.get("dst") == d2]) == 2, what="the second close to d2")
-        series = a.metrics()
-        assert series.get(name, {}).get(frozenset({"destination": d2, "actual_destination": d2}.items())), \
-            {n: [dict(k) for k in v] for n, v in series.items() if n.startswith("container_net")}
+        assert a.metric_sum(name, container_id=rel, destination=d2) == 1
     finally:
         first.close()
         second.close()
+        try:
+            os.rmdir(cgroup2_root() + rel)
+        except OSError:
+            pass
+
+
+def namespace_addresses(family):
+    """What the root network namespace has, read with ip(8): the addresses of interfaces not down,
+    without link-local and multicast ones, as "ip:port" templates."""
+    links = json.loads(subprocess.run(["ip", "-j", "addr", "show"], capture_output=True, text=True,
+                                      check=True).stdout)
+    out = set()
+    for link in links:
+        if link.get("operstate") == "DOWN":
+            continue
+        for a in link.get("addr_info", []):
+            ip = ipaddress.ip_address(a["local"])
+            if ip.is_link_local or ip.is_multicast or (family == socket.AF_INET and ip.version != 4):
+                continue
+            out.add(f"[{ip}]:{{}}" if ip.version == 6 else f"{ip}:{{}}")
+    return out
+
+
+def test_wildcard_listen_shows_the_namespace_addresses(tcp_tracer):
+    """As Coroot: a listen on 0.0.0.0 is one listen_addr per address of its network namespace
+    (here the agent's own, so loopback is one), not 0.0.0.0."""
+    p = service_server_port()
+    srv = socket.socket()
+    try:
+        srv.bind(("0.0.0.0", p))
+        srv.listen()
+        tcp_tracer.wait_for(lambda evs: [e for e in evs if e["type"] == "listen"
+                                         and e.get("addr") == f"0.0.0.0:{p}"], what="the listen")
+        want = {t.format(p) for t in namespace_addresses(socket.AF_INET)}
+        assert f"127.0.0.1:{p}" in want
+        got = {dict(k)["listen_addr"] for k, v in
+               tcp_tracer.metrics().get("container_net_tcp_listen_info", {}).items()
+               if v and dict(k)["listen_addr"].endswith(f":{p}")}
+        assert got == want
+        assert not tcp_tracer.has_series("container_net_tcp_listen_info", listen_addr=f"0.0.0.0:{p}")
+    finally:
+        srv.close()
+    tcp_tracer.wait_for(lambda evs: [e for e in evs if e["type"] == "listen_close"
+                                     and e.get("addr") == f"0.0.0.0:{p}"], what="the close")
+    for addr in want:  # every expanded address goes with the listener
+        assert not tcp_tracer.has_series("container_net_tcp_listen_info", listen_addr=addr)
 
 
 def test_open_connection_keeps_its_destination(agent_factory):

@@ -11,6 +11,7 @@ the kernel reports that it skipped some of the agent's BPF programs meanwhile
 on that CPU, e.g. when a softirq interrupts a syscall tracepoint program), since
 then a missing event is not the agent's user-space fault. Any other failure fails.
 """
+import json
 import os
 import random
 import re
@@ -461,4 +462,25 @@ def test_loopback_and_link_local_inside_a_namespace_are_no_services(agent_factor
     assert f"127.0.0.1:{p}" not in listens and f"127.0.0.1:{p}" not in dests
     assert f"169.254.77.1:{p + 1}" not in dests
     assert f"{net.server_ip}:{p + 2}" in listens and f"{net.server_ip}:{p + 2}" in dests
+    assert proc.finish() == 0
+
+
+def test_wildcard_listen_in_a_namespace_shows_its_addresses(agent_factory, netpair):
+    """As Coroot: a listen on 0.0.0.0 inside a container's network namespace is one listen_addr
+    per address of that namespace, its loopback left out."""
+    agent = tcp_agent(agent_factory)
+    net = netpair("wild", 7)
+    # The addresses are read at the listen, and a veth is down until its carrier comes up.
+    deadline = time.monotonic() + 10
+    while json.loads(subprocess.run([net.ip, "-j", "-n", net.server, "link", "show", net.server_if],
+                                    capture_output=True, text=True).stdout)[0]["operstate"] != "UP":
+        assert time.monotonic() < deadline, "the server's veth never came up"
+        time.sleep(0.05)
+    p = port()
+    proc = start(agent, net, net.server, LOCAL, f"0.0.0.0:{p}")
+    pid = proc.json(timeout=20)["pid"]
+    wait_event(agent, "listen", "the wildcard listen", since=proc.since, pid=pid, addr=f"0.0.0.0:{p}")
+    listens = {dict(k)["listen_addr"] for k in agent.metrics().get("container_net_tcp_listen_info", {})
+               if dict(k)["listen_addr"].endswith(f":{p}")}
+    assert listens == {f"{net.server_ip}:{p}"}
     assert proc.finish() == 0

@@ -11,6 +11,9 @@
 #include <sys/socket.h>
 
 #include "tcp/addr.h"
+#include "tcp/listen_addrs.h"
+#include <arpa/inet.h>
+#include <stdlib.h>
 
 /* addr[16] from text, in network byte order (IPv4 in the first 4 bytes). */
 static void addr_of(uint16_t family, const char *text, uint8_t addr[16])
@@ -255,10 +258,57 @@ static void test_port_ephemeral(void **state)
 	assert_false(tcp_port_ephemeral(40000, 1, 0));	      /* no range */
 }
 
+static void add_addr(struct tcp_ns_addrs *ns, int ifindex, uint16_t family, const char *text)
+{
+	struct tcp_ns_addr *a = &ns->addrs[ns->n_addrs++];
+	memset(a, 0, sizeof(*a));
+	a->ifindex = ifindex;
+	a->family = family;
+	assert_int_equal(inet_pton(family, text, a->ip), 1);
+}
+
+/* The expansion of a wildcard listen: which addresses of a namespace stand for it. */
+static void test_listen_expand(void **state)
+{
+	struct tcp_ns_addrs ns = { .down = { 3 }, .n_down = 1 };
+	add_addr(&ns, 1, AF_INET, "127.0.0.1");
+	add_addr(&ns, 2, AF_INET, "10.0.0.5");
+	add_addr(&ns, 2, AF_INET, "169.254.1.1"); /* link-local */
+	add_addr(&ns, 2, AF_INET6, "fd00::5");
+	add_addr(&ns, 2, AF_INET6, "fe80::1");	 /* link-local */
+	add_addr(&ns, 3, AF_INET, "10.9.9.9");	 /* its interface is down */
+	add_addr(&ns, 1, AF_INET6, "::1");
+
+	char *v4 = tcp_listen_expand(&ns, AF_INET, 80, false);
+	assert_non_null(v4);
+	assert_string_equal(v4, "10.0.0.5:80");
+	assert_string_equal(v4 + strlen(v4) + 1, "");
+	free(v4);
+
+	char *v6 = tcp_listen_expand(&ns, AF_INET6, 443, true); /* the agent's own namespace */
+	const char *want[] = { "127.0.0.1:443", "10.0.0.5:443", "[fd00::5]:443", "[::1]:443", "" };
+	const char *p = v6;
+	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++, p += strlen(p) + 1)
+		assert_string_equal(p, want[i]);
+	free(v6);
+
+	struct tcp_ns_addrs only_lo = { 0 };
+	add_addr(&only_lo, 1, AF_INET, "127.0.0.1");
+	assert_null(tcp_listen_expand(&only_lo, AF_INET, 80, false)); /* the caller keeps 0.0.0.0 */
+
+	uint8_t any[16] = { 0 };
+	assert_true(tcp_addr_unspecified(AF_INET, any));
+	assert_true(tcp_addr_unspecified(AF_INET6, any));
+	any[15] = 1;
+	assert_true(tcp_addr_unspecified(AF_INET, any)); /* only the first 4 bytes are IPv4's */
+	assert_false(tcp_addr_unspecified(AF_INET6, any));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_port_ephemeral),
+		cmocka_unit_test(test_listen_expand),
 		cmocka_unit_test(test_loopback_and_link_local),
 		cmocka_unit_test(test_ipv4),
 		cmocka_unit_test(test_ipv6),
