@@ -198,7 +198,7 @@ $(BUILD)/fuzz/fuzz_cgroup_files: src/resources/cgroup_parse.c src/resources/cgro
 # is Debian's; the target fuzzes our use of it).
 $(BUILD)/fuzz/fuzz_runtime_json: FUZZ_LDLIBS = -ljansson
 # The node targets' src files.
-$(BUILD)/fuzz/fuzz_node_netlink: src/node/netlink.c src/node/netlink.h
+$(BUILD)/fuzz/fuzz_node_netlink: src/node/netlink.c src/node/netlink.h src/util/netlink.c
 $(BUILD)/fuzz/fuzz_node_proc: src/node/stat.c src/node/meminfo.c src/node/diskstats.c \
 	src/node/fields.c src/node/stat.h src/node/meminfo.h src/node/diskstats.h
 

@@ -13,7 +13,7 @@
 #define NS_PATH_LEN 256
 #define NS_ARGS_LEN 256
 
-/* One BPF ring buffer per stream. */
+/* One BPF ring buffer (or per-CPU perf buffer) per stream. */
 enum ns_stream {
 	NS_STREAM_PROC = 0,
 	NS_STREAM_TCP = 1,
@@ -263,6 +263,21 @@ enum ns_kernel_feature {
 	NS_FEAT_ATTACH_COOKIE = 1u << 2,
 	/* sched_process_exit's group_dead field (6.16): do_exit says "last thread out". */
 	NS_FEAT_EXIT_GROUP_DEAD = 1u << 3,
+	/* BPF ring buffers (5.8); without, every stream is a per-CPU perf buffer. */
+	NS_FEAT_RING_BUFFER = 1u << 4,
+};
+
+/*
+ * Perf-buffer streams (kernels without ring buffers): the reader's doorbell.
+ * The reader sets armed before it reads the buffers; the first record written
+ * after that clears it and rings the stream's bell (a second perf buffer
+ * whose every record wakes the reader), so the reader is woken when a record
+ * lands in buffers it had emptied, as a ring buffer does with flag 0.
+ */
+struct ns_perf_bell {
+	__u32 armed;
+	__u32 pad;
+	__u64 rings; /* bells rung (an atomic add: also the barrier after the record) */
 };
 
 #endif

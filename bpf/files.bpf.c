@@ -10,7 +10,7 @@
 
 char LICENSE[] SEC("license") = "GPL";
 
-NS_STREAM_DEFINE(files)
+NS_STREAM_DEFINE(files, sizeof(struct ns_file_event))
 
 #define NS_PROT_EXEC 0x4
 
@@ -75,7 +75,7 @@ static __always_inline bool files_hold(__u32 tgid, __u64 now)
 	return true;
 }
 
-static __always_inline void files_report(struct file *f, __u32 type, __s32 fd, __u64 addr)
+static __always_inline void files_report(void *ctx, struct file *f, __u32 type, __s32 fd, __u64 addr)
 {
 	struct file_id id = {
 		.dev = BPF_CORE_READ(f, f_inode, i_sb, s_dev),
@@ -115,7 +115,7 @@ static __always_inline void files_report(struct file *f, __u32 type, __s32 fd, _
 	e->ino = id.ino;
 	e->gen = gen;
 	e->pad = 0;
-	files_submit(e);
+	files_submit(ctx, e, sizeof(*e));
 }
 
 SEC("tracepoint/sched/sched_process_exec")
@@ -125,12 +125,12 @@ int ns_files_exec(void *ctx)
 	struct file *exe = BPF_CORE_READ(task, mm, exe_file);
 
 	if (exe)
-		files_report(exe, NS_FILE_EXEC, -1, 0);
+		files_report(ctx, exe, NS_FILE_EXEC, -1, 0);
 	return 0;
 }
 
 /* From the sys_exit dispatcher: mmap(addr, len, prot, flags, fd, off) returned ret. */
-__hidden int ns_files_mmap(__u64 prot, __u64 fd_arg, long ret)
+__hidden int ns_files_mmap(struct bpf_raw_tracepoint_args *ctx, __u64 prot, __u64 fd_arg, long ret)
 {
 	__s32 fd = (__s32)fd_arg;
 
@@ -144,6 +144,6 @@ __hidden int ns_files_mmap(__u64 prot, __u64 fd_arg, long ret)
 	struct file *f = NULL;
 	if (bpf_probe_read_kernel(&f, sizeof(f), &fds[fd]) || !f)
 		return 0;
-	files_report(f, NS_FILE_MMAP, fd, (__u64)ret);
+	files_report(ctx, f, NS_FILE_MMAP, fd, (__u64)ret);
 	return 0;
 }

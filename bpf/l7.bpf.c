@@ -12,7 +12,8 @@
 
 char LICENSE[] SEC("license") = "GPL";
 
-NS_STREAM_DEFINE(l7)
+/* Records are built in l7_scratch and copied out (l7_output): no slots. */
+NS_STREAM_DEFINE(l7, 8)
 
 enum l7_buf_kind {
 	L7_BUF_PLAIN = 0, /* read, write, recvfrom, sendto: (fd, buf) */
@@ -93,7 +94,7 @@ static __always_inline bool l7_inside_tls_call(__u64 id, __s32 fd, __u64 sp, __u
 }
 
 /* A bind record: the session's plaintext sent unbound belongs to fd's connection. */
-static __always_inline void l7_emit_bind(__u64 session, __s32 fd, const struct ns_l7_sock *sock)
+static __always_inline void l7_emit_bind(void *ctx, __u64 session, __s32 fd, const struct ns_l7_sock *sock)
 {
 	__u32 zero = 0;
 	struct ns_l7_event *e = bpf_map_lookup_elem(&l7_scratch, &zero);
@@ -106,7 +107,7 @@ static __always_inline void l7_emit_bind(__u64 session, __s32 fd, const struct n
 	e->total = e->captured = sizeof(session);
 	e->conn = *sock;
 	__builtin_memcpy(e->data, &session, sizeof(session));
-	l7_output(e, NS_L7_HEADER_SIZE + sizeof(session));
+	l7_output(ctx, e, NS_L7_HEADER_SIZE + sizeof(session));
 }
 
 /*
@@ -114,7 +115,7 @@ static __always_inline void l7_emit_bind(__u64 session, __s32 fd, const struct n
  * memory BIOs. A read is remembered for the thread's next SSL_read; a write
  * is the ciphertext of the thread's last SSL_write whose socket was unknown.
  */
-static __always_inline void l7_ciphertext(__u64 id, __s32 fd, __u32 op, const struct ns_l7_sock *sock)
+static __always_inline void l7_ciphertext(void *ctx, __u64 id, __s32 fd, __u32 op, const struct ns_l7_sock *sock)
 {
 	struct tls_call *c;
 
@@ -133,10 +134,10 @@ static __always_inline void l7_ciphertext(__u64 id, __s32 fd, __u32 op, const st
 	__u64 session = c->pending_session;
 	c->pending_session = 0;
 	tls_session_bind(session, id >> 32, fd, sock);
-	l7_emit_bind(session, fd, sock);
+	l7_emit_bind(ctx, session, fd, sock);
 }
 
-static __always_inline int l7_enter(__s32 fd, __u64 ptr, __u32 op, __u32 kind, __u64 sp)
+static __always_inline int l7_enter(void *ctx, __s32 fd, __u64 ptr, __u32 op, __u32 kind, __u64 sp)
 {
 	__u64 id = bpf_get_current_pid_tgid();
 	__u64 key = l7_key(id >> 32, fd);
@@ -148,7 +149,7 @@ static __always_inline int l7_enter(__s32 fd, __u64 ptr, __u32 op, __u32 kind, _
 		return 0;
 	if (sock->flags & NS_L7_F_ENCRYPTED) {
 		if (kind != L7_BUF_NONE)
-			l7_ciphertext(id, fd, op, sock);
+			l7_ciphertext(ctx, id, fd, op, sock);
 		return 0;
 	}
 	struct l7_call *c = ns_thread_slot(&l7_calls, true);
@@ -200,7 +201,7 @@ static __always_inline int l7_buffer(const struct l7_call *c, __u64 *base, __u64
 }
 
 /* Copies up to NS_L7_CAPTURE bytes of a user buffer into the record and sends it. */
-static __always_inline void l7_emit(struct ns_l7_event *e, __u64 base, __u64 len)
+static __always_inline void l7_emit(void *ctx, struct ns_l7_event *e, __u64 base, __u64 len)
 {
 	__u64 n = (__u64)e->total < len ? (__u64)e->total : len;
 	if (n > NS_L7_CAPTURE)
@@ -211,7 +212,7 @@ static __always_inline void l7_emit(struct ns_l7_event *e, __u64 base, __u64 len
 	if (n && bpf_probe_read_user(e->data, n, (void *)base))
 		n = 0;
 	e->captured = n;
-	l7_output(e, NS_L7_HEADER_SIZE + n);
+	l7_output(ctx, e, NS_L7_HEADER_SIZE + n);
 }
 
 /* A TLS record header (handshake or alert, TLS 1.0-1.3) starts this buffer. */
@@ -221,7 +222,7 @@ static __always_inline bool l7_is_tls_record(const struct ns_l7_event *e)
 	       e->data[1] == 0x03 && e->data[2] <= 0x04;
 }
 
-static __always_inline int l7_exit(long ret)
+static __always_inline int l7_exit(void *ctx, long ret)
 {
 	__u64 id = bpf_get_current_pid_tgid();
 	struct l7_call *c = ns_thread_slot(&l7_calls, false);
@@ -262,16 +263,16 @@ static __always_inline int l7_exit(long ret)
 			if (sock && sock->sock == call.sock.sock)
 				sock->flags |= NS_L7_F_ENCRYPTED;
 			call.sock.flags |= NS_L7_F_ENCRYPTED;
-			l7_ciphertext(id, call.fd, call.op, &call.sock);
+			l7_ciphertext(ctx, id, call.fd, call.op, &call.sock);
 			return 0;
 		}
 	}
-	l7_emit(e, base, len);
+	l7_emit(ctx, e, base, len);
 	return 0;
 }
 
 /* Called by the TLS return probes (tls.bpf.c). */
-__hidden int ns_l7_emit_tls(const struct tls_plaintext *p)
+__hidden int ns_l7_emit_tls(bpf_user_pt_regs_t *ctx, const struct tls_plaintext *p)
 {
 	__u32 zero = 0;
 	struct ns_l7_event *e = bpf_map_lookup_elem(&l7_scratch, &zero);
@@ -285,12 +286,13 @@ __hidden int ns_l7_emit_tls(const struct tls_plaintext *p)
 	e->total = p->total;
 	e->conn = p->sock;
 	e->conn.flags |= NS_L7_F_TLS;
-	l7_emit(e, p->buf, ~0ull);
+	l7_emit(ctx, e, p->buf, ~0ull);
 	return 0;
 }
 
 /* Called by the syscall dispatcher (syscalls.bpf.c) for the calls listed there. */
-__hidden int ns_l7_syscall_enter(long id, __u64 arg1, __u64 arg2, __u64 sp)
+__hidden int ns_l7_syscall_enter(struct bpf_raw_tracepoint_args *ctx, long id, __u64 arg1, __u64 arg2,
+				__u64 sp)
 {
 	__s32 fd = (__s32)arg1;
 
@@ -303,27 +305,27 @@ __hidden int ns_l7_syscall_enter(long id, __u64 arg1, __u64 arg2, __u64 sp)
 	}
 	case NS_NR_write:
 	case NS_NR_sendto:
-		return l7_enter(fd, arg2, NS_L7_WRITE, L7_BUF_PLAIN, sp);
+		return l7_enter(ctx, fd, arg2, NS_L7_WRITE, L7_BUF_PLAIN, sp);
 	case NS_NR_writev:
-		return l7_enter(fd, arg2, NS_L7_WRITE, L7_BUF_IOV, sp);
+		return l7_enter(ctx, fd, arg2, NS_L7_WRITE, L7_BUF_IOV, sp);
 	case NS_NR_sendmsg:
-		return l7_enter(fd, arg2, NS_L7_WRITE, L7_BUF_MSG, sp);
+		return l7_enter(ctx, fd, arg2, NS_L7_WRITE, L7_BUF_MSG, sp);
 	case NS_NR_sendmmsg:
-		return l7_enter(fd, arg2, NS_L7_WRITE, L7_BUF_MMSG, sp);
+		return l7_enter(ctx, fd, arg2, NS_L7_WRITE, L7_BUF_MMSG, sp);
 	case NS_NR_sendfile: /* bytes moved from a file: counted, nothing captured */
-		return l7_enter(fd, 0, NS_L7_WRITE, L7_BUF_NONE, sp);
+		return l7_enter(ctx, fd, 0, NS_L7_WRITE, L7_BUF_NONE, sp);
 	case NS_NR_read:
 	case NS_NR_recvfrom:
-		return l7_enter(fd, arg2, NS_L7_READ, L7_BUF_PLAIN, sp);
+		return l7_enter(ctx, fd, arg2, NS_L7_READ, L7_BUF_PLAIN, sp);
 	case NS_NR_readv:
-		return l7_enter(fd, arg2, NS_L7_READ, L7_BUF_IOV, sp);
+		return l7_enter(ctx, fd, arg2, NS_L7_READ, L7_BUF_IOV, sp);
 	case NS_NR_recvmsg:
-		return l7_enter(fd, arg2, NS_L7_READ, L7_BUF_MSG, sp);
+		return l7_enter(ctx, fd, arg2, NS_L7_READ, L7_BUF_MSG, sp);
 	}
 	return 0;
 }
 
-__hidden int ns_l7_syscall_exit(long ret)
+__hidden int ns_l7_syscall_exit(struct bpf_raw_tracepoint_args *ctx, long ret)
 {
-	return l7_exit(ret);
+	return l7_exit(ctx, ret);
 }

@@ -4,7 +4,8 @@
 
 char LICENSE[] SEC("license") = "GPL";
 
-NS_STREAM_DEFINE(proc)
+/* The exec record is the biggest of the stream's. */
+NS_STREAM_DEFINE(proc, sizeof(struct ns_proc_exec))
 
 /* --cgroup: only processes in this cgroup v2 subtree (0: all). */
 const volatile __u64 filter_cgroup_id = 0;
@@ -48,7 +49,7 @@ int ns_proc_exec(struct trace_event_raw_sched_process_exec *ctx)
 	if (len && bpf_probe_read_user(e->args, len, (void *)arg_start) == 0)
 		e->args_len = len;
 
-	proc_submit(e);
+	proc_submit(ctx, e, sizeof(*e));
 	return 0;
 }
 
@@ -114,7 +115,7 @@ int ns_proc_exit(struct trace_event_raw_sched_process_exit *ctx)
 	e->duration_ns = now > start ? now - start : 0;
 	e->cgroup_id = bpf_get_current_cgroup_id();
 	bpf_get_current_comm(e->comm, sizeof(e->comm));
-	proc_submit(e);
+	proc_submit(ctx, e, sizeof(*e));
 	return 0;
 }
 
@@ -135,7 +136,7 @@ int BPF_PROG(ns_proc_fork, struct task_struct *parent, struct task_struct *child
 	e->ppid = BPF_CORE_READ(parent, tgid);
 	e->cgroup_id = bpf_get_current_cgroup_id();
 	bpf_get_current_comm(e->comm, sizeof(e->comm));
-	proc_submit(e);
+	proc_submit(ctx, e, sizeof(*e));
 	return 0;
 }
 
@@ -149,6 +150,6 @@ int ns_proc_oom(struct trace_event_raw_mark_victim *ctx)
 	e->h.pid = ctx->pid;
 	e->h.ts_ns = bpf_ktime_get_ns();
 	e->trigger_pid = ns_current_tgid();
-	proc_submit(e);
+	proc_submit(ctx, e, sizeof(*e));
 	return 0;
 }

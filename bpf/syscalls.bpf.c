@@ -23,10 +23,16 @@ char LICENSE[] SEC("license") = "GPL";
 	case NS_NR_recvmsg:
 
 extern int ns_tcp_syscall_enter(long id, __u64 arg1, __u64 arg2);
-extern int ns_tcp_syscall_exit(long id, long ret);
-extern int ns_l7_syscall_enter(long id, __u64 arg1, __u64 arg2, __u64 sp);
-extern int ns_l7_syscall_exit(long ret);
-extern int ns_files_mmap(__u64 prot, __u64 fd, long ret);
+/*
+ * The handlers are global functions, verified apart: the program's context
+ * (which perf-buffer streams write with) reaches them typed as the kernel's
+ * context of raw tracepoints.
+ */
+#define NS_RAW_TP_CTX ((struct bpf_raw_tracepoint_args *)ctx)
+extern int ns_tcp_syscall_exit(struct bpf_raw_tracepoint_args *ctx, long id, long ret);
+extern int ns_l7_syscall_enter(struct bpf_raw_tracepoint_args *ctx, long id, __u64 arg1, __u64 arg2, __u64 sp);
+extern int ns_l7_syscall_exit(struct bpf_raw_tracepoint_args *ctx, long ret);
+extern int ns_files_mmap(struct bpf_raw_tracepoint_args *ctx, __u64 prot, __u64 fd, long ret);
 
 SEC("raw_tp/sys_enter")
 int BPF_PROG(ns_sys_enter, struct pt_regs *regs, long id)
@@ -41,7 +47,7 @@ int BPF_PROG(ns_sys_enter, struct pt_regs *regs, long id)
 	NS_L7_DATA_SYSCALLS
 		if (ns_syscall_compat(regs))
 			return 0;
-		return ns_l7_syscall_enter(id, NS_SYSCALL_ARG1(regs), NS_SYSCALL_ARG2(regs),
+		return ns_l7_syscall_enter(NS_RAW_TP_CTX, id, NS_SYSCALL_ARG1(regs), NS_SYSCALL_ARG2(regs),
 					   NS_SYSCALL_SP(regs));
 	}
 	return 0;
@@ -60,16 +66,16 @@ int BPF_PROG(ns_sys_exit, struct pt_regs *regs, long ret)
 	case NS_NR_accept4:
 		if (ns_syscall_compat(regs))
 			return 0;
-		return ns_tcp_syscall_exit(id, ret);
+		return ns_tcp_syscall_exit(NS_RAW_TP_CTX, id, ret);
 	NS_L7_DATA_SYSCALLS
 		if (ns_syscall_compat(regs))
 			return 0;
-		return ns_l7_syscall_exit(ret);
+		return ns_l7_syscall_exit(NS_RAW_TP_CTX, ret);
 	case NS_NR_mmap:
 		if (ns_syscall_compat(regs))
 			return 0;
 		/* The argument registers are as the caller left them. */
-		return ns_files_mmap(NS_SYSCALL_ARG3(regs), NS_SYSCALL_ARG5(regs), ret);
+		return ns_files_mmap(NS_RAW_TP_CTX, NS_SYSCALL_ARG3(regs), NS_SYSCALL_ARG5(regs), ret);
 	}
 	return 0;
 }

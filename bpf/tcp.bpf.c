@@ -10,7 +10,7 @@
 
 char LICENSE[] SEC("license") = "GPL";
 
-NS_STREAM_DEFINE(tcp)
+NS_STREAM_DEFINE(tcp, sizeof(struct ns_tcp_event))
 
 #define AF_INET 2
 #define AF_INET6 10
@@ -231,7 +231,7 @@ int BPF_PROG(ns_tcp_state, struct sock *s, int old, int new)
 		if (info && info->est_ns)
 			e->duration_ns = now - info->est_ns;
 	}
-	tcp_submit(e);
+	tcp_submit(ctx, e, sizeof(*e));
 out:
 	if (type == NS_TCP_CONNECT) {
 		if (info) {
@@ -267,7 +267,7 @@ static __always_inline int connect_enter(__s32 fd, __u64 uaddr)
 	return 0;
 }
 
-static __always_inline int connect_exit(long ret)
+static __always_inline int connect_exit(void *ctx, long ret)
 {
 	__u64 id = bpf_get_current_pid_tgid();
 	struct pending_connect *pc = bpf_map_lookup_elem(&tcp_connecting, &id);
@@ -288,7 +288,7 @@ static __always_inline int connect_exit(long ret)
 				e->family = pc->family;
 				e->dport = pc->port;
 				__builtin_memcpy(e->daddr, pc->addr, 16);
-				tcp_submit(e);
+				tcp_submit(ctx, e, sizeof(*e));
 			}
 		}
 	}
@@ -296,7 +296,7 @@ static __always_inline int connect_exit(long ret)
 	return 0;
 }
 
-static __always_inline int on_accept(long ret)
+static __always_inline int on_accept(void *ctx, long ret)
 {
 	if (ret < 0)
 		return 0;
@@ -334,7 +334,7 @@ static __always_inline int on_accept(long ret)
 	e->dport = ls.dport;
 	__builtin_memcpy(e->saddr, ls.saddr, 16);
 	__builtin_memcpy(e->daddr, ls.daddr, 16);
-	tcp_submit(e);
+	tcp_submit(ctx, e, sizeof(*e));
 	return 0;
 }
 
@@ -347,7 +347,7 @@ static __always_inline int listen_enter(__s32 fd)
 	return 0;
 }
 
-static __always_inline int listen_exit(long ret)
+static __always_inline int listen_exit(void *ctx, long ret)
 {
 	__u64 id = bpf_get_current_pid_tgid();
 	__s32 *fdp = bpf_map_lookup_elem(&tcp_listening, &id);
@@ -369,7 +369,7 @@ static __always_inline int listen_exit(long ret)
 	e->fd = fd;
 	e->flags = NS_TCP_F_KNOWN;
 	fill_from_sock(e, sk);
-	tcp_submit(e);
+	tcp_submit(ctx, e, sizeof(*e));
 	return 0;
 }
 
@@ -385,16 +385,16 @@ __hidden int ns_tcp_syscall_enter(long id, __u64 arg1, __u64 arg2)
 	return 0;
 }
 
-__hidden int ns_tcp_syscall_exit(long id, long ret)
+__hidden int ns_tcp_syscall_exit(struct bpf_raw_tracepoint_args *ctx, long id, long ret)
 {
 	switch (id) {
 	case NS_NR_connect:
-		return connect_exit(ret);
+		return connect_exit(ctx, ret);
 	case NS_NR_accept:
 	case NS_NR_accept4:
-		return on_accept(ret);
+		return on_accept(ctx, ret);
 	case NS_NR_listen:
-		return listen_exit(ret);
+		return listen_exit(ctx, ret);
 	}
 	return 0;
 }
@@ -420,6 +420,6 @@ int ns_tcp_retransmit(struct bpf_raw_tracepoint_args *ctx)
 		return 0;
 	set_owner(e, bpf_map_lookup_elem(&tcp_socks, &sk));
 	fill_from_sock(e, s);
-	tcp_submit(e);
+	tcp_submit(ctx, e, sizeof(*e));
 	return 0;
 }

@@ -14,16 +14,16 @@
 
 char LICENSE[] SEC("license") = "GPL";
 
-extern int ns_l7_emit_tls(const struct tls_plaintext *p);
+extern int ns_l7_emit_tls(bpf_user_pt_regs_t *ctx, const struct tls_plaintext *p);
 
 /* Hands total bytes of plaintext at buf, moved on fd's connection sock, to stream l7. */
-static __always_inline void tls_send(__u32 op, __s32 fd, __u64 ts_ns, __u64 total, __u64 buf,
+static __always_inline void tls_send(void *ctx, __u32 op, __s32 fd, __u64 ts_ns, __u64 total, __u64 buf,
 				     const struct ns_l7_sock *sock)
 {
 	struct tls_plaintext pt = {
 		.op = op, .fd = fd, .ts_ns = ts_ns, .total = total, .buf = buf, .sock = *sock,
 	};
-	ns_l7_emit_tls(&pt);
+	ns_l7_emit_tls(ctx, &pt);
 }
 
 SEC("uprobe")
@@ -87,7 +87,7 @@ int BPF_KPROBE(ns_tls_ret)
 		     c.fn == NS_TLS_GNUTLS_SEND;
 	__u32 op = write ? NS_L7_WRITE : NS_L7_READ;
 	if (c.fd >= 0) {
-		tls_send(op, c.fd, c.ts_ns, n, c.buf, &c.sock);
+		tls_send(ctx, op, c.fd, c.ts_ns, n, c.buf, &c.sock);
 		return 0;
 	}
 	/* No syscall inside: served from the library's buffer, or a memory BIO. */
@@ -95,18 +95,18 @@ int BPF_KPROBE(ns_tls_ret)
 	struct tls_session *known = tls_session_of(c.session, tgid);
 	if (known) {
 		struct ns_l7_sock sock = known->sock;
-		tls_send(op, known->fd, c.ts_ns, n, c.buf, &sock);
+		tls_send(ctx, op, known->fd, c.ts_ns, n, c.buf, &sock);
 	} else if (!write && p->enc_read_set) {
 		/* Its ciphertext was the thread's latest read. */
 		struct ns_l7_sock sock = p->enc_read_sock;
 		__s32 fd = p->enc_read_fd;
 		tls_session_bind(c.session, tgid, fd, &sock);
-		tls_send(op, fd, c.ts_ns, n, c.buf, &sock);
+		tls_send(ctx, op, fd, c.ts_ns, n, c.buf, &sock);
 	} else if (write) {
 		/* Its ciphertext is the thread's next write: sent now, bound then. */
 		struct ns_l7_sock unbound = { .sock = c.session, .flags = NS_L7_F_UNBOUND };
 		p->pending_session = c.session;
-		tls_send(op, -1, c.ts_ns, n, c.buf, &unbound);
+		tls_send(ctx, op, -1, c.ts_ns, n, c.buf, &unbound);
 	} else {
 		ns_drop(NS_DROP_TLS_NO_SOCKET);
 	}
@@ -189,7 +189,7 @@ int ns_tls_go_enter(struct pt_regs *ctx)
 	if (fn == NS_TLS_GO_WRITE) {
 		/* Write sends all of b or fails the connection: emit it now, no return probe. */
 		__u64 len = stack_abi ? go_stack_word(ctx, 3) : NS_GO_REG_ARG2(ctx);
-		tls_send(NS_L7_WRITE, fd, bpf_ktime_get_ns(), len, buf, sock);
+		tls_send(ctx, NS_L7_WRITE, fd, bpf_ktime_get_ns(), len, buf, sock);
 		return 0;
 	}
 	struct go_call_key k = { .g = go_goroutine(ctx, stack_abi), .tgid = tgid };
@@ -222,6 +222,6 @@ int ns_tls_go_ret(struct pt_regs *ctx)
 	__s64 n = stack_abi ? (__s64)go_stack_word(ctx, 5) : (__s64)NS_GO_REG_ARG0(ctx);
 	if (n <= 0)
 		return 0;
-	tls_send(NS_L7_READ, c.fd, c.ts_ns, n, c.buf, &c.sock);
+	tls_send(ctx, NS_L7_READ, c.fd, c.ts_ns, n, c.buf, &c.sock);
 	return 0;
 }

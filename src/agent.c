@@ -241,6 +241,9 @@ static int agent_open_streams(struct agent *a)
 			.def = &stream_defs[i],
 			.ring = probes_ring(a->probes, i),
 			.lost = probes_lost(a->probes, i),
+			.perf_cpu_bytes = probes_perf_cpu_bytes(a->probes, i),
+			.bell = probes_bell(a->probes, i),
+			.bell_state = probes_bell_state(a->probes, i),
 			.debug_poll_ns = (uint64_t)a->cfg->debug_poll_ms * 1000000ull,
 		};
 		if (stream_defs[i].policy.kind == NS_WAKEUP_BATCHED) {
@@ -438,6 +441,8 @@ static int agent_start(struct agent *a)
 		return NS_EXIT_RUNTIME;
 	if (agent_open_streams(a))
 		return NS_EXIT_RUNTIME;
+	if ((rc = probes_attach(a->probes)))
+		return rc;
 	/* After attaching, so a process or socket is either scanned or seen by an event. */
 	if (a->tls)
 		tls_manager_scan(a->tls);

@@ -159,7 +159,8 @@ const struct cli_opt cli_opts[] = {
 	  FIELD(ring_size), .parse = parse_ring, .describe_default = describe_ring_defaults,
 	  .form = "SIZE or STREAM=SIZE, comma-separated; SIZE 1..1024m with k/m suffixes",
 	  .help = "BPF ring buffer size for every stream, or STREAM=SIZE for one (repeatable, or "
-		  "comma-separated); rounded up to a power of two of at least a page" },
+		  "comma-separated); rounded up to a power of two of at least a page; on kernels "
+		  "without ring buffers, shared out over the CPUs' perf buffers (32k each at least)" },
 
 	{ CLI_HEADING, "limits" },
 	{ CLI_INT, "max-series", .env = "NODESCOPE_MAX_SERIES", .metavar = "N", FIELD(max_series),

@@ -13,7 +13,10 @@
 #define KF_STR(x) KF_STR_(x)
 
 const struct kernel_feature_def kernel_feature_defs[KF_COUNT] = {
-	[KF_RING_BUFFER] = { "ring_buffer", "5.8", NULL, 0 },
+	[KF_RING_BUFFER] = { "ring_buffer", "5.8",
+			     "every stream is a per-CPU perf buffer: records copied once more, "
+			     "read in time order across CPUs, woken through a doorbell",
+			     NS_FEAT_RING_BUFFER },
 	[KF_CURRENT_TASK_BTF] = { "current_task_btf", "5.11",
 				  "task fields are copied out with bpf_probe_read_kernel",
 				  NS_FEAT_CURRENT_TASK_BTF },

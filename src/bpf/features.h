@@ -2,8 +2,8 @@
  * What the running kernel offers the BPF side, as a table: each feature's
  * name (the label of nodescope_feature_enabled), the first kernel with it,
  * and what nodescope does without it. Probed once before load; a missing
- * feature turns one thing off or down, never the whole agent — except the
- * ring buffer, which every stream is.
+ * feature turns one thing off or down, never the whole agent (without ring
+ * buffers, every stream runs on perf buffers).
  */
 #ifndef NODESCOPE_BPF_FEATURES_H
 #define NODESCOPE_BPF_FEATURES_H

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/utsname.h>
 
 #include "exit_codes.h"
@@ -20,6 +21,7 @@
 struct probes {
 	struct nodescope_bpf *skel;
 	kernel_features_t features;
+	uint32_t perf_cpu_bytes[NS_STREAM_COUNT]; /* kernels without ring buffers */
 	bool tls_multi;
 	struct bpf_link *links[PROBES_MAX_LINKS];
 	unsigned n_links;
@@ -51,6 +53,38 @@ static struct bpf_map *ring_of(struct nodescope_bpf *k, enum ns_stream s)
 		return k->maps.rb_l7;
 	case NS_STREAM_FILES:
 		return k->maps.rb_files;
+	default:
+		return NULL;
+	}
+}
+
+static struct bpf_map *bell_of(struct nodescope_bpf *k, enum ns_stream s)
+{
+	switch (s) {
+	case NS_STREAM_PROC:
+		return k->maps.bell_proc;
+	case NS_STREAM_TCP:
+		return k->maps.bell_tcp;
+	case NS_STREAM_L7:
+		return k->maps.bell_l7;
+	case NS_STREAM_FILES:
+		return k->maps.bell_files;
+	default:
+		return NULL;
+	}
+}
+
+static struct bpf_map *bell_state_of(struct nodescope_bpf *k, enum ns_stream s)
+{
+	switch (s) {
+	case NS_STREAM_PROC:
+		return k->maps.bellst_proc;
+	case NS_STREAM_TCP:
+		return k->maps.bellst_tcp;
+	case NS_STREAM_L7:
+		return k->maps.bellst_l7;
+	case NS_STREAM_FILES:
+		return k->maps.bellst_files;
 	default:
 		return NULL;
 	}
@@ -127,6 +161,33 @@ static int probes_thread_slots_as_hash(struct bpf_map *m)
 	return 0;
 }
 
+/*
+ * Before 5.8 every stream's ring becomes a per-CPU perf event array (one fd
+ * per CPU, put in by the reader), its bytes shared out over the CPUs.
+ */
+static int probes_rings_as_perf_buffers(struct probes *p)
+{
+	int ncpu = libbpf_num_possible_cpus();
+	struct rlimit nofile;
+
+	if (ncpu <= 0)
+		return -1;
+	/* Two perf event fds per CPU and stream: 1024 is 128 CPUs' worth. */
+	if (!getrlimit(RLIMIT_NOFILE, &nofile) && nofile.rlim_cur < nofile.rlim_max) {
+		nofile.rlim_cur = nofile.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &nofile);
+	}
+	for (int s = 0; s < NS_STREAM_COUNT; s++) {
+		struct bpf_map *m = ring_of(p->skel, s);
+		p->perf_cpu_bytes[s] = stream_perf_cpu_bytes(bpf_map__max_entries(m), ncpu);
+		if (bpf_map__set_type(m, BPF_MAP_TYPE_PERF_EVENT_ARRAY) ||
+		    bpf_map__set_key_size(m, sizeof(uint32_t)) ||
+		    bpf_map__set_value_size(m, sizeof(uint32_t)) || bpf_map__set_max_entries(m, ncpu))
+			return -1;
+	}
+	return 0;
+}
+
 /* Shapes the object to what the kernel has, before load (features.h says what each costs). */
 static int probes_fit_kernel(struct probes *p, kernel_features_t pretend_missing)
 {
@@ -136,8 +197,10 @@ static int probes_fit_kernel(struct probes *p, kernel_features_t pretend_missing
 	p->features = kernel_features_probe(pretend_missing);
 	uname(&u);
 	kernel_features_report(p->features, u.release);
-	if (!kernel_has(p->features, KF_RING_BUFFER))
-		return NS_EXIT_KERNEL;
+	if (!kernel_has(p->features, KF_RING_BUFFER) && probes_rings_as_perf_buffers(p)) {
+		fprintf(stderr, "nodescope: cannot set up perf buffers: %s\n", strerror(errno));
+		return NS_EXIT_RUNTIME;
+	}
 	k->rodata->ns_kernel_features = kernel_features_bpf_bits(p->features);
 	bool task_storage = kernel_has(p->features, KF_TASK_STORAGE);
 	if (!task_storage && (probes_thread_slots_as_hash(k->maps.tls_calls) ||
@@ -199,14 +262,16 @@ int probes_start(const struct probes_opts *o, struct probes **out)
 		rc = err == -EPERM ? NS_EXIT_PRIVILEGE : NS_EXIT_ATTACH;
 		goto fail;
 	}
-	rc = probes_attach_all(p);
-	if (rc)
-		goto fail;
 	*out = p;
 	return 0;
 fail:
 	probes_stop(p);
 	return rc;
+}
+
+int probes_attach(struct probes *p)
+{
+	return probes_attach_all(p);
 }
 
 void probes_stop(struct probes *p)
@@ -222,6 +287,21 @@ void probes_stop(struct probes *p)
 struct bpf_map *probes_ring(struct probes *p, enum ns_stream s)
 {
 	return ring_of(p->skel, s);
+}
+
+uint32_t probes_perf_cpu_bytes(const struct probes *p, enum ns_stream s)
+{
+	return p->perf_cpu_bytes[s];
+}
+
+struct bpf_map *probes_bell(struct probes *p, enum ns_stream s)
+{
+	return bell_of(p->skel, s);
+}
+
+struct bpf_map *probes_bell_state(struct probes *p, enum ns_stream s)
+{
+	return bell_state_of(p->skel, s);
 }
 
 struct bpf_map *probes_lost(struct probes *p, enum ns_stream s)

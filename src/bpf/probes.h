@@ -26,10 +26,23 @@ struct probes_opts {
  * code after printing what went wrong.
  */
 int probes_start(const struct probes_opts *o, struct probes **out);
+/*
+ * Attaches the programs (but the TLS uprobes, which go on files). After the
+ * streams are open: a perf-buffer stream's CPUs have no buffer until its
+ * reader puts one in, and what is written before would be lost.
+ */
+int probes_attach(struct probes *p);
 void probes_stop(struct probes *p);
 
 struct bpf_map *probes_ring(struct probes *p, enum ns_stream s);
 struct bpf_map *probes_lost(struct probes *p, enum ns_stream s);
+/*
+ * Kernels without ring buffers: probes_ring is a perf event array of this
+ * many bytes per CPU (0: a ring buffer), woken through the doorbell maps.
+ */
+uint32_t probes_perf_cpu_bytes(const struct probes *p, enum ns_stream s);
+struct bpf_map *probes_bell(struct probes *p, enum ns_stream s);
+struct bpf_map *probes_bell_state(struct probes *p, enum ns_stream s);
 /* Per-CPU counters of state the BPF side could not keep (enum ns_drop_reason). */
 struct bpf_map *probes_drops(struct probes *p);
 /* Not counted in probes_attached: the programs the TLS manager attaches to files. */

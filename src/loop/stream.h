@@ -1,6 +1,7 @@
 /*
- * A stream: one BPF ring buffer, read from the epoll loop under its wakeup
- * policy, with its received and lost events counted.
+ * A stream: one BPF ring buffer (or, on kernels without, per-CPU perf
+ * buffers and a doorbell: perf_ring.h), read from the epoll loop under its
+ * wakeup policy, with its received and lost events counted.
  */
 #ifndef NODESCOPE_LOOP_STREAM_H
 #define NODESCOPE_LOOP_STREAM_H
@@ -31,6 +32,13 @@ extern const struct stream_def stream_defs[NS_STREAM_COUNT];
  * but at most half the ring, so a small ring cannot fill before a wakeup.
  */
 uint64_t stream_watermark(const struct stream_def *d, uint64_t ring_size);
+/*
+ * Bytes per CPU of a perf-buffer stream given ring_size bytes in all
+ * (--ringbuf-size): shared out over the CPUs, a power of two, at least
+ * STREAM_PERF_MIN_CPU_BYTES (a few of the biggest records).
+ */
+#define STREAM_PERF_MIN_CPU_BYTES (32u << 10)
+uint32_t stream_perf_cpu_bytes(uint64_t ring_size, int ncpu);
 /* Looks a stream up by name; NULL if unknown. */
 const struct stream_def *stream_def_find(const char *name);
 
@@ -38,6 +46,14 @@ struct stream_params {
 	const struct stream_def *def;
 	struct bpf_map *ring;
 	struct bpf_map *lost; /* per-CPU array, one u64 */
+	/*
+	 * > 0: ring is a perf event array of this many bytes per CPU (kernels
+	 * before 5.8), bell the doorbell's and bell_state its struct
+	 * ns_perf_bell (common.bpf.h).
+	 */
+	uint32_t perf_cpu_bytes;
+	struct bpf_map *bell;
+	struct bpf_map *bell_state;
 	stream_record_fn fn;
 	void *ctx;
 	uint64_t debug_poll_ns; /* > 0: ignore the policy, drain on a fixed period */

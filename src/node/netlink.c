@@ -12,6 +12,8 @@
 #include <sys/time.h>
 #include <unistd.h>
 
+#include "util/netlink.h"
+
 size_t node_netlink_build_request(uint16_t type, uint32_t seq, void *buf, size_t len)
 {
 	/* An ifinfomsg is the larger of the two headers; the kernel reads rtgen_family from either. */
@@ -137,40 +139,27 @@ static int parse_addr(const void *msg, size_t len, node_addr_fn fn, void *ctx)
 	return 0;
 }
 
+struct parse_ctx {
+	node_link_fn link_fn;
+	node_addr_fn addr_fn;
+	void *ctx;
+};
+
+static int parse_msg(void *ctx, uint16_t type, const void *data, size_t len)
+{
+	const struct parse_ctx *p = ctx;
+	if (type == RTM_NEWLINK && p->link_fn)
+		return parse_link(data, len, p->link_fn, p->ctx);
+	if (type == RTM_NEWADDR && p->addr_fn)
+		return parse_addr(data, len, p->addr_fn, p->ctx);
+	return 0;
+}
+
 int node_netlink_parse(const void *buf, size_t len, node_link_fn link_fn, node_addr_fn addr_fn,
 		       void *ctx)
 {
-	size_t off = 0;
-
-	while (off + sizeof(struct nlmsghdr) <= len) {
-		const struct nlmsghdr *h = (const void *)((const char *)buf + off);
-		if (h->nlmsg_len < sizeof(*h) || off + h->nlmsg_len > len)
-			return -EINVAL;
-		const void *data = (const char *)h + NLMSG_HDRLEN;
-		size_t dlen = h->nlmsg_len > NLMSG_HDRLEN ? h->nlmsg_len - NLMSG_HDRLEN : 0;
-		int rc = 0;
-		switch (h->nlmsg_type) {
-		case NLMSG_DONE:
-			return 1;
-		case NLMSG_ERROR: {
-			const struct nlmsgerr *e = data;
-			if (dlen < sizeof(*e))
-				return -EINVAL;
-			/* An errno, or no answer the caller could name. */
-			return e->error < 0 && e->error >= -4095 ? e->error : -EINVAL;
-		}
-		case RTM_NEWLINK:
-			rc = link_fn ? parse_link(data, dlen, link_fn, ctx) : 0;
-			break;
-		case RTM_NEWADDR:
-			rc = addr_fn ? parse_addr(data, dlen, addr_fn, ctx) : 0;
-			break;
-		}
-		if (rc)
-			return rc;
-		off += NLMSG_ALIGN(h->nlmsg_len);
-	}
-	return off == len || len - off < sizeof(struct nlmsghdr) ? 0 : -EINVAL;
+	struct parse_ctx p = { link_fn, addr_fn, ctx };
+	return netlink_walk(buf, len, parse_msg, &p);
 }
 
 int node_netlink_open(void)
@@ -184,52 +173,11 @@ int node_netlink_open(void)
 	return fd;
 }
 
-/*
- * After a bad datagram, what is left of the dump must not be read as the
- * next scrape's answer. The kernel queues a dump's next datagram while the
- * previous one is received, so reading without waiting until nothing is
- * queued ends it.
- */
-static void drain(int fd, char *buf, size_t size)
-{
-	for (;;) {
-		ssize_t n = recv(fd, buf, size, MSG_DONTWAIT | MSG_TRUNC);
-		if (n <= 0 && !(n < 0 && errno == EINTR))
-			return;
-	}
-}
-
 int node_netlink_dump(int fd, uint16_t type, node_link_fn link_fn, node_addr_fn addr_fn, void *ctx)
 {
-	static uint32_t seq;
-	/* The kernel fills dump datagrams up to 32 KiB: one never needs more. */
-	char buf[32768] __attribute__((aligned(8)));
-	struct sockaddr_nl kernel = { .nl_family = AF_NETLINK };
-	size_t n = node_netlink_build_request(type, ++seq, buf, sizeof(buf));
+	char req[64] __attribute__((aligned(8)));
+	size_t n = node_netlink_build_request(type, 0, req, sizeof(req));
+	struct parse_ctx p = { link_fn, addr_fn, ctx };
 
-	if (!n)
-		return -EINVAL;
-	if (sendto(fd, buf, n, 0, (struct sockaddr *)&kernel, sizeof(kernel)) < 0)
-		return -errno;
-	for (;;) {
-		ssize_t got = recv(fd, buf, sizeof(buf), MSG_TRUNC);
-		if (got < 0 && errno == EINTR)
-			continue;
-		if (got < 0) {
-			int err = -errno;
-			drain(fd, buf, sizeof(buf));
-			return err;
-		}
-		if ((size_t)got > sizeof(buf)) {
-			drain(fd, buf, sizeof(buf));
-			return -EINVAL; /* cut short: the rest of the datagram is lost */
-		}
-		int rc = node_netlink_parse(buf, (size_t)got, link_fn, addr_fn, ctx);
-		if (rc > 0)
-			return 0;
-		if (rc < 0) {
-			drain(fd, buf, sizeof(buf));
-			return rc;
-		}
-	}
+	return n ? netlink_dump(fd, req, n, parse_msg, &p) : -EINVAL;
 }

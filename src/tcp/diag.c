@@ -1,5 +1,7 @@
 #include "diag.h"
 
+#include "util/netlink.h"
+
 #include <errno.h>
 #include <linux/inet_diag.h>
 #include <linux/netlink.h>
@@ -61,47 +63,43 @@ static int info_bytes(const struct inet_diag_msg *m, size_t len, uint64_t *acked
 	return -ENOENT;
 }
 
-int tcp_diag_parse(const void *buf, size_t len, tcp_diag_fn fn, void *ctx)
-{
-	size_t off = 0;
+struct parse_ctx {
+	tcp_diag_fn fn;
+	void *ctx;
+};
 
-	while (off + sizeof(struct nlmsghdr) <= len) {
-		const struct nlmsghdr *h = (const void *)((const char *)buf + off);
-		if (h->nlmsg_len < sizeof(*h) || off + h->nlmsg_len > len)
-			return -EINVAL;
-		if (h->nlmsg_type == NLMSG_DONE)
-			return 1;
-		if (h->nlmsg_type == NLMSG_ERROR) {
-			const struct nlmsgerr *e = NLMSG_DATA(h);
-			if (h->nlmsg_len < NLMSG_LENGTH(sizeof(*e)))
-				return -EINVAL;
-			return e->error ? e->error : -EINVAL;
+static int parse_msg(void *ctx, uint16_t type, const void *data, size_t len)
+{
+	const struct parse_ctx *p = ctx;
+	const struct inet_diag_msg *m = data;
+	uint64_t acked, received;
+
+	if (type != SOCK_DIAG_BY_FAMILY)
+		return 0;
+	if (len < sizeof(*m))
+		return -EINVAL;
+	int rc = info_bytes(m, len, &acked, &received);
+	if (rc == -EINVAL)
+		return rc;
+	if (!rc && (m->idiag_family == AF_INET || m->idiag_family == AF_INET6)) {
+		struct tcp_tuple t = { .family = m->idiag_family,
+				       .sport = ntohs(m->id.idiag_sport),
+				       .dport = ntohs(m->id.idiag_dport) };
+		memcpy(t.saddr, m->id.idiag_src, sizeof(t.saddr));
+		memcpy(t.daddr, m->id.idiag_dst, sizeof(t.daddr));
+		if (m->idiag_family == AF_INET) { /* only the first word is the address */
+			memset(t.saddr + 4, 0, 12);
+			memset(t.daddr + 4, 0, 12);
 		}
-		if (h->nlmsg_type == SOCK_DIAG_BY_FAMILY) {
-			const struct inet_diag_msg *m = NLMSG_DATA(h);
-			size_t mlen = h->nlmsg_len - NLMSG_HDRLEN;
-			uint64_t acked, received;
-			if (mlen < sizeof(*m))
-				return -EINVAL;
-			int rc = info_bytes(m, mlen, &acked, &received);
-			if (rc == -EINVAL)
-				return rc;
-			if (!rc && (m->idiag_family == AF_INET || m->idiag_family == AF_INET6)) {
-				struct tcp_tuple t = { .family = m->idiag_family,
-						       .sport = ntohs(m->id.idiag_sport),
-						       .dport = ntohs(m->id.idiag_dport) };
-				memcpy(t.saddr, m->id.idiag_src, sizeof(t.saddr));
-				memcpy(t.daddr, m->id.idiag_dst, sizeof(t.daddr));
-				if (m->idiag_family == AF_INET) { /* only the first word is the address */
-					memset(t.saddr + 4, 0, 12);
-					memset(t.daddr + 4, 0, 12);
-				}
-				fn(ctx, &t, acked, received);
-			}
-		}
-		off += NLMSG_ALIGN(h->nlmsg_len);
+		p->fn(p->ctx, &t, acked, received);
 	}
 	return 0;
+}
+
+int tcp_diag_parse(const void *buf, size_t len, tcp_diag_fn fn, void *ctx)
+{
+	struct parse_ctx p = { fn, ctx };
+	return netlink_walk(buf, len, parse_msg, &p);
 }
 
 int tcp_diag_open(void)
@@ -112,19 +110,9 @@ int tcp_diag_open(void)
 
 int tcp_diag_dump(int fd, uint16_t family, tcp_diag_fn fn, void *ctx)
 {
-	static uint32_t seq;
-	char buf[32768] __attribute__((aligned(8)));
-	struct sockaddr_nl kernel = { .nl_family = AF_NETLINK };
-	size_t n = tcp_diag_build_request(family, ++seq, buf, sizeof(buf));
+	char req[128] __attribute__((aligned(8)));
+	size_t n = tcp_diag_build_request(family, 0, req, sizeof(req));
+	struct parse_ctx p = { fn, ctx };
 
-	if (sendto(fd, buf, n, 0, (struct sockaddr *)&kernel, sizeof(kernel)) < 0)
-		return -errno;
-	for (;;) {
-		ssize_t got = recv(fd, buf, sizeof(buf), 0);
-		if (got < 0)
-			return errno == EINTR ? 0 : -errno;
-		int rc = tcp_diag_parse(buf, (size_t)got, fn, ctx);
-		if (rc)
-			return rc > 0 ? 0 : rc;
-	}
+	return n ? netlink_dump(fd, req, n, parse_msg, &p) : -EINVAL;
 }

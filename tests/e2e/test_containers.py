@@ -182,6 +182,12 @@ def podman(*args, timeout=60):
 RUN = ("run", "--ulimit", "nofile=1024:1024", "--ulimit", "nproc=1024:1024")
 
 
+def free_tcp_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
 def test_podman_container_named_from_its_first_event(agent_factory, busybox_image):
     """A real podman container: a short-lived process and a server in it are attributed to
     /podman/<name> from their first event (exec, listen), with the image in container_info."""
@@ -189,7 +195,7 @@ def test_podman_container_named_from_its_first_event(agent_factory, busybox_imag
     a = agent_factory("--events", "proc,tcp")
     podman(*RUN, "--rm", "--name", name, busybox_image, "/bin/busybox", "true")
     a.wait_for(lambda evs: [e for e in evs if e["type"] == "exit" and e.get("args", "") == ""
-                            and e["container"] == f"/podman/{name}"], what="the container's exit")
+                            and e.get("container") == f"/podman/{name}"], what="the container's exit")
     evs = [e for e in a.snapshot() if e["type"] == "exec" and e["args"] == "/bin/busybox true"]
     assert evs and all(e["container"] == f"/podman/{name}" for e in evs), evs
     assert a.metric("container_info", container_id=f"/podman/{name}", image=busybox_image,
@@ -197,9 +203,7 @@ def test_podman_container_named_from_its_first_event(agent_factory, busybox_imag
         [dict(k) for k in a.metrics().get("container_info", {})]
 
     server = f"{name}-srv"
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
+    port = free_tcp_port()
     podman(*RUN, "-d", "--network", "host", "--name", server, busybox_image,
            "/bin/busybox", "httpd", "-f", "-p", f"127.0.0.1:{port}")
     try:
@@ -249,7 +253,7 @@ def test_containerd_pod_container_named_from_its_first_event(agent_factory, cont
     cid = "%064x" % (os.getpid() * 7919)
     pod = "web-5d4b9c8f6d-k2x7q"  # a ReplicaSet hash and a suffix of k8s's alphabet (no vowels)
     name = f"/k8s/e2e/{pod}/app"
-    a = agent_factory("--events", "proc")
+    a = agent_factory("--events", "proc,tcp")
     p = subprocess.run([CTR, "-n", "k8s.io", "run", "--rm",
                         "--cgroup", f"/kubepods/besteffort/pod11111111-2222-3333-4444-{os.getpid():012d}/{cid}",
                         "--annotation", "io.kubernetes.cri.container-type=container",
@@ -259,7 +263,7 @@ def test_containerd_pod_container_named_from_its_first_event(agent_factory, cont
                         "--annotation", f"io.kubernetes.cri.image-name={containerd}",
                         containerd, cid, "/bin/busybox", "true"], capture_output=True, text=True, timeout=60)
     assert p.returncode == 0, p.stderr
-    a.wait_for(lambda evs: [e for e in evs if e["type"] == "exit" and e["container"] == name],
+    a.wait_for(lambda evs: [e for e in evs if e["type"] == "exit" and e.get("container") == name],
                what="the container's exit")
     execs = [e for e in a.snapshot() if e["type"] == "exec" and e["args"] == "/bin/busybox true"]
     assert execs and all(e["container"] == name for e in execs), execs
@@ -267,6 +271,33 @@ def test_containerd_pod_container_named_from_its_first_event(agent_factory, cont
     assert [s["app_id"] for s in series if s["container_id"] == name] == ["/k8s/e2e/web"], series
     assert a.metric("container_info", container_id=name, image=containerd,
                     systemd_triggered_by="", systemd_type="") == 1
+
+    # A server in another container of the pod: its listen is the container's from the first event.
+    sid = "%064x" % (os.getpid() * 7919 + 1)
+    port = free_tcp_port()
+    p = subprocess.run([CTR, "-n", "k8s.io", "run", "-d", "--net-host",
+                        "--cgroup", f"/kubepods/besteffort/pod11111111-2222-3333-4444-{os.getpid():012d}/{sid}",
+                        "--annotation", "io.kubernetes.cri.container-type=container",
+                        "--annotation", "io.kubernetes.cri.container-name=srv",
+                        "--annotation", f"io.kubernetes.cri.sandbox-name={pod}",
+                        "--annotation", "io.kubernetes.cri.sandbox-namespace=e2e",
+                        "--annotation", f"io.kubernetes.cri.image-name={containerd}",
+                        containerd, sid, "/bin/busybox", "httpd", "-f", "-p", f"127.0.0.1:{port}"],
+                       capture_output=True, text=True, timeout=60)
+    assert p.returncode == 0, p.stderr
+    try:
+        listen = a.wait_for(lambda evs: next((e for e in evs if e["type"] == "listen"
+                                              and e["addr"] == f"127.0.0.1:{port}"), None),
+                            what="the server's listen")
+        assert listen["container"] == f"/k8s/e2e/{pod}/srv", listen
+    finally:
+        subprocess.run([CTR, "-n", "k8s.io", "task", "kill", "-s", "KILL", sid], capture_output=True)
+        for _ in range(50):
+            if subprocess.run([CTR, "-n", "k8s.io", "task", "delete", sid],
+                              capture_output=True).returncode == 0:
+                break
+            time.sleep(0.1)
+        subprocess.run([CTR, "-n", "k8s.io", "container", "rm", sid], capture_output=True)
 
 
 DOCKER = shutil.which("docker", path="/usr/bin:/usr/local/bin") or "/usr/bin/docker"
@@ -316,7 +347,7 @@ def test_docker_container_named_from_its_first_event(agent_factory, dockerd):
     """A real Docker container: its short-lived process is /docker/<name> from its exec, with
     the image in container_info (from the engine's config.v2.json)."""
     name = f"nodescope-e2e-{os.getpid()}"
-    a = agent_factory("--events", "proc")
+    a = agent_factory("--events", "proc,tcp")
     docker("run", "--rm", "--network", "none", "--name", name, dockerd,
            "/bin/busybox", "sh", "-c", "/bin/busybox true")
     want = f"/docker/{name}"
@@ -329,3 +360,15 @@ def test_docker_container_named_from_its_first_event(agent_factory, dockerd):
     assert a.metric("container_info", container_id=want, image=dockerd,
                     systemd_triggered_by="", systemd_type="") == 1, \
         [dict(k) for k in a.metrics().get("container_info", {})]
+
+    server = f"{name}-srv"
+    port = free_tcp_port()
+    docker("run", "-d", "--network", "host", "--name", server, dockerd,
+           "/bin/busybox", "httpd", "-f", "-p", f"127.0.0.1:{port}")
+    try:
+        listen = a.wait_for(lambda evs: next((e for e in evs if e["type"] == "listen"
+                                              and e["addr"] == f"127.0.0.1:{port}"), None),
+                            what="the server's listen")
+        assert listen["container"] == f"/docker/{server}", listen
+    finally:
+        docker("rm", "-f", server, check=False)

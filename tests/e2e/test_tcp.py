@@ -406,22 +406,24 @@ def namespace_addresses(family):
 def test_wildcard_listen_shows_the_namespace_addresses(tcp_tracer):
     """As Coroot: a listen on 0.0.0.0 is one listen_addr per address of its network namespace
     (here the agent's own, so loopback is one), not 0.0.0.0."""
-    srv = Server(host="0.0.0.0", port=service_server_port())
+    p = service_server_port()
+    srv = socket.socket()
     try:
+        srv.bind(("0.0.0.0", p))
+        srv.listen()
         tcp_tracer.wait_for(lambda evs: [e for e in evs if e["type"] == "listen"
-                                         and e.get("addr") == f"0.0.0.0:{srv.port}"], what="the listen")
-        want = {t.format(srv.port) for t in namespace_addresses(socket.AF_INET)}
-        assert f"127.0.0.1:{srv.port}" in want
+                                         and e.get("addr") == f"0.0.0.0:{p}"], what="the listen")
+        want = {t.format(p) for t in namespace_addresses(socket.AF_INET)}
+        assert f"127.0.0.1:{p}" in want
         got = {dict(k)["listen_addr"] for k, v in
                tcp_tracer.metrics().get("container_net_tcp_listen_info", {}).items()
-               if v and dict(k)["listen_addr"].endswith(f":{srv.port}")}
+               if v and dict(k)["listen_addr"].endswith(f":{p}")}
         assert got == want
-        assert not tcp_tracer.has_series("container_net_tcp_listen_info",
-                                         listen_addr=f"0.0.0.0:{srv.port}")
+        assert not tcp_tracer.has_series("container_net_tcp_listen_info", listen_addr=f"0.0.0.0:{p}")
     finally:
         srv.close()
     tcp_tracer.wait_for(lambda evs: [e for e in evs if e["type"] == "listen_close"
-                                     and e.get("addr") == f"0.0.0.0:{srv.port}"], what="the close")
+                                     and e.get("addr") == f"0.0.0.0:{p}"], what="the close")
     for addr in want:  # every expanded address goes with the listener
         assert not tcp_tracer.has_series("container_net_tcp_listen_info", listen_addr=addr)
 

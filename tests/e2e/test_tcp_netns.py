@@ -11,6 +11,7 @@ the kernel reports that it skipped some of the agent's BPF programs meanwhile
 on that CPU, e.g. when a softirq interrupts a syscall tracepoint program), since
 then a missing event is not the agent's user-space fault. Any other failure fails.
 """
+import json
 import os
 import random
 import re
@@ -469,6 +470,12 @@ def test_wildcard_listen_in_a_namespace_shows_its_addresses(agent_factory, netpa
     per address of that namespace, its loopback left out."""
     agent = tcp_agent(agent_factory)
     net = netpair("wild", 7)
+    # The addresses are read at the listen, and a veth is down until its carrier comes up.
+    deadline = time.monotonic() + 10
+    while json.loads(subprocess.run([net.ip, "-j", "-n", net.server, "link", "show", net.server_if],
+                                    capture_output=True, text=True).stdout)[0]["operstate"] != "UP":
+        assert time.monotonic() < deadline, "the server's veth never came up"
+        time.sleep(0.05)
     p = port()
     proc = start(agent, net, net.server, LOCAL, f"0.0.0.0:{p}")
     pid = proc.json(timeout=20)["pid"]

@@ -269,6 +269,19 @@ static void test_watermark_fits_the_ring(void **state)
 	assert_int_equal(stream_watermark(proc, 1 << 20), 65536);
 }
 
+/* Perf buffers (before 5.8): the stream's bytes shared out over the CPUs. */
+static void test_perf_cpu_bytes(void **state)
+{
+	assert_int_equal(stream_perf_cpu_bytes(8 << 20, 2), 4 << 20);
+	assert_int_equal(stream_perf_cpu_bytes(8 << 20, 3), 4 << 20); /* rounded up */
+	assert_int_equal(stream_perf_cpu_bytes(1 << 20, 64), STREAM_PERF_MIN_CPU_BYTES);
+	assert_int_equal(stream_perf_cpu_bytes(4096, 1), STREAM_PERF_MIN_CPU_BYTES);
+	assert_int_equal(stream_perf_cpu_bytes(1 << 20, 0), 1 << 20);
+	/* The watermark still fits: half a CPU's buffer at most. */
+	assert_int_equal(stream_watermark(stream_def_find("l7"), stream_perf_cpu_bytes(1 << 20, 64)),
+			 STREAM_PERF_MIN_CPU_BYTES / 2);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -286,6 +299,7 @@ int main(void)
 		cmocka_unit_test(test_wakeup_unknown_policy),
 		cmocka_unit_test(test_wakeup_matches_user_side),
 		cmocka_unit_test(test_watermark_fits_the_ring),
+		cmocka_unit_test(test_perf_cpu_bytes),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
