@@ -191,7 +191,8 @@ $(BUILD)/fuzz/fuzz_cgroup_names: src/containers/cgroup_path.c src/containers/rul
 $(BUILD)/fuzz/fuzz_runtime_json: src/containers/runtime_json.c src/containers/meta.c \
 	src/containers/name.c src/containers/rules.c src/containers/kind.c \
 	src/containers/cgroup_path.c
-$(BUILD)/fuzz/fuzz_taskstats: src/resources/taskstats.c src/resources/taskstats.h
+$(BUILD)/fuzz/fuzz_taskstats: src/resources/taskstats.c src/resources/taskstats.h \
+	src/util/netlink.c
 $(BUILD)/fuzz/fuzz_cgroup_files: src/resources/cgroup_parse.c src/resources/cgroup_parse.h \
 	src/resources/disk_parse.c src/resources/disk_parse.h src/containers/cgroup_path.c
 # Libraries a target links besides its src files (not instrumented: jansson

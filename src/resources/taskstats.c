@@ -11,22 +11,33 @@
 #include <sys/time.h>
 #include <unistd.h>
 
-/* The netlink header of a message at buf, if all of it is there. */
-static const struct nlmsghdr *first_msg(const void *buf, size_t len)
+#include "util/netlink.h"
+
+/* The one genetlink message of an answer (the walk is util/netlink.c's). */
+struct genl_answer {
+	uint16_t type;
+	const uint8_t *payload; /* after the generic header */
+	size_t len;
+	int n;
+};
+
+static int answer_msg(void *ctx, uint16_t type, const void *data, size_t len)
 {
-	const struct nlmsghdr *h = buf;
-	if (len < sizeof(*h) || h->nlmsg_len < sizeof(*h) || h->nlmsg_len > len)
-		return NULL;
-	return h;
+	struct genl_answer *a = ctx;
+	if (a->n++ || type != a->type || len < GENL_HDRLEN)
+		return -EINVAL;
+	a->payload = (const uint8_t *)data + GENL_HDRLEN;
+	a->len = len - GENL_HDRLEN;
+	return 0;
 }
 
-/* The error carried by an NLMSG_ERROR message (never 0: an ack is no answer here). */
-static int msg_error(const struct nlmsghdr *h)
+/* 0 with a's payload set, the kernel's -errno (an NLMSG_ERROR), or -EINVAL. */
+static int genl_answer(const void *buf, size_t len, struct genl_answer *a)
 {
-	const struct nlmsgerr *e = NLMSG_DATA(h);
-	if (h->nlmsg_len < NLMSG_LENGTH(sizeof(*e)) || e->error >= 0 || e->error < -4095)
-		return -EINVAL;
-	return e->error;
+	int rc = netlink_walk(buf, len, answer_msg, a);
+	if (rc < 0)
+		return rc;
+	return a->n == 1 && rc == 0 ? 0 : -EINVAL;
 }
 
 /* Walks the attributes in [p, p+len): calls fn for each well-formed one; false on garbage. */
@@ -46,17 +57,6 @@ static bool attrs_walk(const uint8_t *p, size_t len,
 		p += step;
 		len -= step;
 	}
-	return true;
-}
-
-/* The genetlink payload (after the generic header) of message h. */
-static bool genl_payload(const struct nlmsghdr *h, const uint8_t **p, size_t *len)
-{
-	size_t hdr = NLMSG_HDRLEN + GENL_HDRLEN;
-	if (h->nlmsg_len < hdr)
-		return false;
-	*p = (const uint8_t *)h + hdr;
-	*len = h->nlmsg_len - hdr;
 	return true;
 }
 
@@ -101,19 +101,14 @@ static bool aggr_attr(void *ctx, uint16_t type, const uint8_t *data, size_t len)
 int taskstats_parse_reply(const void *buf, size_t len, uint16_t family,
 			  struct taskstats_delays *out)
 {
-	const struct nlmsghdr *h = first_msg(buf, len);
-	const uint8_t *p;
-	size_t plen;
+	struct genl_answer a = { .type = family };
+	int rc = genl_answer(buf, len, &a);
 
-	if (!h)
-		return -EINVAL;
-	if (h->nlmsg_type == NLMSG_ERROR)
-		return msg_error(h);
-	if (h->nlmsg_type != family || !genl_payload(h, &p, &plen))
-		return -EINVAL;
+	if (rc)
+		return rc;
 	struct stats_ctx s = { out, false };
 	memset(out, 0, sizeof(*out));
-	if (!attrs_walk(p, plen, aggr_attr, &s) || !s.have_stats)
+	if (!attrs_walk(a.payload, a.len, aggr_attr, &s) || !s.have_stats)
 		return -EINVAL;
 	return 0;
 }
@@ -130,18 +125,13 @@ static bool family_attr(void *ctx, uint16_t type, const uint8_t *data, size_t le
 
 int taskstats_parse_family(const void *buf, size_t len, uint16_t *family)
 {
-	const struct nlmsghdr *h = first_msg(buf, len);
-	const uint8_t *p;
-	size_t plen;
+	struct genl_answer a = { .type = GENL_ID_CTRL };
+	int rc = genl_answer(buf, len, &a);
 
-	if (!h)
-		return -EINVAL;
-	if (h->nlmsg_type == NLMSG_ERROR)
-		return msg_error(h);
-	if (h->nlmsg_type != GENL_ID_CTRL || !genl_payload(h, &p, &plen))
-		return -EINVAL;
+	if (rc)
+		return rc;
 	*family = 0;
-	if (!attrs_walk(p, plen, family_attr, family) || !*family)
+	if (!attrs_walk(a.payload, a.len, family_attr, family) || !*family)
 		return -EINVAL;
 	return 0;
 }
@@ -191,8 +181,8 @@ static ssize_t recv_reply(struct taskstats_client *c)
 				continue;
 			return -errno;
 		}
-		const struct nlmsghdr *h = first_msg(c->buf, n);
-		if (h && h->nlmsg_seq != c->seq)
+		const struct nlmsghdr *h = (const struct nlmsghdr *)c->buf;
+		if ((size_t)n >= sizeof(*h) && h->nlmsg_seq != c->seq)
 			continue; /* a late answer to a request that timed out */
 		return n;
 	}
