@@ -100,6 +100,26 @@ def exec_seen(agent, pid, cid):
 BURN = ["/bin/sh", "-c", "while :; do :; done"]
 
 
+def stop(pids, reading):
+    """SIGSTOPs pids and returns once they are stopped and reading() has stopped changing: the
+    signal is delivered after kill() returns, and a task's last slice is accounted when it is
+    switched out."""
+    for pid in pids:
+        os.kill(pid, signal.SIGSTOP)
+
+    def stopped(pid):
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rpartition(")")[2].split()[0] == "T"
+    wait_until(lambda: all(stopped(p) for p in pids), "the processes to stop")
+    last = [reading()]
+
+    def settled():
+        now = reading()
+        same, last[0] = now == last[0], now
+        return same
+    wait_until(settled, "the accounting to settle")
+
+
 def test_cpu_quota_usage_and_throttling(agent_factory, container):
     """A burner under a 0.2-core quota: usage, throttling and the limit as the cgroup's files say,
     growing between two scrapes."""
@@ -114,7 +134,8 @@ def test_cpu_quota_usage_and_throttling(agent_factory, container):
         os.kill(p.pid, signal.SIGCONT)
         wait_until(lambda: int(c.read("cpuacct", "cpuacct.usage")) >= target * 1e9,
                    f"{target} s of CPU")
-        os.kill(p.pid, signal.SIGSTOP)  # stopped: the files stay as they are while both read
+        # Stopped: the files stay as they are while both read.
+        stop([p.pid], lambda: (c.read("cpuacct", "cpuacct.usage"), c.read("cpu", "cpu.stat")))
         m = a.metrics()
         usage = int(c.read("cpuacct", "cpuacct.usage")) / 1e9
         throttled = c.stat("cpu", "cpu.stat")["throttled_time"] / 1e9
@@ -186,12 +207,11 @@ def test_cpu_contention_delay(agent_factory, container):
     for p in ps:
         exec_seen(a, p.pid, c.id)
     wait_until(lambda: int(c.read("cpuacct", "cpuacct.usage")) >= 1e9, "1 s of CPU")
-    for p in ps:
-        os.kill(p.pid, signal.SIGSTOP)
-
     def run_delay(pid):
         with open(f"/proc/{pid}/schedstat") as f:
             return int(f.read().split()[1]) / 1e9
+
+    stop([p.pid for p in ps], lambda: [run_delay(p.pid) for p in ps])
 
     delay = series(a, "container_resources_cpu_delay_seconds_total", container_id=c.id)
     expected = sum(run_delay(p.pid) for p in ps)
