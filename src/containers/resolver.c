@@ -8,6 +8,7 @@
 
 #include "containers/name.h"
 #include "containers/runtime_read.h"
+#include "containers/systemd_unit.h"
 #include "util/hmap.h"
 
 #define RESOLVER_CACHE 4096
@@ -72,6 +73,29 @@ static struct resolved *cache_find(struct containers_resolver *r, const char *pa
 	return NULL;
 }
 
+/* A systemd service's Type and TriggeredBy, from its unit files (Coroot asks systemd). */
+static void name_service(struct containers_resolver *r, const char *id)
+{
+	char unit[256] = "";
+	struct containers_systemd sd;
+
+	/* As Coroot: the first path element that is a .service, else the last one. */
+	for (const char *p = id; *p; p += strcspn(p, "/")) {
+		p += strspn(p, "/");
+		size_t len = strcspn(p, "/");
+		if (!len)
+			break;
+		snprintf(unit, sizeof(unit), "%.*s", (int)len, p);
+		if (len > 8 && !strncmp(p + len - 8, ".service", 8))
+			break;
+	}
+	if (!unit[0] || containers_systemd_read(r->root, unit, &sd))
+		return;
+	r->stats.units_read++;
+	if (r->on_named)
+		r->on_named(r->ctx, id, "", sd.triggered_by, sd.type);
+}
+
 /* Names a classified container into e, reading its runtime's state when the kind needs it. */
 static void name_into(struct containers_resolver *r, const struct containers_class *c,
 		      struct resolved *e, uint64_t now_ns)
@@ -96,8 +120,10 @@ static void name_into(struct containers_resolver *r, const struct containers_cla
 	/* Missing state may come (the runtime writes it as it starts the container). */
 	e->retry_at_ns = rc == -ENOENT ? now_ns + RETRY_NS : 0;
 	if (!rc && r->on_named)
-		r->on_named(r->ctx, e->id, md.image ? md.image : "");
+		r->on_named(r->ctx, e->id, md.image ? md.image : "", "", "");
 	containers_meta_free(&md);
+	if (c->kind == CONTAINERS_SYSTEMD)
+		name_service(r, e->id);
 }
 
 static const char *resolve_class(struct containers_resolver *r, const char *key,

@@ -17,10 +17,15 @@ struct containers_resolver_stats {
 	uint64_t metadata_read;	   /* state files read and parsed */
 	uint64_t metadata_missing; /* no state file (yet, or the runtime keeps it elsewhere) */
 	uint64_t metadata_bad;	   /* unreadable or malformed state */
+	uint64_t units_read;	   /* systemd services whose unit files were found */
 };
 
-/* Called once a container's metadata names it: its id and image ("" when unknown). */
-typedef void (*containers_named_fn)(void *ctx, const char *id, const char *image);
+/*
+ * Called once a container's metadata is known: its id, image ("" when
+ * unknown), and for a systemd service its TriggeredBy and Type ("" else).
+ */
+typedef void (*containers_named_fn)(void *ctx, const char *id, const char *image,
+				    const char *triggered_by, const char *type);
 
 /*
  * root: where the host's / is ("" on the host; "/proc/1/root" reads it from

@@ -110,10 +110,11 @@ static int read_container(struct proc_tracker *t, pid_t pid, const char **out)
 }
 
 /* container_info{image}: Coroot's, once the runtime's metadata named the container. */
-static void container_named(void *ctx, const char *id, const char *image)
+static void container_named(void *ctx, const char *id, const char *image,
+			    const char *triggered_by, const char *type)
 {
 	struct proc_tracker *t = ctx;
-	const char *labels[] = { id, image, "", "" };
+	const char *labels[] = { id, image, triggered_by, type };
 	metric_set(t->info, labels, 1);
 }
 

@@ -113,6 +113,35 @@ def test_systemd_service_named_as_coroot(agent_factory):
         remove_cgroups(rel)
 
 
+def test_systemd_service_info_from_its_unit_files(agent_factory):
+    """container_info's systemd labels, as Coroot asks systemd for them: the service's Type and
+    the timer that triggers it, here from unit files the test writes in /run/systemd/system."""
+    name = f"nodescope-e2e-unit{os.getpid()}"
+    rel = f"/system.slice/{name}.service"
+    units = "/run/systemd/system"
+    made = not os.path.isdir(units)
+    os.makedirs(units, exist_ok=True)
+    files = {f"{units}/{name}.service": "[Service]\nType=oneshot\nExecStart=/bin/true\n",
+             f"{units}/{name}.timer": "[Timer]\nOnCalendar=daily\n"}
+    try:
+        for path, text in files.items():
+            with open(path, "w") as f:
+                f.write(text)
+        a = agent_factory("--events", "proc")
+        pid = run_in_cgroup(rel)
+        assert container_of(a, pid) == rel
+        assert a.metric("container_info", container_id=rel, image="",
+                        systemd_triggered_by=f"{name}.timer", systemd_type="oneshot") == 1, \
+            [dict(k) for k in a.metrics().get("container_info", {})]
+    finally:
+        remove_cgroups(rel)
+        for path in files:
+            if os.path.exists(path):
+                os.unlink(path)
+        if made:
+            os.removedirs(units)
+
+
 def test_kubernetes_container_named_from_containerd_state(agent_factory):
     """A kubepods cgroup whose id containerd's state names: /k8s/<namespace>/<pod>/<container>."""
     with open(os.path.join(DATA, "containerd.id")) as f:
