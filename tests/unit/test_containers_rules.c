@@ -11,6 +11,8 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include "data_file.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -295,16 +297,9 @@ static void test_path_join(void **state)
 
 static char *slurp_text(const char *name)
 {
-	static char buf[8192];
 	char path[256];
 	snprintf(path, sizeof(path), DATA "%s", name);
-	FILE *f = fopen(path, "r");
-	if (!f)
-		fail_msg("cannot open %s (run the tests from the repository root)", path);
-	size_t n = fread(buf, 1, sizeof(buf) - 1, f);
-	fclose(f);
-	buf[n] = '\0';
-	return buf;
+	return test_file_text(path);
 }
 
 static void trim(char *s)

@@ -11,6 +11,8 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include "data_file.h"
+
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -34,29 +36,12 @@
 
 #define DATA "tests/unit/data/node/"
 
-static char *slurp_text(const char *path, size_t *len)
-{
-	struct stat st;
-	int fd = open(path, O_RDONLY);
-
-	if (fd < 0)
-		fail_msg("open %s: %s", path, strerror(errno));
-	assert_int_equal(fstat(fd, &st), 0);
-	char *buf = malloc((size_t)st.st_size + 1);
-	assert_non_null(buf);
-	assert_int_equal(read(fd, buf, (size_t)st.st_size), st.st_size);
-	buf[st.st_size] = '\0';
-	close(fd);
-	if (len)
-		*len = (size_t)st.st_size;
-	return buf;
-}
 
 /* ---- /proc/stat ---- */
 
 static void test_stat_captured(void **state)
 {
-	char *text = slurp_text(DATA "stat", NULL);
+	char *text = test_file_read(DATA "stat", NULL);
 	struct node_cpu cpu;
 
 	assert_int_equal(node_stat_parse(text, &cpu), 0);
@@ -101,7 +86,7 @@ static void test_stat_edges(void **state)
 
 static void test_uptime(void **state)
 {
-	char *text = slurp_text(DATA "uptime", NULL);
+	char *text = test_file_read(DATA "uptime", NULL);
 	double up;
 
 	assert_int_equal(node_uptime_parse(text, &up), 0);
@@ -122,7 +107,7 @@ static void test_uptime(void **state)
 
 static void test_meminfo_captured(void **state)
 {
-	char *text = slurp_text(DATA "meminfo", NULL);
+	char *text = test_file_read(DATA "meminfo", NULL);
 	struct node_mem mem;
 
 	assert_int_equal(node_meminfo_parse(text, &mem), 0);
@@ -181,7 +166,7 @@ static void on_disk(void *ctx, const struct node_disk *d)
 
 static void test_diskstats_captured(void **state)
 {
-	char *text = slurp_text(DATA "diskstats", NULL);
+	char *text = test_file_read(DATA "diskstats", NULL);
 	struct disks s = { 0 };
 
 	assert_int_equal(node_diskstats_parse(text, on_disk, &s), 0);
@@ -330,7 +315,7 @@ static const char *addr_text(const struct node_addr *a)
 static void test_netlink_captured(void **state)
 {
 	size_t len;
-	char *links = slurp_text(DATA "links.nl", &len);
+	char *links = test_file_read(DATA "links.nl", &len);
 	struct net_seen s = { 0 };
 
 	/* The captured datagrams one after the other end with NLMSG_DONE. */
@@ -350,7 +335,7 @@ static void test_netlink_captured(void **state)
 	assert_false(s.links[4].up);
 	free(links);
 
-	char *addrs = slurp_text(DATA "addrs.nl", &len);
+	char *addrs = test_file_read(DATA "addrs.nl", &len);
 	memset(&s, 0, sizeof(s));
 	assert_int_equal(node_netlink_parse(addrs, len, on_link, on_addr, &s), 1);
 	assert_int_equal(s.n_links, 0);

@@ -19,20 +19,10 @@
 #include "resources/cgroup_parse.h"
 #include "resources/cgroup_read.h"
 
+#include "data_file.h"
+
 #define DATA "tests/unit/data/resources/"
 
-static char *slurp(const char *name)
-{
-	static char bufs[6][8192];
-	static int next;
-	char *b = bufs[next++ % 6];
-	FILE *f = fopen(name, "r");
-	assert_non_null(f);
-	size_t n = fread(b, 1, sizeof(bufs[0]) - 1, f);
-	b[n] = '\0';
-	fclose(f);
-	return b;
-}
 
 static void test_dirs_hybrid(void **state)
 {
@@ -53,7 +43,7 @@ static void test_dirs_hybrid(void **state)
 	assert_true(cgroup_dirs_memory_v1(&d));
 
 	/* This machine's own: cpu and cpuacct apart, at their roots; memory in a cgroup. */
-	assert_int_equal(cgroup_dirs_parse(slurp(DATA "proc-cgroup-hybrid"), &d), 0);
+	assert_int_equal(cgroup_dirs_parse(test_file_text(DATA "proc-cgroup-hybrid"), &d), 0);
 	assert_string_equal(d.cpu, "");
 	assert_string_equal(d.cpuacct, "");
 	assert_string_equal(d.v2, "");
@@ -89,16 +79,16 @@ static void test_cpu_v1(void **state)
 {
 	struct cgroup_cpu c;
 
-	assert_int_equal(cgroup_cpu_v1_parse(slurp(DATA "v1/cpuacct.usage"), slurp(DATA "v1/cpu.stat"),
-					     slurp(DATA "v1/cpu.cfs_quota_us"),
-					     slurp(DATA "v1/cpu.cfs_period_us"), &c),
+	assert_int_equal(cgroup_cpu_v1_parse(test_file_text(DATA "v1/cpuacct.usage"), test_file_text(DATA "v1/cpu.stat"),
+					     test_file_text(DATA "v1/cpu.cfs_quota_us"),
+					     test_file_text(DATA "v1/cpu.cfs_period_us"), &c),
 			 0);
 	assert_float_equal(c.usage_s, 1.618920893, 1e-9);
 	assert_float_equal(c.throttled_s, 5.234775837, 1e-9);
 	assert_float_equal(c.limit_cores, 0.2, 1e-12);
 	/* No quota (-1): no limit. */
 	assert_int_equal(cgroup_cpu_v1_parse("5\n", "throttled_time 0\n",
-					     slurp(DATA "v1/unlimited.cfs_quota_us"), "100000\n", &c),
+					     test_file_text(DATA "v1/unlimited.cfs_quota_us"), "100000\n", &c),
 			 0);
 	assert_float_equal(c.limit_cores, 0, 0);
 	assert_int_equal(cgroup_cpu_v1_parse("x\n", "throttled_time 0\n", "-1\n", "100000\n", &c),
@@ -112,18 +102,18 @@ static void test_cpu_v2(void **state)
 	struct cgroup_cpu c;
 
 	/* The hybrid tree has no cpu controller: usage only, no throttling, no cpu.max. */
-	assert_int_equal(cgroup_cpu_v2_parse(slurp(DATA "hybrid-v2/cpu.stat"), NULL, &c), 0);
+	assert_int_equal(cgroup_cpu_v2_parse(test_file_text(DATA "hybrid-v2/cpu.stat"), NULL, &c), 0);
 	assert_float_equal(c.usage_s, 1.618920, 1e-9);
 	assert_float_equal(c.throttled_s, 0, 0);
 	assert_float_equal(c.limit_cores, 0, 0);
 
-	assert_int_equal(cgroup_cpu_v2_parse(slurp(DATA "v2/cpu.stat"), slurp(DATA "v2/cpu.max"), &c),
+	assert_int_equal(cgroup_cpu_v2_parse(test_file_text(DATA "v2/cpu.stat"), test_file_text(DATA "v2/cpu.max"), &c),
 			 0);
 	assert_float_equal(c.usage_s, 8.123456, 1e-9);
 	assert_float_equal(c.throttled_s, 2.5, 1e-9);
 	assert_float_equal(c.limit_cores, 0.5, 1e-12);
-	assert_int_equal(cgroup_cpu_v2_parse(slurp(DATA "v2/cpu.stat"),
-					     slurp(DATA "v2/unlimited.cpu.max"), &c),
+	assert_int_equal(cgroup_cpu_v2_parse(test_file_text(DATA "v2/cpu.stat"),
+					     test_file_text(DATA "v2/unlimited.cpu.max"), &c),
 			 0);
 	assert_float_equal(c.limit_cores, 0, 0);
 
@@ -141,30 +131,30 @@ static void test_memory(void **state)
 	struct cgroup_memory m;
 
 	/* v1: rss = total_rss + total_mapped_file, cache = total_cache. */
-	assert_int_equal(cgroup_memory_v1_parse(slurp(DATA "v1/memory.stat"),
-						slurp(DATA "v1/memory.limit_in_bytes"), &m),
+	assert_int_equal(cgroup_memory_v1_parse(test_file_text(DATA "v1/memory.stat"),
+						test_file_text(DATA "v1/memory.limit_in_bytes"), &m),
 			 0);
 	assert_int_equal(m.rss, 67112960ull + 188416ull);
 	assert_int_equal(m.cache, 188416ull);
 	assert_int_equal(m.limit, 268435456ull);
 	/* The root's "limit" (2^63 - 4096) is no limit. */
-	assert_int_equal(cgroup_memory_v1_parse(slurp(DATA "v1/memory.stat"),
-						slurp(DATA "v1/unlimited.limit_in_bytes"), &m),
+	assert_int_equal(cgroup_memory_v1_parse(test_file_text(DATA "v1/memory.stat"),
+						test_file_text(DATA "v1/unlimited.limit_in_bytes"), &m),
 			 0);
 	assert_int_equal(m.limit, 0);
 
 	/* v2: rss = anon + file_mapped, cache = file. */
-	assert_int_equal(cgroup_memory_v2_parse(slurp(DATA "v2/memory.stat"),
-						slurp(DATA "v2/memory.max"), &m),
+	assert_int_equal(cgroup_memory_v2_parse(test_file_text(DATA "v2/memory.stat"),
+						test_file_text(DATA "v2/memory.max"), &m),
 			 0);
 	assert_int_equal(m.rss, 104857600ull + 10485760ull);
 	assert_int_equal(m.cache, 52428800ull);
 	assert_int_equal(m.limit, 536870912ull);
-	assert_int_equal(cgroup_memory_v2_parse(slurp(DATA "v2/memory.stat"),
-						slurp(DATA "v2/unlimited.memory.max"), &m),
+	assert_int_equal(cgroup_memory_v2_parse(test_file_text(DATA "v2/memory.stat"),
+						test_file_text(DATA "v2/unlimited.memory.max"), &m),
 			 0);
 	assert_int_equal(m.limit, 0);
-	assert_int_equal(cgroup_memory_v2_parse(slurp(DATA "v2/memory.stat"), NULL, &m), 0);
+	assert_int_equal(cgroup_memory_v2_parse(test_file_text(DATA "v2/memory.stat"), NULL, &m), 0);
 	assert_int_equal(m.limit, 0);
 	/* "file" is not "file_mapped": keys match whole. */
 	assert_int_equal(cgroup_memory_v2_parse("anon 1\nfile_mapped 2\n", NULL, &m), -EINVAL);
@@ -175,13 +165,13 @@ static void test_pressure(void **state)
 {
 	struct cgroup_pressure p;
 
-	assert_int_equal(cgroup_pressure_parse(slurp(DATA "hybrid-v2/cpu.pressure"), &p), 0);
+	assert_int_equal(cgroup_pressure_parse(test_file_text(DATA "hybrid-v2/cpu.pressure"), &p), 0);
 	assert_float_equal(p.some_s, 5.314421, 1e-9);
 	assert_float_equal(p.full_s, 5.314385, 1e-9);
-	assert_int_equal(cgroup_pressure_parse(slurp(DATA "hybrid-v2/io.pressure"), &p), 0);
+	assert_int_equal(cgroup_pressure_parse(test_file_text(DATA "hybrid-v2/io.pressure"), &p), 0);
 	assert_float_equal(p.some_s, 0.000372, 1e-12);
 	/* Kernels before 5.13 have no "full" line in cpu.pressure. */
-	assert_int_equal(cgroup_pressure_parse(slurp(DATA "v2/cpu.pressure.no-full"), &p), 0);
+	assert_int_equal(cgroup_pressure_parse(test_file_text(DATA "v2/cpu.pressure.no-full"), &p), 0);
 	assert_float_equal(p.some_s, 1.5, 1e-9);
 	assert_float_equal(p.full_s, 0, 0);
 	assert_int_equal(cgroup_pressure_parse("", &p), -EINVAL);
@@ -203,7 +193,7 @@ static void put(const char *rel, const char *src_or_text, bool is_file)
 	assert_int_equal(system(cmd), 0);
 	FILE *f = fopen(path, "w");
 	assert_non_null(f);
-	fputs(is_file ? slurp(src_or_text) : src_or_text, f);
+	fputs(is_file ? test_file_text(src_or_text) : src_or_text, f);
 	fclose(f);
 }
 

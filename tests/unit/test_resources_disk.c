@@ -16,27 +16,17 @@
 
 #include "resources/disk_parse.h"
 
+#include "data_file.h"
+
 #define DATA "tests/unit/data/resources/"
 
-static char *slurp(const char *name)
-{
-	static char bufs[4][8192];
-	static int next;
-	char *b = bufs[next++ % 4];
-	FILE *f = fopen(name, "r");
-	assert_non_null(f);
-	size_t n = fread(b, 1, sizeof(bufs[0]) - 1, f);
-	b[n] = '\0';
-	fclose(f);
-	return b;
-}
 
 static void test_fdinfo(void **state)
 {
 	unsigned flags;
 	int mnt;
 
-	assert_int_equal(disk_fdinfo_parse(slurp(DATA "fdinfo-write"), &flags, &mnt), 0);
+	assert_int_equal(disk_fdinfo_parse(test_file_text(DATA "fdinfo-write"), &flags, &mnt), 0);
 	assert_int_equal(mnt, 27);
 	assert_true(disk_flags_write(flags));
 	assert_int_equal(disk_fdinfo_parse("pos:\t0\nflags:\t0100000\nmnt_id:\t31\n", &flags, &mnt), 0);
@@ -50,7 +40,7 @@ static void test_fdinfo(void **state)
 static void test_mountinfo(void **state)
 {
 	struct disk_mount m;
-	const char *text = slurp(DATA "mountinfo");
+	const char *text = test_file_text(DATA "mountinfo");
 
 	assert_int_equal(disk_mountinfo_find(text, 27, &m), 0);
 	assert_string_equal(m.mount_point, "/");
@@ -75,19 +65,19 @@ static void test_io(void **state)
 {
 	struct disk_io io;
 
-	assert_int_equal(disk_iostat_parse(slurp(DATA "v2/io.stat"), 7, 0, &io), 0);
+	assert_int_equal(disk_iostat_parse(test_file_text(DATA "v2/io.stat"), 7, 0, &io), 0);
 	assert_int_equal(io.reads, 3);
 	assert_int_equal(io.read_bytes, 12288);
 	assert_int_equal(io.writes, 64);
 	assert_int_equal(io.written_bytes, 8388608);
-	assert_int_equal(disk_iostat_parse(slurp(DATA "v2/io.stat"), 254, 0, &io), 0);
+	assert_int_equal(disk_iostat_parse(test_file_text(DATA "v2/io.stat"), 254, 0, &io), 0);
 	assert_int_equal(io.writes, 2048);
 	/* "7:0" is not "7:00" or "17:0". */
-	assert_int_equal(disk_iostat_parse(slurp(DATA "v2/io.stat"), 17, 0, &io), -ENOENT);
+	assert_int_equal(disk_iostat_parse(test_file_text(DATA "v2/io.stat"), 17, 0, &io), -ENOENT);
 	assert_int_equal(disk_iostat_parse("7:0 rbytes=x\n", 7, 0, &io), -EINVAL);
 
-	assert_int_equal(disk_blkio_parse(slurp(DATA "v1/blkio.throttle.io_serviced"),
-					  slurp(DATA "v1/blkio.throttle.io_service_bytes"), 7, 0, &io),
+	assert_int_equal(disk_blkio_parse(test_file_text(DATA "v1/blkio.throttle.io_serviced"),
+					  test_file_text(DATA "v1/blkio.throttle.io_service_bytes"), 7, 0, &io),
 			 0);
 	assert_int_equal(io.reads, 3);
 	assert_int_equal(io.writes, 64);
