@@ -364,9 +364,6 @@ static int agent_start(struct agent *a)
 		.max_processes = c->max_processes,
 		.max_series = c->max_series,
 		.cgroupfs_root = c->cgroupfs_root,
-		.keep_standalone = c->keep_standalone,
-		.min_container_age_ns = (uint64_t)c->min_container_age_s * 1000000000ull,
-		.gone_keep_ns = (uint64_t)c->series_idle_s * 1000000000ull,
 		.on_exit = agent_proc_exited,
 		.on_exit_ctx = a,
 	};
@@ -379,6 +376,8 @@ static int agent_start(struct agent *a)
 		.cgroupfs_root = c->cgroupfs_root,
 		.keep_standalone = c->keep_standalone,
 		.max_series = c->max_series,
+		.gone_after_ns = (uint64_t)c->series_idle_s * 1000000000ull,
+		.min_container_age_ns = (uint64_t)c->min_container_age_s * 1000000000ull,
 	};
 	if (resources_new(&ro, &a->resources))
 		return NS_EXIT_RUNTIME;

@@ -4,16 +4,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "util/clock.h"
-
-/* Gone containers remembered at most; past it one is forgotten as it goes. */
-#define GONE_MAX 4096
-
 struct proc_table {
 	struct hmap procs;	/* pid -> struct proc_entry */
 	struct hmap containers; /* name hash -> struct proc_container */
 	size_t cap;
-	size_t n_gone; /* containers without processes still remembered */
 	uint64_t refused;
 	proc_table_observer_fn observer;
 	void *observer_ctx;
@@ -41,82 +35,28 @@ static void container_put(struct proc_table *t, struct proc_container *c)
 {
 	if (!c || --c->refs)
 		return;
-	if (t->n_gone < GONE_MAX) {
-		c->gone_ns = clock_mono_ns();
-		t->n_gone++;
-		return;
-	}
 	hmap_unlink(&t->containers, &c->node);
 	free(c);
-}
-
-static struct proc_container *container_find(struct proc_table *t, const char *name, uint64_t h)
-{
-	for (struct hmap_node *n = hmap_get(&t->containers, h); n; n = hmap_next_same(n)) {
-		struct proc_container *c = hmap_entry(n, struct proc_container, node);
-		if (!strcmp(c->name, name))
-			return c;
-	}
-	return NULL;
 }
 
 static struct proc_container *container_get(struct proc_table *t, const char *name)
 {
 	uint64_t h = hmap_hash_str(name);
-	struct proc_container *c = container_find(t, name, h);
-	if (c) {
-		if (!c->refs++) {
-			c->gone_ns = 0; /* back: a restart, not a new container */
-			t->n_gone--;
+	for (struct hmap_node *n = hmap_get(&t->containers, h); n; n = hmap_next_same(n)) {
+		struct proc_container *c = hmap_entry(n, struct proc_container, node);
+		if (!strcmp(c->name, name)) {
+			c->refs++;
+			return c;
 		}
-		return c;
 	}
 	size_t len = strlen(name);
-	c = calloc(1, sizeof(*c) + len + 1);
+	struct proc_container *c = malloc(sizeof(*c) + len + 1);
 	if (!c)
 		return NULL;
 	memcpy(c->name, name, len + 1);
 	c->refs = 1;
-	c->since_ns = clock_mono_ns();
 	hmap_insert(&t->containers, &c->node, h);
 	return c;
-}
-
-const struct proc_container *proc_table_find_container(struct proc_table *t, const char *name)
-{
-	return container_find(t, name, hmap_hash_str(name));
-}
-
-struct forget_ctx {
-	uint64_t before_ns;
-	struct proc_container *list[GONE_MAX]; /* collected first: the walk must not unlink */
-	size_t n;
-};
-
-static void forget_one(void *ctx, struct hmap_node *n)
-{
-	struct forget_ctx *f = ctx;
-	struct proc_container *c = hmap_entry(n, struct proc_container, node);
-	if (!c->refs && c->gone_ns < f->before_ns && f->n < GONE_MAX)
-		f->list[f->n++] = c;
-}
-
-void proc_table_forget_gone(struct proc_table *t, uint64_t before_ns)
-{
-	if (!t->n_gone)
-		return;
-	struct forget_ctx *f = malloc(sizeof(*f)); /* 32 KiB: not on the stack */
-	if (!f)
-		return; /* forgotten at a later call */
-	f->before_ns = before_ns;
-	f->n = 0;
-	hmap_foreach(&t->containers, forget_one, f);
-	for (size_t i = 0; i < f->n; i++) {
-		hmap_unlink(&t->containers, &f->list[i]->node);
-		free(f->list[i]);
-	}
-	t->n_gone -= f->n;
-	free(f);
 }
 
 void proc_table_free(struct proc_table *t)
@@ -191,9 +131,6 @@ int proc_table_set_container(struct proc_table *t, struct proc_entry *e, const c
 		return -ENOMEM;
 	container_put(t, e->container);
 	e->container = c;
-	/* A container is as old as its oldest process (Coroot: the earliest start). */
-	if (e->start_ns && e->start_ns < c->since_ns)
-		c->since_ns = e->start_ns;
 	if (t->observer)
 		t->observer(t->observer_ctx, e, c->name);
 	return 0;
@@ -217,7 +154,7 @@ size_t proc_table_count(const struct proc_table *t)
 
 size_t proc_table_containers(const struct proc_table *t)
 {
-	return t->containers.count - t->n_gone;
+	return t->containers.count;
 }
 
 uint64_t proc_table_refused(const struct proc_table *t)

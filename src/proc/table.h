@@ -1,8 +1,6 @@
 /*
- * The process table: pid -> what we know of the process, bounded. Containers
- * are records shared by the processes in them, kept after their last process
- * has gone (as Coroot keeps a dead container 10 minutes) until
- * proc_table_forget_gone(). No I/O.
+ * The process table: pid -> what we know of the process, bounded. Container
+ * names are interned and shared by the processes in them. Pure: no I/O.
  */
 #ifndef NODESCOPE_PROC_TABLE_H
 #define NODESCOPE_PROC_TABLE_H
@@ -16,10 +14,8 @@
 
 struct proc_container {
 	struct hmap_node node;
-	unsigned refs;	   /* processes in it; 0: gone */
-	uint64_t since_ns; /* CLOCK_MONOTONIC: its earliest process start, or when first seen */
-	uint64_t gone_ns;  /* when its last process left; 0 while it has one */
-	char name[];	   /* container_id, "/" for the host */
+	unsigned refs;
+	char name[]; /* container_id, "/" for the host */
 };
 
 struct proc_entry {
@@ -51,13 +47,7 @@ const char *proc_entry_container(const struct proc_entry *e);
 /* The container of pid, "/" when the table does not know it. */
 const char *proc_table_container_of(struct proc_table *t, uint32_t pid);
 
-/* The record of a container, live or gone, or NULL. */
-const struct proc_container *proc_table_find_container(struct proc_table *t, const char *name);
-/* Frees the records of containers gone before before_ns. */
-void proc_table_forget_gone(struct proc_table *t, uint64_t before_ns);
-
 size_t proc_table_count(const struct proc_table *t);
-/* Containers with a process in them. */
 size_t proc_table_containers(const struct proc_table *t);
 uint64_t proc_table_refused(const struct proc_table *t);
 

@@ -9,7 +9,6 @@
 
 #include "cgroup.h"
 #include "containers/resolver.h"
-#include "containers/rules.h"
 #include "util/clock.h"
 #include "util/file.h"
 #include "event.h"
@@ -46,9 +45,6 @@ struct proc_tracker {
 static void tracker_collect(void *ctx)
 {
 	struct proc_tracker *t = ctx;
-	uint64_t now = clock_mono_ns();
-	if (t->o.gone_keep_ns && now > t->o.gone_keep_ns)
-		proc_table_forget_gone(t->table, now - t->o.gone_keep_ns);
 	metric_set(t->table_size, NULL, (double)proc_table_count(t->table));
 	metric_set(t->table_refused, NULL, (double)proc_table_refused(t->table));
 	const struct containers_resolver_stats *st = containers_resolver_stats(t->names);
@@ -189,24 +185,6 @@ static const struct metric_def proc_metrics[] = {
 	  METRIC_VALUE(struct proc_tracker, n_untracked) },
 };
 
-/* Coroot's rule on what is a container, unless --keep-standalone-processes. */
-static bool container_admitted(void *ctx, const char *id)
-{
-	struct proc_tracker *t = ctx;
-	return t->o.keep_standalone || containers_id_reported(id);
-}
-
-/* --min-container-age: a container is written once it has lived that long, or if it did. */
-static bool container_shown(void *ctx, const char *id, uint64_t now_ns)
-{
-	struct proc_tracker *t = ctx;
-	const struct proc_container *c = proc_table_find_container(t->table, id);
-	if (!c)
-		return true; /* forgotten: its age is no longer known */
-	uint64_t end = c->refs ? now_ns : c->gone_ns;
-	return end - c->since_ns >= t->o.min_container_age_ns;
-}
-
 int proc_tracker_new(const struct proc_tracker_opts *o, struct proc_tracker **out)
 {
 	struct proc_tracker *t = calloc(1, sizeof(*t));
@@ -232,15 +210,6 @@ int proc_tracker_new(const struct proc_tracker_opts *o, struct proc_tracker **ou
 	struct metric_registry *r = o->registry;
 	if (metric_register_defs(r, proc_metrics, METRIC_DEFS_COUNT(proc_metrics), t,
 				 o->max_series)) {
-		proc_tracker_free(t);
-		return -EINVAL;
-	}
-	struct metric_label_policy policy = {
-		.admit = container_admitted,
-		.show = o->min_container_age_ns ? container_shown : NULL,
-		.ctx = t,
-	};
-	if (metric_registry_set_label_policy(r, "container_id", &policy)) {
 		proc_tracker_free(t);
 		return -EINVAL;
 	}

@@ -24,9 +24,6 @@ struct proc_tracker_opts {
 	size_t max_processes;
 	unsigned max_series;
 	const char *cgroupfs_root; /* where the host's cgroup hierarchies are mounted */
-	bool keep_standalone;	   /* series also for processes outside containers */
-	uint64_t min_container_age_ns; /* series of containers that lived less are not written */
-	uint64_t gone_keep_ns;	   /* a container without processes is remembered this long */
 	/*
 	 * Called before an exited process leaves the table, so events it caused
 	 * that wait in batched streams are attributed while it is still known.

@@ -23,7 +23,6 @@
 #define SLICE_WORK 64		 /* file reads or netlink round trips per slice */
 #define MAX_WAITERS 64		 /* scrapes waiting for one collection (the HTTP connection limit) */
 #define EXE_CACHE 4096		 /* executables whose golang/rust bits are remembered */
-#define GONE_AFTER_NS (600ull * 1000000000ull) /* Coroot forgets a dead container after 10 min */
 
 enum read_source { SRC_CGROUP, SRC_CPU, SRC_MEMORY, SRC_PRESSURE, SRC_TASKSTATS, SRC_DISK,
 		   SRC_COUNT };
@@ -425,6 +424,24 @@ static void read_disks(struct resources *r, struct ctr *c, int *work)
 	}
 }
 
+/* Coroot's rule on what is a container, unless --keep-standalone-processes. */
+static bool container_admitted(void *ctx, const char *id)
+{
+	const struct resources *r = ctx;
+	return r->o.keep_standalone || containers_id_reported(id);
+}
+
+/* --min-container-age: a container is written once it has lived that long, or if it did. */
+static bool container_shown(void *ctx, const char *id, uint64_t now_ns)
+{
+	struct resources *r = ctx;
+	const struct ctr *c = ctr_table_find(r->ctrs, id);
+	if (!c || !c->since_ns)
+		return true; /* forgotten, or never had a process: its age is not known */
+	uint64_t end = c->n_members ? now_ns : c->empty_since;
+	return end > c->since_ns && end - c->since_ns >= r->o.min_container_age_ns;
+}
+
 static void read_container(struct resources *r, struct ctr *c, int *work)
 {
 	const char *id = c->name;
@@ -432,7 +449,7 @@ static void read_container(struct resources *r, struct ctr *c, int *work)
 	(*work)++;
 	/* What Coroot makes no container of (the host's own processes, sessions, sandboxes)
 	 * would make no series anyway (the registry's container_id policy): not read at all. */
-	if (!strcmp(id, "/") || (!r->o.keep_standalone && !containers_id_reported(id)))
+	if (!strcmp(id, "/") || !container_admitted(r, id))
 		return;
 	metric_set(r->restarts, &id, (double)c->restarts);
 	c->exported = true;
@@ -473,7 +490,7 @@ static void ctr_gone(void *ctx, struct ctr *c)
 
 static void scrape_start(struct resources *r)
 {
-	ctr_table_reap(r->ctrs, clock_mono_ns(), GONE_AFTER_NS, ctr_gone, r);
+	ctr_table_reap(r->ctrs, clock_mono_ns(), r->o.gone_after_ns, ctr_gone, r);
 	r->list = ctr_table_list(r->ctrs, &r->n);
 	if (!r->list)
 		r->n = 0;
@@ -584,6 +601,15 @@ int resources_new(const struct resources_opts *o, struct resources **out)
 	if ((err = loop_add_worker(o->loop, scrape_work, r, &r->worker))) {
 		resources_free(r);
 		return err;
+	}
+	struct metric_label_policy policy = {
+		.admit = container_admitted,
+		.show = o->min_container_age_ns ? container_shown : NULL,
+		.ctx = r,
+	};
+	if (metric_registry_set_label_policy(o->registry, "container_id", &policy)) {
+		resources_free(r);
+		return -EINVAL;
 	}
 	metric_registry_add_collector(o->registry, resources_collect, r);
 	proc_table_set_observer(o->procs, on_proc, r);

@@ -16,6 +16,7 @@
 #define NODESCOPE_RESOURCES_COLLECTOR_H
 
 #include <stdbool.h>
+#include <stdint.h>
 
 struct loop;
 struct metric_registry;
@@ -29,8 +30,16 @@ struct resources_opts {
 	const char *cgroupfs_root; /* where the cgroup hierarchies are mounted */
 	bool keep_standalone;	   /* --keep-standalone-processes: read those containers too */
 	unsigned max_series;
+	uint64_t gone_after_ns;	   /* a container without processes is forgotten after this */
+	uint64_t min_container_age_ns; /* --min-container-age: younger containers' series not written */
 };
 
+/*
+ * Also sets the registry's container_id policy (metric_registry_set_label_policy):
+ * what Coroot makes no container of makes no series (unless keep_standalone),
+ * and a container that lives or lived less than min_container_age_ns is not
+ * written, judged from its record here, kept gone_after_ns after its last process.
+ */
 int resources_new(const struct resources_opts *o, struct resources **out);
 void resources_free(struct resources *r);
 

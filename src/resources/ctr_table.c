@@ -133,6 +133,10 @@ int ctr_table_join(struct ctr_table *t, uint32_t pid, uint64_t start_ns, const c
 	m->cpu_delay_ns = m->disk_delay_ns = 0;
 	link_member(c, m);
 	uint64_t earliest = c->head->start_ns;
+	/* Its age: from the earliest start of any process it had (unknown: when it joined). */
+	uint64_t since = start_ns && start_ns < now_ns ? start_ns : now_ns;
+	if (!c->since_ns || (since && since < c->since_ns))
+		c->since_ns = since ? since : 1;
 	if (!c->started_at) {
 		c->started_at = earliest ? earliest : 1;
 	} else if (earliest > c->started_at) {

@@ -42,6 +42,7 @@ struct ctr {
 	struct ctr_member *head, *tail;
 	size_t n_members;
 	uint64_t started_at; /* earliest start of the current run, 0 before the first process */
+	uint64_t since_ns;   /* its earliest start ever, or when first seen (--min-container-age) */
 	uint64_t restarts;
 	uint64_t empty_since; /* when the last process left (0 while it has some) */
 	/* Scrape state. */

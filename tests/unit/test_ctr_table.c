@@ -41,6 +41,13 @@ static void test_restart_when_every_old_process_is_gone(void **state)
 	/* A later process of the same run: nothing. */
 	assert_int_equal(ctr_table_join(t, 14, 700, "/a", 700), 0);
 	assert_int_equal(c->restarts, 2);
+	/* Its age (--min-container-age) runs from its first start, restarts or not. */
+	assert_int_equal(c->since_ns, 100);
+	/* A process that started before the container was first seen makes it older. */
+	assert_int_equal(ctr_table_join(t, 20, 0, "/b", 900), 0);
+	assert_int_equal(ctr_table_find(t, "/b")->since_ns, 900); /* start unknown: first seen */
+	assert_int_equal(ctr_table_join(t, 21, 50, "/b", 950), 0);
+	assert_int_equal(ctr_table_find(t, "/b")->since_ns, 50);
 	ctr_table_free(t);
 }
 

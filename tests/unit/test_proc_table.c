@@ -176,10 +176,9 @@ static void test_container_interning(void **state)
 	assert_int_equal(b->container->refs, 1);
 	assert_int_equal(proc_table_containers(t), 2);
 
-	/* last user of abc goes: it is no longer live, but remembered */
+	/* last user of abc goes: it is freed */
 	proc_table_remove(t, 2);
 	assert_int_equal(proc_table_containers(t), 1);
-	assert_non_null(proc_table_find_container(t, "/docker/abc"));
 
 	/* moving the last users of def away frees it too */
 	assert_int_equal(proc_table_set_container(t, a, "/x"), 0);
@@ -200,50 +199,6 @@ static void test_container_interning(void **state)
 	assert_string_equal(proc_entry_container(d), "/docker/abc");
 	assert_int_equal(proc_table_containers(t), 1);
 	proc_table_free(t); /* frees the entry's container too (checked under ASan) */
-}
-
-/* A container outlives its processes until forgotten; its age starts at its oldest process. */
-static void test_container_lifetime(void **state)
-{
-	struct proc_table *t = proc_table_new(16);
-	bool created;
-	struct proc_entry *a = proc_table_upsert(t, 1, &created);
-	struct proc_entry *b = proc_table_upsert(t, 2, &created);
-
-	a->start_ns = 5; /* started long before the table saw it */
-	assert_int_equal(proc_table_set_container(t, a, "/c"), 0);
-	assert_int_equal(proc_table_set_container(t, b, "/c"), 0);
-	const struct proc_container *c = proc_table_find_container(t, "/c");
-	assert_non_null(c);
-	assert_int_equal(c->since_ns, 5);
-	assert_int_equal(c->gone_ns, 0);
-	assert_null(proc_table_find_container(t, "/d"));
-
-	proc_table_remove(t, 1);
-	assert_int_equal(c->gone_ns, 0);
-	proc_table_remove(t, 2);
-	assert_int_equal(c->refs, 0);
-	assert_true(c->gone_ns > 0);
-	assert_int_equal(proc_table_containers(t), 0);
-
-	/* forgetting what went before a time before it keeps it */
-	proc_table_forget_gone(t, c->gone_ns);
-	assert_ptr_equal(proc_table_find_container(t, "/c"), c);
-
-	/* a process coming back finds the same record: a restart, not a new container */
-	struct proc_entry *d = proc_table_upsert(t, 3, &created);
-	assert_int_equal(proc_table_set_container(t, d, "/c"), 0);
-	assert_ptr_equal(d->container, c);
-	assert_int_equal(c->gone_ns, 0);
-	assert_int_equal(c->since_ns, 5);
-	proc_table_forget_gone(t, UINT64_MAX); /* a live one is never forgotten */
-	assert_ptr_equal(proc_table_find_container(t, "/c"), c);
-
-	proc_table_remove(t, 3);
-	uint64_t gone = c->gone_ns;
-	proc_table_forget_gone(t, gone + 1);
-	assert_null(proc_table_find_container(t, "/c"));
-	proc_table_free(t);
 }
 
 static void test_container_root_default(void **state)
@@ -467,7 +422,6 @@ int main(void)
 		cmocka_unit_test(test_cap_refuses),
 		cmocka_unit_test(test_cap_zero_means_one),
 		cmocka_unit_test(test_container_interning),
-		cmocka_unit_test(test_container_lifetime),
 		cmocka_unit_test(test_container_root_default),
 		cmocka_unit_test(test_many_containers),
 		cmocka_unit_test(test_foreach),
