@@ -91,7 +91,6 @@ static void name_service(struct containers_resolver *r, const char *id)
 	}
 	if (!unit[0] || containers_systemd_read(r->root, unit, &sd))
 		return;
-	r->stats.units_read++;
 	if (r->on_named)
 		r->on_named(r->ctx, id, "", sd.triggered_by, sd.type);
 }

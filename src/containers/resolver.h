@@ -17,7 +17,6 @@ struct containers_resolver_stats {
 	uint64_t metadata_read;	   /* state files read and parsed */
 	uint64_t metadata_missing; /* no state file (yet, or the runtime keeps it elsewhere) */
 	uint64_t metadata_bad;	   /* unreadable or malformed state */
-	uint64_t units_read;	   /* systemd services whose unit files were found */
 };
 
 /*

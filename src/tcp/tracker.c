@@ -1,11 +1,8 @@
-#define _GNU_SOURCE /* setns */
 #include "tracker.h"
 
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <errno.h>
-#include <fcntl.h>
-#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,8 +31,7 @@ struct tcp_tracker {
 	int ct_fd;		   /* ctnetlink, for NAT; -1 without */
 	struct strmap no_nat;	   /* destination -> until when it is known not NATed */
 	uint64_t n_dest_dropped, n_untracked;
-	int self_netns_fd;	   /* the agent's own network namespace, to come back to */
-	uint64_t self_netns;	   /* its inode */
+	uint64_t self_netns;	   /* the inode of the agent's own network namespace (0: unknown) */
 	uint64_t n_live_missed;	   /* namespaces whose sockets could not be read at a scrape */
 	uint64_t n_listen_unexpanded; /* wildcard listens shown as the wildcard */
 
@@ -200,9 +196,9 @@ int tcp_tracker_new(const struct tcp_tracker_opts *o, struct tcp_tracker **out)
 		return -ENOMEM;
 	}
 	t->ct_fd = conntrack_open();
-	t->self_netns_fd = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC);
+	/* netns_socket() enters and leaves other namespaces itself: only the inode is kept. */
 	struct stat st;
-	if (t->self_netns_fd >= 0 && fstat(t->self_netns_fd, &st) == 0)
+	if (stat("/proc/self/ns/net", &st) == 0)
 		t->self_netns = st.st_ino;
 	struct metric_registry *r = o->registry;
 	if (metric_register_defs(r, tcp_metrics, METRIC_DEFS_COUNT(tcp_metrics), t,
@@ -222,8 +218,6 @@ void tcp_tracker_free(struct tcp_tracker *t)
 	tcp_conn_table_destroy(&t->conns);
 	if (t->ct_fd >= 0)
 		close(t->ct_fd);
-	if (t->self_netns_fd >= 0)
-		close(t->self_netns_fd);
 	strmap_destroy(&t->no_nat);
 	strmap_destroy(&t->dests);
 	strmap_destroy(&t->dest_counts);
@@ -427,7 +421,7 @@ static void read_live_bytes(struct tcp_tracker *t)
 {
 	struct live_walk w = { .t = t };
 
-	if (t->self_netns_fd < 0)
+	if (!t->self_netns)
 		return;
 	hmap_foreach(&t->conns.by_sock, note_live, &w);
 	if (w.n) /* qsort(NULL, 0, ...) is undefined, and UBSan says so */
