@@ -211,6 +211,13 @@ def podman(*args, timeout=60):
 RUN = ("run", "--ulimit", "nofile=1024:1024", "--ulimit", "nproc=1024:1024")
 
 
+def listen_on(agent, port):
+    """The agent's listen event for 127.0.0.1:port (a server started in a container)."""
+    return agent.wait_for(lambda evs: next((e for e in evs if e["type"] == "listen"
+                                            and e["addr"] == f"127.0.0.1:{port}"), None),
+                          what="the server's listen")
+
+
 def free_tcp_port():
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -236,9 +243,7 @@ def test_podman_container_named_from_its_first_event(agent_factory, busybox_imag
     podman(*RUN, "-d", "--network", "host", "--name", server, busybox_image,
            "/bin/busybox", "httpd", "-f", "-p", f"127.0.0.1:{port}")
     try:
-        listen = a.wait_for(lambda evs: next((e for e in evs if e["type"] == "listen"
-                                              and e["addr"] == f"127.0.0.1:{port}"), None),
-                            what="the server's listen")
+        listen = listen_on(a, port)
         assert listen["container"] == f"/podman/{server}", listen
     finally:
         podman("rm", "-f", server)
@@ -315,9 +320,7 @@ def test_containerd_pod_container_named_from_its_first_event(agent_factory, cont
                        capture_output=True, text=True, timeout=60)
     assert p.returncode == 0, p.stderr
     try:
-        listen = a.wait_for(lambda evs: next((e for e in evs if e["type"] == "listen"
-                                              and e["addr"] == f"127.0.0.1:{port}"), None),
-                            what="the server's listen")
+        listen = listen_on(a, port)
         assert listen["container"] == f"/k8s/e2e/{pod}/srv", listen
     finally:
         subprocess.run([CTR, "-n", "k8s.io", "task", "kill", "-s", "KILL", sid], capture_output=True)
@@ -395,9 +398,7 @@ def test_docker_container_named_from_its_first_event(agent_factory, dockerd):
     docker("run", "-d", "--network", "host", "--name", server, dockerd,
            "/bin/busybox", "httpd", "-f", "-p", f"127.0.0.1:{port}")
     try:
-        listen = a.wait_for(lambda evs: next((e for e in evs if e["type"] == "listen"
-                                              and e["addr"] == f"127.0.0.1:{port}"), None),
-                            what="the server's listen")
+        listen = listen_on(a, port)
         assert listen["container"] == f"/docker/{server}", listen
     finally:
         docker("rm", "-f", server, check=False)
