@@ -10,6 +10,7 @@ Docker one (Debian's docker.io engine, started here without networking or iptabl
 """
 import os
 import pytest
+import random
 import shutil
 import socket
 import subprocess
@@ -212,16 +213,27 @@ RUN = ("run", "--ulimit", "nofile=1024:1024", "--ulimit", "nproc=1024:1024")
 
 
 def listen_on(agent, port):
-    """The agent's listen event for 127.0.0.1:port (a server started in a container)."""
+    """The listen of the busybox httpd serving 127.0.0.1:port (started in a container): its exec
+    names its pid, so another process's socket on that port is never taken for it."""
+    addr = f"127.0.0.1:{port}"
+    pids = lambda evs: {e["pid"] for e in evs if e["type"] == "exec" and "httpd" in e.get("args", "")
+                        and addr in e.get("args", "")}
     return agent.wait_for(lambda evs: next((e for e in evs if e["type"] == "listen"
-                                            and e["addr"] == f"127.0.0.1:{port}"), None),
+                                            and e["addr"] == addr and e["pid"] in pids(evs)), None),
                           what="the server's listen")
 
 
 def free_tcp_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+    """A free port below the ephemeral range: no socket the kernel numbers can take it meanwhile."""
+    for _ in range(100):
+        port = random.randrange(20000, 32000)
+        with socket.socket() as s:
+            try:
+                s.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+        return port
+    raise AssertionError("no free port in 20000-32000")
 
 
 def test_podman_container_named_from_its_first_event(agent_factory, busybox_image):
