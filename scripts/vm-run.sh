@@ -125,7 +125,12 @@ done < <(modprobe -d "$kdir" -S "$kver" --show-depends -a $modules 2>"$work/modp
 	die "$kdir: cannot resolve modules $modules: $(cat "$work/modprobe.err")"
 [ -s "$work/modprobe.err" ] && die "$kdir: modules: $(cat "$work/modprobe.err")"
 
-# The command, run by the guest's /bin/sh in the caller's directory.
+# The command, run by the guest's /bin/sh in the caller's directory. The guest mounts tmpfs on
+# /tmp and /run, hiding what the root share has there: a caller's directory below them (a
+# checkout in /tmp) is shared read-only as well, first, so that shares inside it mount on top.
+case $PWD/ in
+/tmp/* | /run/*) shares=("ro $PWD" "${shares[@]}") ;;
+esac
 {
 	echo "cd $(printf %q "$PWD") || exit 125"
 	printf 'exec'
@@ -155,6 +160,14 @@ mount -t 9p -o trans=virtio,version=9p2000.L,msize=512000 state /state || fail "
 mount -t tmpfs -o mode=0755 rw /rw && mkdir -p /rw/upper /rw/work
 mount -t overlay -o lowerdir=/lower,upperdir=/rw/upper,workdir=/rw/work overlay /newroot ||
 	fail "cannot mount the overlay root"
+r=/newroot
+mount -t proc proc $r/proc && mount -t sysfs sys $r/sys && mount -t devtmpfs dev $r/dev &&
+	mkdir -p $r/dev/pts $r/dev/shm && mount -t devpts devpts $r/dev/pts &&
+	mount -t tmpfs tmpfs $r/dev/shm && mount -t tmpfs tmpfs $r/tmp &&
+	mount -t tmpfs tmpfs $r/run && mount -t tracefs tracefs $r/sys/kernel/tracing &&
+	mount -t debugfs debugfs $r/sys/kernel/debug && mount -t bpf bpf $r/sys/fs/bpf &&
+	mount -t cgroup2 cgroup2 $r/sys/fs/cgroup || fail "cannot mount the kernel's filesystems"
+# The shares after the tmpfs mounts, so that one below /tmp or /run is not hidden by them.
 n=0
 while read -r mode dir; do
 	[ -n "$dir" ] || continue
@@ -163,13 +176,6 @@ while read -r mode dir; do
 		fail "cannot mount share $dir"
 	n=$((n + 1))
 done </shares
-r=/newroot
-mount -t proc proc $r/proc && mount -t sysfs sys $r/sys && mount -t devtmpfs dev $r/dev &&
-	mkdir -p $r/dev/pts $r/dev/shm && mount -t devpts devpts $r/dev/pts &&
-	mount -t tmpfs tmpfs $r/dev/shm && mount -t tmpfs tmpfs $r/tmp &&
-	mount -t tmpfs tmpfs $r/run && mount -t tracefs tracefs $r/sys/kernel/tracing &&
-	mount -t debugfs debugfs $r/sys/kernel/debug && mount -t bpf bpf $r/sys/fs/bpf &&
-	mount -t cgroup2 cgroup2 $r/sys/fs/cgroup || fail "cannot mount the kernel's filesystems"
 ip link set lo up || fail "cannot bring up lo"
 hostname vm
 cp /state/command $r/run/vm-run.command
