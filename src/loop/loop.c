@@ -37,6 +37,8 @@ struct loop {
 	bool stop;
 	uint64_t wakeups;
 	struct loop_source *sources;
+	/* Sources deleted during a batch of events, freed after it (fn NULL: skipped). */
+	struct loop_source *dead;
 	struct loop_timer *timers;
 	struct loop_worker workers[LOOP_MAX_WORKERS];
 	int n_workers;
@@ -64,6 +66,11 @@ void loop_free(struct loop *l)
 	while (l->sources) {
 		struct loop_source *s = l->sources;
 		l->sources = s->next;
+		free(s);
+	}
+	while (l->dead) {
+		struct loop_source *s = l->dead;
+		l->dead = s->next;
 		free(s);
 	}
 	while (l->timers) {
@@ -103,10 +110,26 @@ int loop_del_fd(struct loop *l, int fd)
 		struct loop_source *s = *p;
 		*p = s->next;
 		epoll_ctl(l->epfd, EPOLL_CTL_DEL, fd, NULL);
-		/* Freed now: epoll_wait results for it are consumed within one batch,
-		 * and deletions only happen from callbacks of other sources or at exit. */
-		free(s);
+		/*
+		 * Freed after the batch of events being handled: a callback may delete
+		 * another source whose event is still in that batch (libcurl closes a
+		 * connection while handling another), or its own.
+		 */
+		s->fn = NULL;
+		s->next = l->dead;
+		l->dead = s;
 		return 0;
+	}
+	return -ENOENT;
+}
+
+int loop_mod_fd(struct loop *l, int fd, uint32_t events)
+{
+	for (struct loop_source *s = l->sources; s; s = s->next) {
+		if (s->fd != fd)
+			continue;
+		struct epoll_event ev = { .events = events, .data.ptr = s };
+		return epoll_ctl(l->epfd, EPOLL_CTL_MOD, fd, &ev) < 0 ? -errno : 0;
 	}
 	return -ENOENT;
 }
@@ -222,7 +245,13 @@ int loop_run(struct loop *l)
 			l->wakeups++;
 		for (int i = 0; i < n && !l->stop; i++) {
 			struct loop_source *s = evs[i].data.ptr;
-			s->fn(s->ctx, evs[i].events);
+			if (s->fn)
+				s->fn(s->ctx, evs[i].events);
+		}
+		while (l->dead) {
+			struct loop_source *s = l->dead;
+			l->dead = s->next;
+			free(s);
 		}
 		work = loop_run_workers(l);
 	}

@@ -21,7 +21,10 @@ int loop_new(struct loop **out);
 void loop_free(struct loop *l);
 
 int loop_add_fd(struct loop *l, int fd, uint32_t events, loop_fd_fn fn, void *ctx);
+/* May be called from any callback, for any source, its own included. */
 int loop_del_fd(struct loop *l, int fd);
+/* Changes the events a registered fd waits for. 0 or -errno (-ENOENT: not registered). */
+int loop_mod_fd(struct loop *l, int fd, uint32_t events);
 
 /* The timer belongs to the loop: loop_free() frees it. */
 int loop_timer_new(struct loop *l, loop_timer_fn fn, void *ctx, struct loop_timer **out);

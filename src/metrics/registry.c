@@ -79,6 +79,14 @@ struct metric_bound {
 	const uint64_t *src;
 };
 
+/* Labels set on many families (metric_registry_set_const_labels), copied. */
+struct label_set {
+	unsigned n;
+	const char *names[METRIC_MAX_LABELS];
+	const char *values[METRIC_MAX_LABELS];
+	char strings[]; /* what names and values point into */
+};
+
 struct metric_registry {
 	struct metric *head;
 	struct metric *tail;
@@ -89,12 +97,12 @@ struct metric_registry {
 	struct metric_bound *bound;
 	size_t n_bound;
 	size_t cap_bound;
-	char *const_labels;  /* 'a="x",b="y"' written into every series, or NULL */
+	struct label_set *const_labels; /* written into every series, or NULL */
 	uint64_t idle_expiry_ns; /* metric_registry_set_idle_expiry (0: never) */
 	char derive_from[64], derive_name[64]; /* metric_registry_derive_label */
 	metric_derive_fn derive;
 	char *prefix;	     /* families whose name starts with this ... */
-	char *prefix_labels; /* ... also get these, or NULL */
+	struct label_set *prefix_labels; /* ... also get these, or NULL */
 	char policy_label[64]; /* metric_registry_set_label_policy ("" when none) */
 	struct metric_label_policy policy;
 	uint64_t unreported;   /* updates the policy's admit() refused */
@@ -936,36 +944,42 @@ int metric_registry_derive_label(struct metric_registry *r, const char *from, co
 int metric_registry_set_const_labels(struct metric_registry *r, const char *prefix, unsigned n,
 				     const char *const *names, const char *const *values)
 {
-	struct strbuf sb = { 0 };
+	size_t len = 0;
 
 	if (!r || n > METRIC_MAX_LABELS)
 		return -EINVAL;
 	for (unsigned i = 0; i < n; i++) {
-		if (!valid_label_name(names[i]) || !values[i]) {
-			strbuf_free(&sb);
+		if (!valid_label_name(names[i]) || !values[i])
 			return -EINVAL;
-		}
-		strbuf_printf(&sb, "%s%s=\"", i ? "," : "", names[i]);
-		put_escaped(&sb, values[i], true);
-		strbuf_putc(&sb, '"');
+		len += strlen(names[i]) + strlen(values[i]) + 2;
 	}
-	char *fixed = n ? strdup(strbuf_str(&sb)) : NULL;
-	strbuf_free(&sb);
-	if (n && !fixed)
-		return -ENOMEM;
+	struct label_set *set = NULL;
+	if (n) {
+		set = malloc(sizeof(*set) + len);
+		if (!set)
+			return -ENOMEM;
+		set->n = n;
+		char *p = set->strings;
+		for (unsigned i = 0; i < n; i++) {
+			set->names[i] = strcpy(p, names[i]);
+			p += strlen(p) + 1;
+			set->values[i] = strcpy(p, values[i]);
+			p += strlen(p) + 1;
+		}
+	}
 	if (prefix && *prefix) {
 		char *p = strdup(prefix);
 		if (!p) {
-			free(fixed);
+			free(set);
 			return -ENOMEM;
 		}
 		free(r->prefix);
 		free(r->prefix_labels);
 		r->prefix = p;
-		r->prefix_labels = fixed;
+		r->prefix_labels = set;
 	} else {
 		free(r->const_labels);
-		r->const_labels = fixed;
+		r->const_labels = set;
 	}
 	return 0;
 }
@@ -982,52 +996,86 @@ static void put_value(struct strbuf *out, double v)
 		strbuf_printf(out, "%.17g", v);
 }
 
-/* "{a="x",b="y"}", with le="..." last when le is not NULL; nothing if empty. */
-static void put_labels(struct strbuf *out, const struct metric *m, const struct metric_series *s,
-		       const char *fixed, const char *le)
+static void sample_label(struct metric_sample *smp, const char *name, const char *value)
 {
-	if (!m->n_labels && !le && !fixed)
-		return;
-	strbuf_putc(out, '{');
-	if (fixed)
-		strbuf_puts(out, fixed);
-	const struct metric_registry *r = m->reg;
-	for (unsigned i = 0; i < m->n_labels; i++) {
-		strbuf_printf(out, "%s%s=\"", i || fixed ? "," : "", m->label_names[i]);
-		put_escaped(out, s->values[i], true);
-		strbuf_putc(out, '"');
-		if (r->derive && !strcmp(m->label_names[i], r->derive_from)) {
-			char v[512];
-			r->derive(s->values[i], v, sizeof(v));
-			strbuf_printf(out, ",%s=\"", r->derive_name);
-			put_escaped(out, v, true);
-			strbuf_putc(out, '"');
-		}
-	}
-	if (le)
-		strbuf_printf(out, "%sle=\"%s\"", m->n_labels || fixed ? "," : "", le);
-	strbuf_putc(out, '}');
+	smp->label_names[smp->n_labels] = name;
+	smp->label_values[smp->n_labels++] = value;
 }
 
-static void write_histogram_series(struct strbuf *out, const struct metric *m,
-				   const struct metric_series *s, const char *fixed)
+static void sample_label_set(struct metric_sample *smp, const struct label_set *set)
+{
+	for (unsigned i = 0; set && i < set->n; i++)
+		sample_label(smp, set->names[i], set->values[i]);
+}
+
+/*
+ * One series' labels in exposition order: the registry's constant labels,
+ * its family's prefix labels, its own (each derived label right after the
+ * label it comes from, its value written into derived); le is the caller's.
+ */
+static void sample_labels(struct metric_sample *smp, const struct metric *m,
+			  const struct metric_series *s, char *derived, size_t derived_len)
+{
+	const struct metric_registry *r = m->reg;
+
+	smp->n_labels = 0;
+	sample_label_set(smp, r->const_labels);
+	if (r->prefix_labels && !strncmp(m->name, r->prefix, strlen(r->prefix)))
+		sample_label_set(smp, r->prefix_labels);
+	for (unsigned i = 0; i < m->n_labels; i++) {
+		sample_label(smp, m->label_names[i], s->values[i]);
+		if (r->derive && !strcmp(m->label_names[i], r->derive_from)) {
+			r->derive(s->values[i], derived, derived_len);
+			sample_label(smp, r->derive_name, derived);
+		}
+	}
+}
+
+static void visit_histogram_series(const struct metric *m, struct metric_sample *smp,
+				   const struct metric_series *s, const struct metric_visitor *v)
 {
 	const struct metric_hist *h = m->hist;
 	unsigned long long cum = 0;
+	unsigned n = smp->n_labels;
 
+	smp->suffix = "_bucket";
 	for (unsigned i = 0; i <= h->n_bounds; i++) {
 		cum += s->counts[i];
-		strbuf_printf(out, "%s_bucket", m->name);
-		put_labels(out, m, s, fixed, i < h->n_bounds ? h->le[i] : "+Inf");
-		strbuf_printf(out, " %llu\n", cum);
+		smp->n_labels = n;
+		sample_label(smp, "le", i < h->n_bounds ? h->le[i] : "+Inf");
+		smp->value = (double)cum;
+		v->sample(v->ctx, smp);
 	}
-	strbuf_printf(out, "%s_sum", m->name);
-	put_labels(out, m, s, fixed, NULL);
-	strbuf_putc(out, ' ');
-	put_value(out, s->value);
-	strbuf_printf(out, "\n%s_count", m->name);
-	put_labels(out, m, s, fixed, NULL);
-	strbuf_printf(out, " %llu\n", cum);
+	smp->n_labels = n;
+	smp->suffix = "_sum";
+	smp->value = s->value;
+	v->sample(v->ctx, smp);
+	smp->suffix = "_count";
+	smp->value = (double)cum;
+	v->sample(v->ctx, smp);
+}
+
+static void visit_family(const struct metric *m, uint64_t now_ns, const struct metric_visitor *v)
+{
+	const struct metric_label_policy *policy = &m->reg->policy;
+	int p = policy->show ? policy_index(m) : -1;
+	struct metric_sample smp = { .name = m->name };
+	char derived[512];
+
+	if (v->family)
+		v->family(v->ctx, m->name, m->help, m->type);
+	for (const struct metric_series *s = m->head; s; s = s->next) {
+		if (p >= 0 && !policy->show(policy->ctx, s->values[p], now_ns))
+			continue;
+		sample_labels(&smp, m, s, derived, sizeof(derived));
+		if (m->hist) {
+			visit_histogram_series(m, &smp, s, v);
+			continue;
+		}
+		smp.suffix = "";
+		smp.value = s->value;
+		v->sample(v->ctx, &smp);
+	}
 }
 
 static const char *type_name(enum metric_type type)
@@ -1043,42 +1091,32 @@ static const char *type_name(enum metric_type type)
 	return "gauge";
 }
 
-/* The registry's constant labels for this family, in buf when two sets are joined. */
-static const char *family_fixed(const struct metric *m, struct strbuf *buf)
+/* The text exposition: one visitor of the walk. */
+static void text_family(void *ctx, const char *name, const char *help, enum metric_type type)
 {
-	const struct metric_registry *r = m->reg;
-	if (!r->prefix_labels || strncmp(m->name, r->prefix, strlen(r->prefix)))
-		return r->const_labels;
-	if (!r->const_labels)
-		return r->prefix_labels;
-	strbuf_printf(buf, "%s,%s", r->const_labels, r->prefix_labels);
-	return buf->oom ? r->const_labels : strbuf_str(buf);
+	struct strbuf *out = ctx;
+
+	strbuf_printf(out, "# HELP %s ", name);
+	put_escaped(out, help, false);
+	strbuf_printf(out, "\n# TYPE %s %s\n", name, type_name(type));
 }
 
-static void write_family(struct strbuf *out, const struct metric *m, uint64_t now_ns)
+static void text_sample(void *ctx, const struct metric_sample *smp)
 {
-	struct strbuf buf = { 0 };
-	const char *fixed = family_fixed(m, &buf);
-	const struct metric_label_policy *policy = &m->reg->policy;
-	int p = policy->show ? policy_index(m) : -1;
+	struct strbuf *out = ctx;
 
-	strbuf_printf(out, "# HELP %s ", m->name);
-	put_escaped(out, m->help, false);
-	strbuf_printf(out, "\n# TYPE %s %s\n", m->name, type_name(m->type));
-	for (const struct metric_series *s = m->head; s; s = s->next) {
-		if (p >= 0 && !policy->show(policy->ctx, s->values[p], now_ns))
-			continue;
-		if (m->hist) {
-			write_histogram_series(out, m, s, fixed);
-			continue;
-		}
-		strbuf_puts(out, m->name);
-		put_labels(out, m, s, fixed, NULL);
-		strbuf_putc(out, ' ');
-		put_value(out, s->value);
-		strbuf_putc(out, '\n');
+	strbuf_puts(out, smp->name);
+	strbuf_puts(out, smp->suffix);
+	for (unsigned i = 0; i < smp->n_labels; i++) {
+		strbuf_printf(out, "%s%s=\"", i ? "," : "{", smp->label_names[i]);
+		put_escaped(out, smp->label_values[i], true);
+		strbuf_putc(out, '"');
 	}
-	strbuf_free(&buf);
+	if (smp->n_labels)
+		strbuf_putc(out, '}');
+	strbuf_putc(out, ' ');
+	put_value(out, smp->value);
+	strbuf_putc(out, '\n');
 }
 
 /* A histogram's observation count (what changes when it is observed, even at 0). */
@@ -1129,7 +1167,16 @@ void metric_registry_write(struct metric_registry *r, struct strbuf *out)
 
 void metric_registry_write_at(struct metric_registry *r, struct strbuf *out, uint64_t now_ns)
 {
-	if (!r || !out)
+	if (!out)
+		return;
+	struct metric_visitor v = { text_family, text_sample, out };
+	metric_registry_visit_at(r, now_ns, &v);
+}
+
+void metric_registry_visit_at(struct metric_registry *r, uint64_t now_ns,
+			      const struct metric_visitor *v)
+{
+	if (!r || !v || !v->sample)
 		return;
 	for (size_t i = 0; i < r->n_bound; i++)
 		metric_set(r->bound[i].m, NULL, (double)*r->bound[i].src);
@@ -1140,7 +1187,7 @@ void metric_registry_write_at(struct metric_registry *r, struct strbuf *out, uin
 	for (const struct metric *m = r->head; m; m = m->next) {
 		if (m->internal && !m->n_series)
 			continue;
-		write_family(out, m, now_ns);
+		visit_family(m, now_ns, v);
 	}
 }
 

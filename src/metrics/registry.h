@@ -201,6 +201,31 @@ void metric_registry_write(struct metric_registry *r, struct strbuf *out);
 void metric_registry_write_at(struct metric_registry *r, struct strbuf *out, uint64_t now_ns);
 
 /*
+ * The walk behind every exposition, for writers of other formats (remote
+ * write): collectors run, idle series expire and the label policy applies
+ * as for the text, then family() is called for each family (in registration
+ * order; may be NULL) and sample() for each of its samples (a histogram
+ * gives its _bucket samples, le last, then _sum and _count). The sample's
+ * strings are valid during the call only.
+ */
+#define METRIC_SAMPLE_MAX_LABELS (3 * METRIC_MAX_LABELS + 2)
+struct metric_sample {
+	const char *name;   /* the family's */
+	const char *suffix; /* "", or _bucket, _sum, _count for a histogram */
+	unsigned n_labels;  /* in exposition order: constant labels first, le last */
+	const char *label_names[METRIC_SAMPLE_MAX_LABELS];
+	const char *label_values[METRIC_SAMPLE_MAX_LABELS];
+	double value;
+};
+struct metric_visitor {
+	void (*family)(void *ctx, const char *name, const char *help, enum metric_type type);
+	void (*sample)(void *ctx, const struct metric_sample *s);
+	void *ctx;
+};
+void metric_registry_visit_at(struct metric_registry *r, uint64_t now_ns,
+			      const struct metric_visitor *v);
+
+/*
  * Series of the families declared .expires that have not changed for
  * idle_ns are removed at an exposition (Coroot: a destination idle 10 min,
  * a container 10 min after its last process). A gauge that is not 0 stays.
