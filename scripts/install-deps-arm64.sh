@@ -11,7 +11,8 @@ set -e
 # clang cross-compiles instead, and lld links.
 PKGS="clang lld libc6-dev:arm64 libgcc-12-dev:arm64 libbpf-dev:arm64 libelf-dev:arm64
       zlib1g-dev:arm64 libmicrohttpd-dev:arm64 libcapstone-dev:arm64 libssl3:arm64
-      libgnutls30:arm64 libcmocka-dev:arm64 libjansson-dev:arm64 qemu-system-arm qemu-user-static debootstrap
+      libgnutls30:arm64 libcmocka-dev:arm64 libjansson-dev:arm64
+      libprotobuf-c-dev:arm64 libsnappy-dev:arm64 libcurl4-openssl-dev:arm64 libssl-dev:arm64 qemu-system-arm qemu-user-static debootstrap
       golang-go
       e2fsprogs"
 root() {

@@ -19,6 +19,7 @@
 #include "util/file.h"
 #include "bpf/probes.h"
 #include "exit_codes.h"
+#include "export/remote_write.h"
 #include "http/routes.h"
 #include "http/server.h"
 #include "loop/loop.h"
@@ -53,6 +54,8 @@ struct agent {
 	struct trace trace;
 	struct http_routes routes;
 	struct http_server *http;
+	struct node_identity id;
+	struct remote_write *rw; /* NULL unless remote write is configured */
 	int sigfd;
 	struct metric *m_info, *m_events, *m_lost, *m_malformed, *m_wakeups, *m_loop_wakeups,
 		*m_probes, *m_trace_lines, *m_trace_dropped, *m_misses, *m_features;
@@ -109,6 +112,7 @@ static int agent_node_identity(struct agent *a)
 		fprintf(stderr, "nodescope: no machine id (/etc/machine-id, /var/lib/dbus/machine-id, "
 				"DMI product_uuid): series carry machine_id=\"\"\n");
 	const char *values[] = { id.machine_id, id.system_uuid };
+	a->id = id;
 	/* As Coroot: a destination idle 10 minutes, or a container gone 10 minutes, is forgotten. */
 	metric_registry_set_idle_expiry(a->registry, (uint64_t)a->cfg->series_idle_s * 1000000000ull);
 	metric_registry_set_max_label_length(a->registry, a->cfg->max_label_length);
@@ -325,6 +329,37 @@ static void agent_actual_destination(void *ctx, const struct ns_l7_sock *s, char
 		tcp_tracker_actual_destination(a->tcp, s, out, len);
 }
 
+/* Only when an endpoint is given: otherwise no timer, no spool, no curl. */
+static int agent_remote_write(struct agent *a)
+{
+	const struct ns_config *c = a->cfg;
+	char url[4096], spool[4096];
+
+	if (!remote_write_url(c->metrics_endpoint, c->collector_endpoint, url, sizeof(url)))
+		return 0;
+	snprintf(spool, sizeof(spool), "%s/spool", c->wal_dir);
+	struct remote_write_opts o = {
+		.registry = a->registry,
+		.loop = a->loop,
+		.resources = a->resources,
+		.url = url,
+		.api_key = c->api_key,
+		.ca_file = c->ca_file,
+		.insecure = c->insecure_skip_verify,
+		.interval_s = c->scrape_interval_s,
+		.spool_dir = spool,
+		.spool_max_bytes = c->max_spool_size,
+		.max_series = c->max_series_per_write,
+		.machine_id = a->id.machine_id,
+		.system_uuid = a->id.system_uuid,
+	};
+	if (remote_write_new(&o, &a->rw))
+		return NS_EXIT_RUNTIME;
+	fprintf(stderr, "nodescope: remote write to %s every %u s (spool %s)\n", url,
+		c->scrape_interval_s, spool);
+	return 0;
+}
+
 static int agent_start(struct agent *a)
 {
 	const struct ns_config *c = a->cfg;
@@ -460,7 +495,7 @@ static int agent_start(struct agent *a)
 			return NS_EXIT_LISTEN;
 		fprintf(stderr, "nodescope: serving http://%s/ (metrics at /metrics)\n", c->listen);
 	}
-	return 0;
+	return agent_remote_write(a);
 }
 
 static void agent_stop(struct agent *a)
@@ -478,6 +513,7 @@ static void agent_stop(struct agent *a)
 				stream_drain(a->streams[i]);
 	}
 	http_server_stop(a->http);
+	remote_write_free(a->rw);
 	for (int i = 0; i < NS_STREAM_COUNT; i++)
 		stream_close(a->streams[i]);
 	tls_manager_free(a->tls); /* hands its links to the closer */

@@ -51,6 +51,16 @@ struct ns_config {
 	const char *availability_zone;
 	const char *instance_type;
 	const char *instance_life_cycle;
+	/* Remote write (Coroot's flags): off unless an endpoint is given. */
+	const char *metrics_endpoint;
+	const char *collector_endpoint; /* its /v1/metrics when metrics_endpoint is not given */
+	const char *api_key;
+	const char *ca_file;
+	bool insecure_skip_verify;
+	unsigned scrape_interval_s;
+	const char *wal_dir;		/* the spool is DIR/spool */
+	uint64_t max_spool_size;	/* bytes */
+	unsigned max_series_per_write;	/* samples per request */
 };
 
 enum cli_result {
@@ -89,6 +99,13 @@ int cli_parse_int(const char *s, long long min, long long max, long long *out);
 int cli_parse_seconds(const char *s, long long min, long long max, long long *out);
 /* 1/0, true/false, yes/no, any case. 0 or -EINVAL. */
 int cli_parse_bool(const char *s, bool *out);
+/*
+ * A size in bytes in min..max: digits and a unit as Coroot's flags take
+ * them, any case, powers of 1024: none or B, K/KB/KiB, M/MB/MiB, G/GB/GiB
+ * ("500MB" is 500 MiB). 0 or -EINVAL.
+ */
+int cli_parse_bytes(const char *s, unsigned long long min, unsigned long long max,
+		    unsigned long long *out);
 /* "LO-HI", ports 1..65535 with LO <= HI. 0 or -EINVAL. */
 int cli_parse_port_range(const char *s, struct ns_port_range *out);
 

@@ -143,6 +143,23 @@ static int parse_abs_path(const char *val, void *field, struct strbuf *why)
 	return 0;
 }
 
+static int parse_url(const char *val, void *field, struct strbuf *why)
+{
+	if (strncmp(val, "http://", 7) && strncmp(val, "https://", 8))
+		return -EINVAL;
+	*(const char **)field = val;
+	return 0;
+}
+
+static int parse_spool_size(const char *val, void *field, struct strbuf *why)
+{
+	unsigned long long v;
+	if (cli_parse_bytes(val, 1 << 20, 1ull << 40, &v))
+		return -EINVAL;
+	*(uint64_t *)field = v;
+	return 0;
+}
+
 const struct cli_opt cli_opts[] = {
 	{ CLI_HEADING, "output" },
 	{ CLI_CUSTOM, "listen", .env = "LISTEN", .metavar = "HOST:PORT", FIELD(listen),
@@ -230,6 +247,38 @@ const struct cli_opt cli_opts[] = {
 	  FIELD(instance_type), .help = "the node's instance type" },
 	{ CLI_STRING, "instance-life-cycle", .env = "INSTANCE_LIFE_CYCLE", .metavar = "NAME",
 	  FIELD(instance_life_cycle), .help = "the node's instance life cycle (on-demand, spot)" },
+
+	{ CLI_HEADING, "remote write (Coroot's flags; off unless an endpoint is given)" },
+	{ CLI_CUSTOM, "metrics-endpoint", .env = "METRICS_ENDPOINT", .metavar = "URL",
+	  FIELD(metrics_endpoint), .parse = parse_url, .form = "an http:// or https:// URL",
+	  .help = "push every series to this Prometheus remote-write URL each --scrape-interval" },
+	{ CLI_CUSTOM, "collector-endpoint", .env = "COLLECTOR_ENDPOINT", .metavar = "URL",
+	  FIELD(collector_endpoint), .parse = parse_url, .form = "an http:// or https:// URL",
+	  .help = "the Coroot server: remote write to URL/v1/metrics unless --metrics-endpoint "
+		  "is given" },
+	{ CLI_STRING, "api-key", .env = "API_KEY", .metavar = "KEY", FIELD(api_key),
+	  .help = "sent as the X-Api-Key header of every remote-write request" },
+	{ CLI_SECONDS, "scrape-interval", .env = "SCRAPE_INTERVAL", .metavar = "TIME",
+	  FIELD(scrape_interval_s), .min = 1, .max = 86400, .def = "15s",
+	  .help = "how often every series is collected for remote write" },
+	{ CLI_CUSTOM, "wal-dir", .env = "WAL_DIR", .metavar = "DIR", FIELD(wal_dir),
+	  .def = "/var/lib/nodescope", .parse = parse_abs_path, .form = "an absolute path",
+	  .help = "remote-write batches wait in DIR/spool until the receiver takes them, across "
+		  "outages and restarts" },
+	{ CLI_CUSTOM, "max-spool-size", .env = "MAX_SPOOL_SIZE", .metavar = "SIZE",
+	  FIELD(max_spool_size), .def = "500MB", .parse = parse_spool_size,
+	  .form = "1MB..1024GB, units B, KB, MB, GB (powers of 1024)",
+	  .help = "past this the spool drops its oldest batches, counted in "
+		  "nodescope_remote_write_batches_dropped_total" },
+	{ CLI_STRING, "ca-file", .env = "CA_FILE", .metavar = "FILE", FIELD(ca_file),
+	  .help = "a PEM file of CA certificates that verify an https endpoint" },
+	{ CLI_FLAG, "insecure-skip-verify", .env = "INSECURE_SKIP_VERIFY",
+	  FIELD(insecure_skip_verify), .min = true,
+	  .help = "do not verify the remote-write server's certificate" },
+	{ CLI_INT, "max-series-per-write", .env = "NODESCOPE_MAX_SERIES_PER_WRITE", .metavar = "N",
+	  FIELD(max_series_per_write), .min = 1, .max = 1000000, .def = "2000",
+	  .help = "samples in one remote-write request (and 4 MiB before compression at most): "
+		  "a larger collection is sent as several requests" },
 
 	{ CLI_HEADING, "the agent" },
 	{ CLI_INT, "nice", .env = "NODESCOPE_NICE", .metavar = "N", FIELD(nice), .min = -20,

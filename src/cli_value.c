@@ -127,6 +127,34 @@ int cli_parse_ring_size(const char *s, uint32_t page, uint32_t *out)
 	return 0;
 }
 
+int cli_parse_bytes(const char *s, unsigned long long min, unsigned long long max,
+		    unsigned long long *out)
+{
+	static const struct {
+		const char *unit;
+		unsigned shift;
+	} units[] = { { "", 0 },    { "b", 0 },	   { "k", 10 },	 { "kb", 10 }, { "kib", 10 },
+		      { "m", 20 },  { "mb", 20 },  { "mib", 20 }, { "g", 30 }, { "gb", 30 },
+		      { "gib", 30 } };
+	unsigned long long v;
+	const char *end;
+
+	if (parse_digits(s, ~0ull, &v, &end))
+		return -EINVAL;
+	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
+		if (strcasecmp(end, units[i].unit))
+			continue;
+		if (v > (max >> units[i].shift)) /* before shifting, so nothing wraps */
+			return -EINVAL;
+		v <<= units[i].shift;
+		if (v < min)
+			return -EINVAL;
+		*out = v;
+		return 0;
+	}
+	return -EINVAL;
+}
+
 int cli_parse_port_range(const char *s, struct ns_port_range *out)
 {
 	unsigned long long lo, hi;
