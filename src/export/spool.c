@@ -190,13 +190,15 @@ static int write_all(int fd, const void *data, size_t len)
 
 int spool_push(struct spool *s, const void *data, size_t len, unsigned samples)
 {
-	while (s->bytes + len > s->max_bytes && drop_oldest(s))
-		;
-	if (s->bytes + len > s->max_bytes) { /* bigger than what the cap leaves: this one goes */
+	/* Bigger than what the cap can leave it: this one goes, and nothing for it. */
+	uint64_t kept = s->busy && s->n ? at(s, 0)->bytes : 0;
+	if (len > s->max_bytes - (kept < s->max_bytes ? kept : s->max_bytes)) {
 		s->dropped_batches[SPOOL_DROP_FULL]++;
 		s->dropped_samples[SPOOL_DROP_FULL] += samples;
 		return -ENOSPC;
 	}
+	while (s->bytes + len > s->max_bytes && drop_oldest(s))
+		;
 	struct spool_entry e = { s->next_seq++, len, samples };
 	char tmp[4096 + NAME_MAX_LEN], path[4096 + NAME_MAX_LEN];
 	entry_name(s, e.seq, samples, "tmp", tmp, sizeof(tmp));
