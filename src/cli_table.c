@@ -154,7 +154,7 @@ static int parse_url(const char *val, void *field, struct strbuf *why)
 static int parse_spool_size(const char *val, void *field, struct strbuf *why)
 {
 	unsigned long long v;
-	if (cli_parse_bytes(val, 1 << 20, 1ull << 40, &v))
+	if (cli_parse_bytes(val, 4096, 1ull << 40, &v))
 		return -EINVAL;
 	*(uint64_t *)field = v;
 	return 0;
@@ -267,7 +267,7 @@ const struct cli_opt cli_opts[] = {
 		  "outages and restarts" },
 	{ CLI_CUSTOM, "max-spool-size", .env = "MAX_SPOOL_SIZE", .metavar = "SIZE",
 	  FIELD(max_spool_size), .def = "500MB", .parse = parse_spool_size,
-	  .form = "1MB..1024GB, units B, KB, MB, GB (powers of 1024)",
+	  .form = "4KB..1024GB, units B, KB, MB, GB (powers of 1024)",
 	  .help = "past this the spool drops its oldest batches, counted in "
 		  "nodescope_remote_write_batches_dropped_total" },
 	{ CLI_STRING, "ca-file", .env = "CA_FILE", .metavar = "FILE", FIELD(ca_file),

@@ -174,6 +174,8 @@ void rw_encoder_sample(struct rw_encoder *e, const struct metric_sample *s)
 		labels[n++].value = (char *)e->o.instance;
 	}
 	for (unsigned i = 0; i < s->n_labels && i < METRIC_SAMPLE_MAX_LABELS; i++) {
+		if (!s->label_values[i][0])
+			continue; /* an empty value is no label in Prometheus' model: not sent */
 		labels[n] = (Prometheus__Label)PROMETHEUS__LABEL__INIT;
 		labels[n].name = (char *)s->label_names[i];
 		labels[n++].value = (char *)s->label_values[i];

@@ -178,18 +178,18 @@ static void test_round_trip(void **state)
 	metric_registry_free(r);
 }
 
-/* A series' own label wins over the job and instance the encoder adds. */
+/* A series' own label wins over the job and instance the encoder adds; empty ones go. */
 static void test_own_label_wins(void **state)
 {
 	struct metric_registry *r = metric_registry_new();
-	static const char *const names[] = { "instance" };
-	static const char *const values[] = { "mine" };
+	static const char *const names[] = { "instance", "empty" };
+	static const char *const values[] = { "mine", "" };
 	struct batches b = { 0 };
 
-	metric_set(metric_register(r, "x", "X.", METRIC_GAUGE, 0, 1, names), values, 1);
+	metric_set(metric_register(r, "x", "X.", METRIC_GAUGE, 0, 2, names), values, 1);
 	encode(r, 10, 0, &b);
 	const Prometheus__TimeSeries *ts = b.wr[0]->timeseries[0];
-	assert_int_equal(ts->n_labels, 3); /* __name__, instance, job */
+	assert_int_equal(ts->n_labels, 3); /* __name__, instance, job: "empty" is no label */
 	assert_string_equal(label(ts, "instance"), "mine");
 	batches_free(&b);
 	metric_registry_free(r);
