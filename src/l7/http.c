@@ -326,15 +326,14 @@ static int parse_header(const unsigned char *p, size_t n, struct head_info *h)
 {
 	size_t i = 0, v, e;
 
-	if (has_ctl(p, n))
-		return HTTP_INVALID;
 	if (is_blank(p[0])) {
 		/* obs-fold: continues the previous value; never for framing headers */
-		return h->seen && !h->no_fold ? HTTP_COMPLETE : HTTP_INVALID;
+		return !has_ctl(p, n) && h->seen && !h->no_fold ? HTTP_COMPLETE : HTTP_INVALID;
 	}
 	for (i = 0; i < n && is_tchar(p[i]); i++)
 		;
-	if (i == 0 || i == n || p[i] != ':')
+	/* The name's bytes are tokens, so only the value may hold a control byte. */
+	if (i == 0 || i == n || p[i] != ':' || has_ctl(p + i, n - i))
 		return HTTP_INVALID;
 	for (v = i + 1; v < n && is_blank(p[v]); v++)
 		;
@@ -716,7 +715,7 @@ static size_t feed_head(struct http_stream *s, const char *data, size_t captured
 		lose(s); /* bytes where a head should be were not captured */
 		return total;
 	}
-	memset(&m, 0, sizeof(m));
+	/* parse_head fills the half the direction uses (m.req or m.resp), dispatch the rest. */
 	if (!s->head_len) {
 		s->head_chunk = chunk;
 		r = parse_head(data + pos, captured - pos, s->requests, false, &m.req, &m.resp, &hl,
