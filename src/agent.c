@@ -57,6 +57,7 @@ struct agent {
 	struct node_identity id;
 	struct remote_write *rw; /* NULL unless remote write is configured */
 	int sigfd;
+	bool reaping; /* agent_proc_drained is reading the other streams */
 	struct metric *m_info, *m_events, *m_lost, *m_malformed, *m_wakeups, *m_loop_wakeups,
 		*m_probes, *m_trace_lines, *m_trace_dropped, *m_misses, *m_features;
 };
@@ -225,6 +226,28 @@ static void agent_read_proc_first(void *ctx)
 		stream_drain(a->streams[NS_STREAM_PROC]);
 }
 
+/*
+ * After a proc read that saw exits: what those processes did before exiting
+ * is in the other streams already; read it while they are still known, then
+ * let them go. Once per read of the proc stream, not per exit. Exits read
+ * meanwhile (the other streams read proc first) wait for the next time.
+ */
+static void agent_proc_drained(void *ctx)
+{
+	struct agent *a = ctx;
+	size_t n = proc_tracker_exited(a->procs);
+
+	if (!n || a->reaping)
+		return;
+	a->reaping = true;
+	if (a->streams[NS_STREAM_TCP])
+		stream_drain(a->streams[NS_STREAM_TCP]);
+	if (a->streams[NS_STREAM_L7])
+		stream_drain(a->streams[NS_STREAM_L7]);
+	proc_tracker_reap_exited(a->procs, n);
+	a->reaping = false;
+}
+
 /* After each l7 read: connections closed long enough ago go. */
 static void agent_l7_drained(void *ctx)
 {
@@ -232,7 +255,7 @@ static void agent_l7_drained(void *ctx)
 	l7_tracker_reap(a->l7, clock_mono_ns());
 }
 
-/* --no-tls: new executable files are nobody's business. */
+/* --no-tls: new executable files are nobody's business (and --debug-l7-discard's records). */
 static int agent_ignore_record(void *ctx, const void *data, size_t len)
 {
 	return 0;
@@ -250,7 +273,7 @@ static int agent_open_streams(struct agent *a)
 			.bell_state = probes_bell_state(a->probes, i),
 			.debug_poll_ns = (uint64_t)a->cfg->debug_poll_ms * 1000000ull,
 		};
-		if (stream_defs[i].policy.kind == NS_WAKEUP_BATCHED) {
+		if (stream_defs[i].policy.kind == NS_WAKEUP_BATCHED && i != NS_STREAM_PROC) {
 			p.before_drain = agent_read_proc_first;
 			p.before_drain_ctx = a;
 		}
@@ -258,13 +281,15 @@ static int agent_open_streams(struct agent *a)
 		case NS_STREAM_PROC:
 			p.fn = proc_tracker_on_record;
 			p.ctx = a->procs;
+			p.after_drain = agent_proc_drained;
+			p.after_drain_ctx = a;
 			break;
 		case NS_STREAM_TCP:
 			p.fn = tcp_tracker_on_record;
 			p.ctx = a->tcp;
 			break;
 		case NS_STREAM_L7:
-			p.fn = l7_tracker_on_record;
+			p.fn = a->cfg->debug_l7_discard ? agent_ignore_record : l7_tracker_on_record;
 			p.ctx = a->l7;
 			p.after_drain = agent_l7_drained;
 			p.after_drain_ctx = a;
@@ -284,15 +309,6 @@ static int agent_open_streams(struct agent *a)
 	return 0;
 }
 
-/* A process exited: read what it did that still waits in batched streams. */
-static void agent_proc_exited(void *ctx)
-{
-	struct agent *a = ctx;
-	if (a->streams[NS_STREAM_TCP])
-		stream_drain(a->streams[NS_STREAM_TCP]);
-	if (a->streams[NS_STREAM_L7])
-		stream_drain(a->streams[NS_STREAM_L7]);
-}
 
 /* A connection closed: first read the payloads still queued for it. */
 static void agent_conn_closed(void *ctx, uint64_t sock, uint64_t start_ns)
@@ -399,8 +415,6 @@ static int agent_start(struct agent *a)
 		.max_processes = c->max_processes,
 		.max_series = c->max_series,
 		.cgroupfs_root = c->cgroupfs_root,
-		.on_exit = agent_proc_exited,
-		.on_exit_ctx = a,
 	};
 	if (proc_tracker_new(&po, &a->procs))
 		return NS_EXIT_RUNTIME;
