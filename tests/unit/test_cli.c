@@ -638,6 +638,42 @@ static void check_cycle(const struct ns_config *c)
 {
 	assert_string_equal(c->instance_life_cycle, "spot");
 }
+static void check_metrics_endpoint(const struct ns_config *c)
+{
+	assert_string_equal(c->metrics_endpoint, "http://127.0.0.1:9090/api/v1/write");
+}
+static void check_collector(const struct ns_config *c)
+{
+	assert_string_equal(c->collector_endpoint, "https://coroot:8080");
+}
+static void check_api_key(const struct ns_config *c)
+{
+	assert_string_equal(c->api_key, "k3y");
+}
+static void check_interval(const struct ns_config *c)
+{
+	assert_int_equal(c->scrape_interval_s, 30);
+}
+static void check_wal(const struct ns_config *c)
+{
+	assert_string_equal(c->wal_dir, "/data/wal");
+}
+static void check_spool(const struct ns_config *c)
+{
+	assert_int_equal(c->max_spool_size, 2ull << 30);
+}
+static void check_ca(const struct ns_config *c)
+{
+	assert_string_equal(c->ca_file, "/etc/ca.pem");
+}
+static void check_insecure(const struct ns_config *c)
+{
+	assert_true(c->insecure_skip_verify);
+}
+static void check_per_write(const struct ns_config *c)
+{
+	assert_int_equal(c->max_series_per_write, 500);
+}
 static void check_nice(const struct ns_config *c)
 {
 	assert_int_equal(c->nice, -5);
@@ -699,6 +735,18 @@ static const struct option_case {
 	{ "availability-zone", "AVAILABILITY_ZONE", "eu-west-1a", check_zone },
 	{ "instance-type", "INSTANCE_TYPE", "m5.large", check_itype },
 	{ "instance-life-cycle", "INSTANCE_LIFE_CYCLE", "spot", check_cycle },
+	{ "metrics-endpoint", "METRICS_ENDPOINT", "http://127.0.0.1:9090/api/v1/write",
+	  check_metrics_endpoint, "127.0.0.1:9090", "http:// or https://" },
+	{ "collector-endpoint", "COLLECTOR_ENDPOINT", "https://coroot:8080", check_collector,
+	  "coroot:8080", "http:// or https://" },
+	{ "api-key", "API_KEY", "k3y", check_api_key },
+	{ "scrape-interval", "SCRAPE_INTERVAL", "30s", check_interval, "0", "1..86400 seconds" },
+	{ "wal-dir", "WAL_DIR", "/data/wal", check_wal, "wal", "an absolute path" },
+	{ "max-spool-size", "MAX_SPOOL_SIZE", "2GB", check_spool, "1KB", "4KB..1024GB" },
+	{ "ca-file", "CA_FILE", "/etc/ca.pem", check_ca },
+	{ "insecure-skip-verify", "INSECURE_SKIP_VERIFY", NULL, check_insecure, "2", "yes or no" },
+	{ "max-series-per-write", "NODESCOPE_MAX_SERIES_PER_WRITE", "500", check_per_write, "0",
+	  "(1..1000000)" },
 	{ "nice", "NODESCOPE_NICE", "-5", check_nice, "20", "(-20..19)" },
 	{ "verbose", "NODESCOPE_VERBOSE", NULL, check_verbose, "on", "yes or no" },
 	{ "debug-l7-discard", "NODESCOPE_DEBUG_L7_DISCARD", NULL, check_l7_discard, "on", "yes or no" },
@@ -1081,6 +1129,14 @@ static void test_env_names_follow_the_rule(void **state)
 		"availability-zone",
 		"instance-type",
 		"instance-life-cycle",
+		"metrics-endpoint",
+		"collector-endpoint",
+		"api-key",
+		"scrape-interval",
+		"wal-dir",
+		"max-spool-size",
+		"ca-file",
+		"insecure-skip-verify",
 	};
 	int wrong = 0;
 
