@@ -24,9 +24,8 @@ struct remote_write {
 	struct remote_write_opts o;
 	char url[4096];
 	char instance[160];
-	struct loop_timer *tick;    /* the interval */
+	struct loop_timer *tick;    /* the interval, periodic */
 	struct loop_timer *backoff; /* armed only while waiting to retry */
-	uint64_t next_tick_ns;
 	uint64_t backoff_ns;	    /* the next wait after a failure (0: none failed) */
 	bool collecting;
 	struct rw_encoder enc;
@@ -251,13 +250,7 @@ static void rw_collected(void *ctx)
 static void rw_on_tick(void *ctx)
 {
 	struct remote_write *rw = ctx;
-	uint64_t interval = (uint64_t)rw->o.interval_s * 1000000000ull, now = clock_mono_ns();
 
-	/* On a fixed grid from the start; a late tick (a stopped agent) skips what it missed. */
-	rw->next_tick_ns += interval;
-	if (rw->next_tick_ns <= now)
-		rw->next_tick_ns = now + interval;
-	loop_timer_arm(rw->tick, rw->next_tick_ns - now);
 	if (rw->collecting)
 		return; /* the last one still reads containers: this one is that one */
 	rw->collecting = true;
@@ -304,6 +297,9 @@ int remote_write_new(const struct remote_write_opts *o, struct remote_write **ou
 	if ((err = rw_sender_new(&so, &rw->sender)) ||
 	    (err = loop_timer_new(o->loop, rw_on_tick, rw, &rw->tick)) ||
 	    (err = loop_timer_new(o->loop, rw_on_backoff, rw, &rw->backoff)) ||
+	    /* Periodic; the first collection one interval after start, when the streams filled. */
+	    (err = loop_timer_arm_every(rw->tick, (uint64_t)o->interval_s * 1000000000ull)) ||
+	    /* Last: the registry keeps pointers into rw from here on. */
 	    (err = metric_register_defs(o->registry, rw_metrics, METRIC_DEFS_COUNT(rw_metrics), rw,
 					0))) {
 		fprintf(stderr, "nodescope: remote write: cannot start: %s\n", strerror(-err));
@@ -314,9 +310,6 @@ int remote_write_new(const struct remote_write_opts *o, struct remote_write **ou
 	if (rw->spool.n)
 		fprintf(stderr, "nodescope: remote write: %zu batches from an earlier run in %s\n",
 			rw->spool.n, o->spool_dir);
-	/* The first collection one interval after start: the streams have had time to fill. */
-	rw->next_tick_ns = clock_mono_ns() + (uint64_t)o->interval_s * 1000000000ull;
-	loop_timer_arm(rw->tick, (uint64_t)o->interval_s * 1000000000ull);
 	rw_kick(rw);
 	*out = rw;
 	return 0;
