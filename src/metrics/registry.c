@@ -1122,8 +1122,11 @@ static void text_sample(void *ctx, const struct metric_sample *smp)
 
 	strbuf_puts(out, smp->name);
 	strbuf_puts(out, smp->suffix);
+	/* puts, not printf: this runs for every label of every series. */
 	for (unsigned i = 0; i < smp->n_labels; i++) {
-		strbuf_printf(out, "%s%s=\"", i ? "," : "{", smp->label_names[i]);
+		strbuf_putc(out, i ? ',' : '{');
+		strbuf_puts(out, smp->label_names[i]);
+		strbuf_append(out, "=\"", 2);
 		put_escaped(out, smp->label_values[i], true);
 		strbuf_putc(out, '"');
 	}
