@@ -19,7 +19,8 @@ mirror=http://deb.debian.org/debian
 # What the smoke suite runs, the agent's own shared libraries, and
 # busybox-static for vm-run.sh's init.
 pkgs="python3,nginx,curl,openssl,ca-certificates,bpftool,iproute2,procps,
-libbpf1,libelf1,zlib1g,libmicrohttpd12,libcapstone4,libjansson4,busybox-static"
+libbpf1,libelf1,zlib1g,libmicrohttpd12,libcapstone4,libjansson4,libprotobuf-c1,libsnappy1v5,
+libcurl4,busybox-static"
 pkgs=$(echo "$pkgs" | tr -d ' \n')
 [ -f "$dir/done" ] && [ "$(cat "$dir/done")" = "$pkgs" ] && exit 0
 [ "$(id -u)" = 0 ] || { echo "nodescope: building the $arch VM userland needs root (debootstrap)" >&2; exit 1; }
