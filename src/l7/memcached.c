@@ -235,8 +235,13 @@ static int64_t request_line(struct mc_state *s, struct mc_dir *d, l7_msg_fn fn, 
 	if (!k)
 		return 0;
 	const struct cmd_info *c = command(w[0], wl[0]);
-	if (!c)
-		return -1;
+	static const struct cmd_info unknown = { "unknown", -1, -1 };
+	if (!c) {
+		/* the server answers ERROR: still a request, for the pairing */
+		c = &unknown;
+		w[0] = (const uint8_t *)unknown.name;
+		wl[0] = strlen(unknown.name);
+	}
 	struct l7_msg *m = &d->pending;
 	memset(m, 0, sizeof(*m));
 	m->kind = L7_MSG_REQUEST;

@@ -445,7 +445,8 @@ static void server_packet(struct my_state *s, uint8_t seq, const struct l7_reade
 			s->rs = RS_INFILE;
 		} else {
 			uint64_t cols;
-			if (!lenenc(b, n, &cols) || !cols) {
+			size_t k = lenenc(b, n, &cols);
+			if (!k || !cols) {
 				s->cnt.unparseable++;
 				respond(s, r, L7_STATUS_UNKNOWN, NULL, fn, ctx);
 				break;
@@ -453,6 +454,12 @@ static void server_packet(struct my_state *s, uint8_t seq, const struct l7_reade
 			s->defs_left = cols > UINT32_MAX ? UINT32_MAX : (uint32_t)cols;
 			s->prep_cols = 0;
 			s->rs = RS_DEFS;
+			/*
+			 * MariaDB's metadata cache: a byte after the count says
+			 * whether the definitions follow (0: the client has them).
+			 */
+			if (n == k + 1 && b[k] == 0)
+				s->rs = RS_OPT_EOF;
 		}
 		break;
 	}

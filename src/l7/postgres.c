@@ -297,7 +297,7 @@ static void request(struct pg_state *s, uint8_t type, const struct l7_reader *r,
 		struct pg_portal *p = portal(s, name, true);
 		memset(p, 0, sizeof(*p));
 		p->used = true;
-		snprintf(p->name, sizeof(p->name), "%s", name);
+		memcpy(p->name, name, strnlen(name, sizeof(p->name) - 1));
 		if (st) {
 			memcpy(p->op, st->op, sizeof(p->op));
 			memcpy(p->text, st->text, sizeof(p->text));

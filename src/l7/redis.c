@@ -183,7 +183,7 @@ static bool rd_detect_response(const uint8_t *p, size_t n)
 	case '$':
 	case '!':
 	case '=':
-		if (!number(s, sl, &v) || v < -1 || (uint64_t)v > RD_MAX_BULK)
+		if (!number(s, sl, &v) || v < -1 || (v > 0 && (uint64_t)v > RD_MAX_BULK))
 			return false;
 		if (v >= 0 && n >= (size_t)l + 2 + (size_t)v + 2)
 			return p[l + 2 + v] == '\r' && p[l + 2 + v + 1] == '\n';
@@ -379,7 +379,7 @@ static int line(struct rd_state *s, struct rd_dir *d, bool req)
 		return value_done(d);
 	}
 	if (bulk_type(t)) {
-		if (!number(p + 1, n - 1, &v) || v < -1 || (uint64_t)v > RD_MAX_BULK)
+		if (!number(p + 1, n - 1, &v) || v < -1 || (v > 0 && (uint64_t)v > RD_MAX_BULK))
 			return -1;
 		if (v < 0)
 			return value_done(d);

@@ -46,10 +46,10 @@ static void put(struct out *o, const char *s, size_t n)
 }
 
 /* The output from `from` holds only `?`, commas and blanks, with one `?` at least. */
-static bool only_values(const struct out *o, size_t from)
+static bool only_values(const struct out *o, size_t from, size_t to)
 {
 	bool any = false;
-	for (size_t i = from; i < o->len; i++) {
+	for (size_t i = from; i < to; i++) {
 		if (o->p[i] == '?')
 			any = true;
 		else if (o->p[i] != ',' && o->p[i] != ' ')
@@ -64,7 +64,7 @@ static void close_paren(struct out *o)
 	if (o->full || !o->depth)
 		return;
 	size_t open = o->open[--o->depth];
-	if (!only_values(o, open + 1) || o->len - 1 == open + 1)
+	if (!only_values(o, open + 1, o->len - 1))
 		return;
 	/* (?, ?, ?) -> (?) */
 	memcpy(o->p + open, "(?)", 3);
@@ -207,6 +207,12 @@ size_t sql_strip(enum sql_dialect d, const char *in, size_t n, char *out, size_t
 			}
 			i = end ? (size_t)(end - in) : n;
 			put(&o, "?", 1);
+		} else if (c == '$' && i + 1 < n && isdigit((unsigned char)in[i + 1])) {
+			/* $1: a parameter, kept */
+			size_t s = i++;
+			while (i < n && isdigit((unsigned char)in[i]))
+				i++;
+			put(&o, in + s, i - s);
 		} else if (isdigit(c) || (c == '.' && i + 1 < n && isdigit((unsigned char)in[i + 1]))) {
 			i = skip_number(in, n, i);
 			put(&o, "?", 1);

@@ -3,8 +3,8 @@
 
 capture_proxy.py LISTEN_PORT SERVER_PORT OUT_FILE: accepts connections on
 127.0.0.1:LISTEN_PORT, forwards each to 127.0.0.1:SERVER_PORT and appends
-every read to OUT_FILE as one line: '>' (client to server) or '<' (server to
-client), a space, the bytes in hex. A read is one chunk, as a syscall would
+every read to OUT_FILE as one line: the connection's number (from 1), '>'
+(client to server) or '<' (server to client), a space, the bytes in hex. A read is one chunk, as a syscall would
 see it. Exits after the first connection closes (--all: never).
 """
 import select
@@ -13,8 +13,8 @@ import sys
 import threading
 
 
-def pump(a, b, out, lock):
-    conns = {a: (b, ">"), b: (a, "<")}
+def pump(a, b, out, lock, n):
+    conns = {a: (b, f"{n}>"), b: (a, f"{n}<")}
     while True:
         r, _, _ = select.select(list(conns), [], [])
         for s in r:
@@ -36,11 +36,13 @@ def main():
     ls.bind(("127.0.0.1", listen_port))
     ls.listen(8)
     lock = threading.Lock()
+    n = 0
     with open(path, "a") as out:
         while True:
             c, _ = ls.accept()
             s = socket.create_connection(("127.0.0.1", server_port))
-            t = threading.Thread(target=pump, args=(c, s, out, lock))
+            n += 1
+            t = threading.Thread(target=pump, args=(c, s, out, lock, n))
             t.start()
             if not keep:
                 t.join()
