@@ -90,6 +90,11 @@ static void fold(struct l7_pending *e, const struct l7_msg *m)
 
 void l7_pair_response(struct l7_pair *p, const struct l7_msg *m, l7_pair_fn fn, void *ctx)
 {
+	if (m->kind == L7_MSG_LOST && p->mode == L7_PAIR_FIFO) {
+		/* in order, an unseen message would shift every pair after it */
+		l7_pair_reset(p);
+		return;
+	}
 	if (m->kind != L7_MSG_RESPONSE && m->kind != L7_MSG_SYNC_REPLY)
 		return;
 	if (p->mode == L7_PAIR_BY_ID) {

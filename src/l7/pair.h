@@ -50,7 +50,10 @@ void l7_pair_init(struct l7_pair *p, enum l7_pair_mode mode, struct l7_counters 
  * ignored). Returns 0 when queued, -1 when the queue was full (counted).
  */
 int l7_pair_request(struct l7_pair *p, const struct l7_msg *m, uint64_t ts_ns);
-/* A response-side message (RESPONSE, SYNC_REPLY): calls fn for each request it completes. */
+/*
+ * A response-side message (RESPONSE, SYNC_REPLY): calls fn for each request
+ * it completes. L7_MSG_LOST (in order only) forgets the waiting requests.
+ */
 void l7_pair_response(struct l7_pair *p, const struct l7_msg *m, l7_pair_fn fn, void *ctx);
 /* Requests waiting (not counting ghosts). */
 static inline unsigned l7_pair_waiting(const struct l7_pair *p)

@@ -22,6 +22,18 @@ const struct l7_proto *l7_proto_by_name(const char *name)
 	return NULL;
 }
 
+void l7_proto_feed(const struct l7_proto *p, void *state, enum l7_dir dir, const uint8_t *data,
+		   size_t captured, size_t total, l7_msg_fn fn, void *ctx)
+{
+	const struct l7_counters *c = p->counters(state);
+	uint64_t before = c->lost + c->unparseable;
+	p->feed(state, dir, data, captured, total, fn, ctx);
+	if (dir == L7_DIR_RESPONSE && c->lost + c->unparseable != before) {
+		struct l7_msg m = { .kind = L7_MSG_LOST };
+		fn(ctx, &m);
+	}
+}
+
 #define FIELD(f) { #f, offsetof(struct l7_counters, f) }
 const struct l7_counter_field l7_counter_fields[] = {
 	FIELD(messages), FIELD(unparseable), FIELD(truncated),

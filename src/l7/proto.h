@@ -43,6 +43,12 @@ enum l7_status { L7_STATUS_OK, L7_STATUS_FAILED, L7_STATUS_UNKNOWN };
  *   discards the rest of a batch after an error) and are reported failed.
  * - L7_MSG_PUSH: server data that answers no request (pub/sub messages,
  *   RESP3 pushes): neither paired nor counted unpaired.
+ * - L7_MSG_LOST: not from a parser but from l7_proto_feed(): the response
+ *   direction lost its framing, so an unknown number of responses went
+ *   unseen; the requests waiting are forgotten rather than paired with the
+ *   wrong responses. (A request-side loss keeps them: the requests before it
+ *   still come first; the unseen ones' responses then count as unpaired or
+ *   shift the pairs until the connection is quiet.)
  */
 enum l7_msg_kind {
 	L7_MSG_REQUEST,
@@ -52,6 +58,7 @@ enum l7_msg_kind {
 	L7_MSG_RESPONSE,
 	L7_MSG_SYNC_REPLY,
 	L7_MSG_PUSH,
+	L7_MSG_LOST,
 };
 
 struct l7_msg {
@@ -117,6 +124,12 @@ struct l7_proto {
 };
 
 extern const struct l7_proto *const l7_protos[];
+/*
+ * Feeds one chunk through p->feed (what the tracker calls): when the
+ * response direction lost its framing on the way, fn also gets an L7_MSG_LOST.
+ */
+void l7_proto_feed(const struct l7_proto *p, void *state, enum l7_dir dir, const uint8_t *data,
+		   size_t captured, size_t total, l7_msg_fn fn, void *ctx);
 extern const size_t l7_n_protos;
 const struct l7_proto *l7_proto_by_name(const char *name);
 

@@ -109,8 +109,8 @@ __attribute__((format(printf, 2, 3))) static void h_printf(struct h_out *o, cons
 	o->n += (size_t)k;
 }
 
-static const char *const h_kinds[] = { "req", "noreply", "req-until-sync", "sync", "resp",
-				       "sync-reply", "push" };
+static const char *const h_kinds[] = { "req",	     "noreply", "req-until-sync", "sync",
+				       "resp",	     "sync-reply", "push", "lost" };
 
 /* The run: every message, then every pair. */
 struct h_run {
@@ -175,17 +175,17 @@ static void h_run_from(const struct l7_proto *p, const struct h_conv *v, size_t 
 			size_t cap1 = at < c->len ? at : c->len;
 			uint8_t *a = malloc(cap1 ? cap1 : 1), *b;
 			memcpy(a, c->data, cap1);
-			p->feed(st, c->dir, a, cap1, at, h_on_msg, r);
+			l7_proto_feed(p, st, c->dir, a, cap1, at, h_on_msg, r);
 			free(a);
 			size_t cap2 = c->len > at ? c->len - at : 0;
 			b = malloc(cap2 ? cap2 : 1);
 			memcpy(b, c->data + (c->len > at ? at : c->len), cap2);
-			p->feed(st, c->dir, b, cap2, c->total - at, h_on_msg, r);
+			l7_proto_feed(p, st, c->dir, b, cap2, c->total - at, h_on_msg, r);
 			free(b);
 		} else {
 			uint8_t *a = malloc(c->len ? c->len : 1);
 			memcpy(a, c->data, c->len);
-			p->feed(st, c->dir, a, c->len, c->total, h_on_msg, r);
+			l7_proto_feed(p, st, c->dir, a, c->len, c->total, h_on_msg, r);
 			free(a);
 		}
 	}
