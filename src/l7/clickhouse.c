@@ -630,6 +630,7 @@ const struct l7_proto l7_proto_clickhouse = {
 	.name = "clickhouse",
 	.pair = L7_PAIR_FIFO,
 	.default_port = 9000,
+	.one_in_flight = true,
 	.state_size = sizeof(struct ch_state),
 	.detect_request = ch_detect_request,
 	.detect_response = ch_detect_response,

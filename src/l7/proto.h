@@ -45,7 +45,7 @@ enum l7_status { L7_STATUS_OK, L7_STATUS_FAILED, L7_STATUS_UNKNOWN };
  *   RESP3 pushes): neither paired nor counted unpaired.
  * - L7_MSG_LOST: not from a parser but from l7_proto_feed(): the response
  *   direction lost its framing, so an unknown number of responses went
- *   unseen; the requests waiting are forgotten rather than paired with the
+ *   unseen (not for one_in_flight protocols); the requests waiting are forgotten rather than paired with the
  *   wrong responses. (A request-side loss keeps them: the requests before it
  *   still come first; the unseen ones' responses then count as unpaired or
  *   shift the pairs until the connection is quiet.)
@@ -111,6 +111,12 @@ struct l7_proto {
 	const char *name; /* metric infix: container_<name>_queries_total */
 	enum l7_pair_mode pair;
 	int default_port; /* a hint only, never used to decide */
+	/*
+	 * The client waits for each answer before the next request (ClickHouse):
+	 * after a loss of framing the next answer is still the waiting request's,
+	 * so no L7_MSG_LOST.
+	 */
+	bool one_in_flight;
 	size_t state_size;
 	bool (*detect_request)(const uint8_t *data, size_t len);
 	bool (*detect_response)(const uint8_t *data, size_t len);
