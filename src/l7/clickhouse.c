@@ -126,15 +126,28 @@ static bool ch_detect_request(const uint8_t *p, size_t n)
 		return false;
 	if (p[0] == 0)
 		return hello(&c, true);
-	if (p[0] != 1 || !c_string(&c, 64, true) || c.off >= n || p[c.off] > 2)
+	/* Query: an id (empty or a UUID), an initial query, the client info's start */
+	if (p[0] != 1 || !c_string(&c, 64, true) || (c.off - 2 != 0 && c.off - 2 != 36) ||
+	    c.off >= n || (p[c.off] != 1 && p[c.off] != 2))
 		return false;
-	if (p[c.off++] == 0)
-		return true;
+	c.off++;
 	for (int i = 0; i < 3; i++)
 		if (!c_string(&c, 256, true))
 			return false;
+	/* the interface (1 TCP, 2 HTTP), after a start time from revision 54449 */
+	struct cur d = c;
+	if (c.off < n && (p[c.off] == 1 || p[c.off] == 2)) {
+		c.off++;
+		if (c_string(&c, 256, true))
+			return true;
+	}
+	d.off += 8;
+	if (d.off < n && (p[d.off] == 1 || p[d.off] == 2)) {
+		d.off++;
+		return c_string(&d, 256, true);
+	}
 	(void)v;
-	return true;
+	return false;
 }
 
 static bool ch_detect_response(const uint8_t *p, size_t n)

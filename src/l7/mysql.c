@@ -152,8 +152,8 @@ static bool my_detect_request(const uint8_t *p, size_t n)
 			return false;
 		if ((c == COM_QUIT || c == COM_PING) && len != 1)
 			return false;
-		if (avail < len)
-			return k == 0 && avail >= 64; /* a long statement, cut */
+		if (avail < len) /* a long statement, cut */
+			return k == 0 && avail >= 64 && (c == COM_QUERY || c == COM_STMT_PREPARE);
 		off += 4 + len;
 		k++;
 	}

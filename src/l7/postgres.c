@@ -163,8 +163,19 @@ static bool detect(const uint8_t *p, size_t n, bool request)
 			avail = len - 4;
 		if (!body_ok(t, request, p + off + 5, avail, len - 4))
 			return false;
-		if (avail < len - 4)
-			return complete > 0 || avail >= 16 || k == 0;
+		if (avail < len - 4) {
+			if (complete)
+				return true;
+			/*
+			 * The chunk ends inside its first message: only a long
+			 * statement or row whose start can be checked is taken.
+			 */
+			if (len > (1u << 20) || avail < 16)
+				return false;
+			if (request)
+				return (t == 'Q' || t == 'P') && printable_text(p + off + 5, avail);
+			return (t == 'T' || t == 'D') && l7_be16(p + off + 5) <= 1664;
+		}
 		complete++;
 		off += 1 + len;
 	}

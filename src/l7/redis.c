@@ -169,8 +169,13 @@ static bool rd_detect_response(const uint8_t *p, size_t n)
 	switch (p[0]) {
 	case '+':
 		return printable(s, sl);
-	case '-':
-		return sl >= 2 && isupper(s[0]) && printable(s, sl);
+	case '-': {
+		/* an upper-case code word: "ERR", "WRONGTYPE" */
+		size_t k = 0;
+		while (k < sl && isupper(s[k]))
+			k++;
+		return k >= 2 && (k == sl || s[k] == ' ') && printable(s, sl);
+	}
 	case ':':
 	case '(':
 		return number(s, sl, &v);
@@ -179,7 +184,14 @@ static bool rd_detect_response(const uint8_t *p, size_t n)
 	case '#':
 		return sl == 1 && (s[0] == 't' || s[0] == 'f');
 	case ',':
-		return sl > 0 && printable(s, sl);
+		if (sl == 3 && (!memcmp(s, "inf", 3) || !memcmp(s, "nan", 3)))
+			return true;
+		if (sl == 4 && !memcmp(s, "-inf", 4))
+			return true;
+		for (size_t i = 0; i < sl; i++)
+			if (!isdigit(s[i]) && !strchr(".eE+-", s[i]))
+				return false;
+		return sl > 0;
 	case '$':
 	case '!':
 	case '=':
