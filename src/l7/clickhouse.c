@@ -370,6 +370,8 @@ static bool client_field(struct ch_state *s, struct ch_dir *d, l7_msg_fn fn, voi
 				sql_operation((const char *)d->r.buf, d->r.have, m->op, sizeof(m->op));
 				sql_strip(SQL_CLICKHOUSE, (const char *)d->r.buf, d->r.have, m->text,
 					  sizeof(m->text));
+				if (d->r.cut)
+					sql_mark_cut(m->text, sizeof(m->text));
 				if (d->r.uncaptured)
 					s->cnt.truncated++;
 				emit(s, m, fn, ctx);

@@ -324,6 +324,12 @@ static void message(struct mg_state *s, struct mg_dir *d, bool req, l7_msg_fn fn
 				size_t cl = (size_t)(z - b - 4);
 				if (cl >= 5 && !memcmp(z - 5, ".$cmd", 5)) {
 					command_doc(z + 9, n - (size_t)(z + 9 - b), &m);
+					if (!strchr(m.text, ' ') && cl > 5) {
+						/* the database is the collection name's start: "admin.$cmd" */
+						char db[64];
+						l7_copy_printable(db, sizeof(db), b + 4, cl - 5);
+						snprintf(m.text, sizeof(m.text), "%s %s", m.op, db);
+					}
 				} else {
 					strcpy(m.op, "query");
 					char coll[96];

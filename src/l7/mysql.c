@@ -273,10 +273,12 @@ static bool pop_cmd(struct my_state *s, struct my_cmd *out)
 	return true;
 }
 
-static void query_text(const uint8_t *b, size_t n, struct l7_msg *m)
+static void query_text(const uint8_t *b, size_t n, bool cut, struct l7_msg *m)
 {
 	sql_operation((const char *)b, n, m->op, sizeof(m->op));
 	sql_strip(SQL_MYSQL, (const char *)b, n, m->text, sizeof(m->text));
+	if (cut)
+		sql_mark_cut(m->text, sizeof(m->text));
 }
 
 /* A client packet: b[0..n) of its payload (cut when long), seq its sequence. */
@@ -305,11 +307,11 @@ static void client_packet(struct my_state *s, uint8_t seq, const struct l7_reade
 		/* query attributes with no parameters (MySQL 8 clients): count 0, one set */
 		if (n >= 3 && b[1] == 0 && b[2] == 1)
 			off = 3;
-		query_text(b + off, n - off, &m);
+		query_text(b + off, n - off, r->cut, &m);
 		break;
 	}
 	case COM_STMT_PREPARE:
-		query_text(b + 1, n - 1, &m);
+		query_text(b + 1, n - 1, r->cut, &m);
 		push_cmd(s, b[0], &m);
 		strcpy(m.op, "PREPARE");
 		emit(s, &m, r->chunk, fn, ctx);

@@ -228,12 +228,15 @@ static const char *cstr(const uint8_t *b, size_t n, size_t *off)
 	return s;
 }
 
-static void statement(const uint8_t *b, size_t n, char *op, char *text)
+/* A NUL-terminated statement at b (n bytes kept of the message; cut: not all of it). */
+static void statement(const uint8_t *b, size_t n, bool cut, char *op, char *text)
 {
 	const uint8_t *z = memchr(b, 0, n);
 	size_t len = z ? (size_t)(z - b) : n;
 	sql_operation((const char *)b, len, op, L7_OP_LEN);
 	sql_strip(SQL_POSTGRES, (const char *)b, len, text, L7_TEXT_LEN);
+	if (!z && cut)
+		sql_mark_cut(text, L7_TEXT_LEN);
 }
 
 static struct pg_portal *portal(struct pg_state *s, const char *name, bool create)
@@ -287,13 +290,13 @@ static void request(struct pg_state *s, uint8_t type, const struct l7_reader *r,
 	switch (type) {
 	case 'Q':
 		m.kind = L7_MSG_REQUEST_UNTIL_SYNC;
-		statement(b, n, m.op, m.text);
+		statement(b, n, r->cut, m.op, m.text);
 		emit(s, &m, r->chunk, fn, ctx);
 		break;
 	case 'P':
 		if (!(name = cstr(b, n, &off)))
 			break;
-		statement(b + off, n - off, m.op, m.text);
+		statement(b + off, n - off, r->cut, m.op, m.text);
 		if (!name[0]) {
 			memcpy(s->unnamed.op, m.op, sizeof(m.op));
 			memcpy(s->unnamed.text, m.text, sizeof(m.text));

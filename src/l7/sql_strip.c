@@ -259,6 +259,19 @@ size_t sql_strip(enum sql_dialect d, const char *in, size_t n, char *out, size_t
 	return o.len;
 }
 
+void sql_mark_cut(char *out, size_t cap)
+{
+	size_t n = strnlen(out, cap);
+	if (n >= 3 && !memcmp(out + n - 3, "...", 3))
+		return;
+	if (n + 4 > cap)
+		n = cap - 4;
+	/* not inside a character */
+	while (n && ((unsigned char)out[n] & 0xc0) == 0x80)
+		n--;
+	memcpy(out + n, "...", 4);
+}
+
 void sql_operation(const char *in, size_t n, char *op, size_t cap)
 {
 	size_t i = 0, k = 0;

@@ -25,6 +25,9 @@ enum sql_dialect {
  */
 size_t sql_strip(enum sql_dialect d, const char *in, size_t n, char *out, size_t cap);
 
+/* Marks a stripped statement whose input was cut (not all captured or kept): "..." at its end. */
+void sql_mark_cut(char *out, size_t cap);
+
 /* The statement's first keyword, upper-cased ("SELECT"), into op; "" if none. */
 void sql_operation(const char *in, size_t n, char *op, size_t cap);
 

@@ -23,12 +23,12 @@ static void test_pymongo(void **state)
 	/* the monitor: the legacy OP_QUERY isMaster and its OP_REPLY */
 	h_load(&v, DATA "mongo_pymongo.cap", 1);
 	h_check_splits(MG, &v, &r);
-	assert_string_equal(r.pairs.s, "ismaster | ismaster => ok\n");
+	assert_string_equal(r.pairs.s, "ismaster | ismaster admin => ok\n");
 	h_free(&v);
 	/* OP_MSG: find, insert (a document sequence), a failing drop, an unacknowledged insert */
 	h_load(&v, DATA "mongo_pymongo.cap", 2);
 	h_check_splits(MG, &v, &r);
-	assert_string_equal(r.pairs.s, "ismaster | ismaster => ok\n"
+	assert_string_equal(r.pairs.s, "ismaster | ismaster admin => ok\n"
 				       "find | find db.users => ok\n"
 				       "insert | insert db.users => ok\n"
 				       "drop | drop db.missing => failed 26\n"

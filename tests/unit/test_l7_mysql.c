@@ -169,7 +169,7 @@ static void test_uncaptured(void **state)
 	add_packet(&v, L7_DIR_REQUEST, 0, "\x03SELECT 1", 9);
 	add_packet(&v, L7_DIR_RESPONSE, 1, "\xff\x15\x04#28000Access denied", 22);
 	h_check_splits(MY, &v, &r);
-	assert_string_equal(r.pairs.s, "INSERT | INSERT INTO t VALUES (? => ok\n"
+	assert_string_equal(r.pairs.s, "INSERT | INSERT INTO t VALUES (?... => ok\n"
 				       "SELECT | SELECT ? => failed 1045\n");
 	assert_int_equal(r.cnt.truncated, 1);
 	h_free(&v);

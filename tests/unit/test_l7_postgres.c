@@ -202,7 +202,7 @@ static void test_uncaptured(void **state)
 	add_msg(&v, L7_DIR_RESPONSE, 'E', "SERROR\0C42703\0\0", 16);
 	add_msg(&v, L7_DIR_RESPONSE, 'Z', "I", 1);
 	h_check_splits(PG, &v, &r);
-	assert_string_equal(r.pairs.s, "SELECT | SELECT ? => ok\n"
+	assert_string_equal(r.pairs.s, "SELECT | SELECT ?... => ok\n"
 				       "SELECT | SELECT ? => ok\n"
 				       "SELECT | SELECT ? => failed 42703\n");
 	assert_int_equal(r.cnt.truncated, 1);

@@ -81,6 +81,19 @@ static void test_bounded(void **state)
 	assert_int_equal(sql_strip(SQL_POSTGRES, "SELECT 1", 8, out, 0), 0);
 }
 
+static void test_mark_cut(void **state)
+{
+	char out[16] = "SELECT ?";
+	sql_mark_cut(out, sizeof(out));
+	assert_string_equal(out, "SELECT ?...");
+	sql_mark_cut(out, sizeof(out));
+	assert_string_equal(out, "SELECT ?...");
+	/* no room: the end makes way, not inside a character */
+	strcpy(out, "SELECT abcd\xc3\xa9xy");
+	sql_mark_cut(out, sizeof(out));
+	assert_string_equal(out, "SELECT abcd...");
+}
+
 static void test_operation(void **state)
 {
 	char op[16];
@@ -99,7 +112,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_literals), cmocka_unit_test(test_lists_and_comments),
 		cmocka_unit_test(test_cut_input), cmocka_unit_test(test_bounded),
-		cmocka_unit_test(test_operation),
+		cmocka_unit_test(test_mark_cut), cmocka_unit_test(test_operation),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
