@@ -559,7 +559,8 @@ static void ch_feed(void *sv, enum l7_dir dir, const uint8_t *data, size_t captu
 		d->lost = false; /* resynchronised at this chunk */
 		end_packet(d);
 	}
-	while (pos < total || (d->prim == P_STRING && !d->str_len && !d->r.left)) {
+	while (pos < total || (d->prim == P_STRING && !d->str_len && !d->r.left) ||
+	       (d->prim == P_SKIP && !d->r.left)) {
 		enum l7_take t = l7_reader_take(&d->r, data, captured, total, &pos, chunk);
 		if (t == L7_TAKE_MORE)
 			break;

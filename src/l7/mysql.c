@@ -62,9 +62,16 @@ enum my_rs {
 	RS_INFILE,    /* LOCAL INFILE: the server waits for the file, then answers OK/ERR */
 };
 
+#define MY_PREPS 4 /* prepares awaiting their statement id */
+
 struct my_cmd {
 	uint8_t cmd;
 	char text[L7_TEXT_LEN]; /* a prepare's statement, for its id */
+	char op[L7_OP_LEN];
+};
+
+struct my_prep {
+	char text[L7_TEXT_LEN];
 	char op[L7_OP_LEN];
 };
 
@@ -90,8 +97,10 @@ struct my_state {
 	uint32_t defs_left;
 	uint32_t prep_cols; /* a prepare answer: column definitions after the parameters */
 	uint8_t rs_cmd;	    /* the command being answered */
-	struct my_cmd cmds[MY_CMDS];
+	uint8_t cmds[MY_CMDS]; /* the commands sent, oldest first */
 	unsigned c_head, c_n;
+	struct my_prep preps[MY_PREPS]; /* the COM_STMT_PREPAREs among them, their text */
+	unsigned p_head, p_n;
 	struct l7_stmts stmts;
 };
 
@@ -253,23 +262,42 @@ static void push_cmd(struct my_state *s, uint8_t cmd, const struct l7_msg *m)
 {
 	if (s->c_n == MY_CMDS) {
 		/* the oldest is the likeliest to have been answered unseen */
+		if (s->cmds[s->c_head] == COM_STMT_PREPARE && s->p_n) {
+			s->p_head = (s->p_head + 1) % MY_PREPS;
+			s->p_n--;
+		}
 		s->c_head = (s->c_head + 1) % MY_CMDS;
 		s->c_n--;
 		s->cnt.table_full++;
 	}
-	struct my_cmd *c = &s->cmds[(s->c_head + s->c_n++) % MY_CMDS];
-	c->cmd = cmd;
-	memcpy(c->text, m->text, sizeof(c->text));
-	memcpy(c->op, m->op, sizeof(c->op));
+	s->cmds[(s->c_head + s->c_n++) % MY_CMDS] = cmd;
+	if (cmd != COM_STMT_PREPARE)
+		return;
+	if (s->p_n == MY_PREPS) {
+		s->p_head = (s->p_head + 1) % MY_PREPS;
+		s->p_n--;
+		s->cnt.table_full++;
+	}
+	struct my_prep *p = &s->preps[(s->p_head + s->p_n++) % MY_PREPS];
+	memcpy(p->text, m->text, sizeof(p->text));
+	memcpy(p->op, m->op, sizeof(p->op));
 }
 
 static bool pop_cmd(struct my_state *s, struct my_cmd *out)
 {
 	if (!s->c_n)
 		return false;
-	*out = s->cmds[s->c_head];
+	out->cmd = s->cmds[s->c_head];
 	s->c_head = (s->c_head + 1) % MY_CMDS;
 	s->c_n--;
+	out->text[0] = out->op[0] = '\0';
+	if (out->cmd == COM_STMT_PREPARE && s->p_n) {
+		const struct my_prep *p = &s->preps[s->p_head];
+		memcpy(out->text, p->text, sizeof(out->text));
+		memcpy(out->op, p->op, sizeof(out->op));
+		s->p_head = (s->p_head + 1) % MY_PREPS;
+		s->p_n--;
+	}
 	return true;
 }
 
@@ -403,7 +431,7 @@ static void server_packet(struct my_state *s, uint8_t seq, const struct l7_reade
 		/* the greeting: an auth exchange follows */
 		s->greeting = s->auth = true;
 		s->rs = RS_IDLE;
-		s->c_n = 0;
+		s->c_n = s->p_n = 0;
 		return;
 	}
 	if (s->auth) {
