@@ -102,10 +102,11 @@ enum l7_pair_mode { L7_PAIR_FIFO, L7_PAIR_BY_ID };
  * One protocol. detect_*: do these first bytes of a chunk (a message
  * boundary, not necessarily the connection's start) look like this
  * protocol's client / server data? They are cheap and reject garbage and the
- * other protocols. The state is state_size bytes the caller allocates;
- * init() prepares it (0, or -ENOMEM), free() releases what it allocated
- * (free(NULL-initialised-by-init) is fine). counters() gives the state's
- * counters.
+ * other protocols; the tracker should pick a protocol from the client's
+ * side (detect_request) and use detect_response to confirm or resync. The
+ * state is state_size bytes the caller allocates; init() prepares it (0, or
+ * a negative errno), free() releases what the parser allocated since (the
+ * state itself stays the caller's). counters() gives the state's counters.
  */
 struct l7_proto {
 	const char *name; /* metric infix: container_<name>_queries_total */
@@ -130,13 +131,13 @@ struct l7_proto {
 };
 
 extern const struct l7_proto *const l7_protos[];
+extern const size_t l7_n_protos;
 /*
  * Feeds one chunk through p->feed (what the tracker calls): when the
  * response direction lost its framing on the way, fn also gets an L7_MSG_LOST.
  */
 void l7_proto_feed(const struct l7_proto *p, void *state, enum l7_dir dir, const uint8_t *data,
 		   size_t captured, size_t total, l7_msg_fn fn, void *ctx);
-extern const size_t l7_n_protos;
 const struct l7_proto *l7_proto_by_name(const char *name);
 
 extern const struct l7_proto l7_proto_postgres, l7_proto_mysql, l7_proto_mongo, l7_proto_redis,
