@@ -1,8 +1,8 @@
 /*
  * Protocol detection from a message boundary (each parser's detect_request
  * and detect_response): each capture's chunks are recognised by their own
- * protocol (a connection is picked up from its middle) and by no other;
- * HTTP, TLS and random bytes are recognised by none.
+ * protocol (a connection is picked up from its middle) and by no other,
+ * HTTP's included; HTTP, TLS and random bytes are recognised by none.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -10,6 +10,7 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include "l7/http.h"
 #include "l7_harness.h"
 
 #define DATA "tests/unit/data/l7/"
@@ -53,6 +54,10 @@ static void test_captures(void **state)
 				fail_msg("%s chunk %zu of %s taken for %s", captures[k].file, i,
 					 captures[k].proto, l7_protos[j]->name);
 			}
+			const struct h_chunk *c = &v.c[i];
+			if (c->dir == L7_DIR_REQUEST ? http_looks_like_request((const char *)c->data, c->len) :
+						       http_looks_like_response((const char *)c->data, c->len))
+				fail_msg("%s chunk %zu taken for HTTP", captures[k].file, i);
 		}
 		if (own < captures[k].min_detected)
 			fail_msg("%s: %u chunks recognised, expected %u at least", captures[k].file, own,
