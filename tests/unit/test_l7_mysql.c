@@ -168,10 +168,22 @@ static void test_uncaptured(void **state)
 	add_packet(&v, L7_DIR_RESPONSE, 1, "\x00\x01\x00\x02\x00\x00\x00", 7);
 	add_packet(&v, L7_DIR_REQUEST, 0, "\x03SELECT 1", 9);
 	add_packet(&v, L7_DIR_RESPONSE, 1, "\xff\x15\x04#28000Access denied", 22);
+	/* a response whose second packet's header was not captured: lost, then resynchronised */
+	add_packet(&v, L7_DIR_REQUEST, 0, "\x03SELECT 2", 9);
+	static const uint8_t two[] = { 1, 0, 0, 1, 1, 10, 0, 0, 2, 3, 'd', 'e', 'f' };
+	h_add(&v, L7_DIR_RESPONSE, two, sizeof(two));
+	v.c[v.n - 1].len = 6;
+	v.c[v.n - 1].no_split = true;
+	add_packet(&v, L7_DIR_REQUEST, 0, "\x03SELECT 3", 9);
+	v.c[v.n - 1].no_split = true;
+	add_packet(&v, L7_DIR_RESPONSE, 1, "\x00\x00\x00\x02\x00\x00\x00", 7);
+	v.c[v.n - 1].no_split = true;
 	h_check_splits(MY, &v, &r);
 	assert_string_equal(r.pairs.s, "INSERT | INSERT INTO t VALUES (?... => ok\n"
-				       "SELECT | SELECT ? => failed 1045\n");
+				       "SELECT | SELECT ? => failed 1045\n"
+				       "SELECT | SELECT ? => ok\n");
 	assert_int_equal(r.cnt.truncated, 1);
+	assert_int_equal(r.cnt.lost, 1);
 	h_free(&v);
 }
 
