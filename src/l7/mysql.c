@@ -13,7 +13,9 @@
  *
  * The handshake: the server's greeting (protocol 10) starts an auth exchange
  * that ends with its OK or ERR; a client answering it with a 32-byte SSL
- * request (CLIENT_SSL) switches the connection to TLS: tls_started().
+ * request (CLIENT_SSL) switches the connection to TLS: tls_started() says
+ * so, and the same state then takes the decrypted bytes (the rest of the
+ * auth exchange first).
  */
 #include <stdio.h>
 #include <string.h>
@@ -550,15 +552,13 @@ static void my_feed(void *sv, enum l7_dir dir, const uint8_t *data, size_t captu
 	struct my_state *s = sv;
 	struct my_dir *d = &s->d[dir];
 	uint64_t chunk = d->chunks++;
-	bool req = dir == L7_DIR_REQUEST;
+	bool req = dir == L7_DIR_REQUEST, tls = s->tls;
 	size_t pos = 0;
 
 	if (!data)
 		captured = 0;
 	if (captured > total)
 		captured = total;
-	if (s->tls)
-		return;
 	if (d->lost) {
 		if (!(req ? my_detect_request : my_detect_response)(data, captured))
 			return;
@@ -600,8 +600,10 @@ static void my_feed(void *sv, enum l7_dir dir, const uint8_t *data, size_t captu
 		}
 		d->in_header = true;
 		l7_reader_next(&d->r, L7_U_FIXED, 4);
-		if (s->tls)
+		if (s->tls && !tls) {
+			/* the rest of this chunk, if any, is the TLS handshake */
 			return;
+		}
 	}
 }
 

@@ -417,8 +417,6 @@ static void pg_feed(void *sv, enum l7_dir dir, const uint8_t *data, size_t captu
 		captured = 0;
 	if (captured > total)
 		captured = total;
-	if (s->tls)
-		return;
 	if (d->st == PG_LOST) {
 		if (!detect(data, captured, req))
 			return;
@@ -437,7 +435,11 @@ static void pg_feed(void *sv, enum l7_dir dir, const uint8_t *data, size_t captu
 		switch (d->st) {
 		case PG_SSL_ANSWER:
 			if (b[0] == s->encrypt) {
+				/* what follows is TLS: the plaintext comes next, from the start-up on */
 				s->tls = true;
+				s->encrypt = 0;
+				d->st = PG_HEADER;
+				l7_reader_next(&d->r, L7_U_FIXED, 5);
 				return;
 			}
 			s->encrypt = 0;
@@ -490,8 +492,6 @@ static void pg_feed(void *sv, enum l7_dir dir, const uint8_t *data, size_t captu
 		case PG_LOST:
 			return;
 		}
-		if (s->tls)
-			return;
 	}
 }
 

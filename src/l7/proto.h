@@ -126,7 +126,12 @@ struct l7_proto {
 		     size_t total, l7_msg_fn fn, void *ctx);
 	void (*free)(void *state);
 	struct l7_counters *(*counters)(void *state);
-	/* After a PostgreSQL SSLRequest answered 'S' or a MySQL SSL request: the rest is TLS. */
+	/*
+	 * After a PostgreSQL SSLRequest answered 'S' or a MySQL SSL request: the
+	 * raw bytes from now on are TLS records. The tracker stops feeding them
+	 * and feeds the TLS library's plaintext to the same state, which goes on
+	 * where the protocol does (the start-up, the rest of the auth exchange).
+	 */
 	bool (*tls_started)(void *state);
 };
 

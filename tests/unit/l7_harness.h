@@ -30,6 +30,7 @@ struct h_chunk {
 	 * parser resynchronises only if the chunk starts at a message.
 	 */
 	bool no_split;
+	bool plaintext; /* decrypted by the TLS library: fed after the switch to TLS */
 };
 
 struct h_conv {
@@ -170,6 +171,9 @@ static void h_run_from(const struct l7_proto *p, const struct h_conv *v, size_t 
 	for (size_t i = from; i < v->n; i++) {
 		const struct h_chunk *c = &v->c[i];
 		r->ts = i;
+		/* as the tracker does: once the protocol said TLS, raw bytes are not fed */
+		if (p->tls_started(st) && !c->plaintext)
+			continue;
 		if (i == split && at > 0 && at < c->total) {
 			/* each part in a buffer of its exact size: a read past it is caught */
 			size_t cap1 = at < c->len ? at : c->len;
