@@ -108,24 +108,22 @@ static bool c_string(struct cur *c, size_t max, bool printable)
 	return true;
 }
 
-static bool hello(struct cur *c, bool client)
+static bool hello(struct cur *c)
 {
 	uint64_t major, minor, r;
 	if (!c_string(c, 64, true) || !c_varint(c, &major) || !c_varint(c, &minor) ||
 	    !c_varint(c, &r))
 		return false;
-	(void)client;
 	return major < 1000 && minor < 1000 && r >= 54000 && r < 60000;
 }
 
 static bool ch_detect_request(const uint8_t *p, size_t n)
 {
 	struct cur c = { p, n, 1 };
-	uint64_t v;
 	if (!p || n < 4)
 		return false;
 	if (p[0] == 0)
-		return hello(&c, true);
+		return hello(&c);
 	/* Query: an id (empty or a UUID), an initial query, the client info's start */
 	if (p[0] != 1 || !c_string(&c, 64, true) || (c.off - 2 != 0 && c.off - 2 != 36) ||
 	    c.off >= n || (p[c.off] != 1 && p[c.off] != 2))
@@ -146,7 +144,6 @@ static bool ch_detect_request(const uint8_t *p, size_t n)
 		d.off++;
 		return c_string(&d, 256, true);
 	}
-	(void)v;
 	return false;
 }
 
@@ -158,7 +155,7 @@ static bool ch_detect_response(const uint8_t *p, size_t n)
 	if (p[0] == 5)
 		return n == 1; /* EndOfStream, written alone */
 	if (p[0] == 0)
-		return hello(&c, false);
+		return hello(&c);
 	if (p[0] == 2 && n >= 9) {
 		uint32_t code = l7_le32(p + 1);
 		c.off = 5;

@@ -231,11 +231,9 @@ size_t sql_strip(enum sql_dialect d, const char *in, size_t n, char *out, size_t
 				put(&o, in + s, len);
 			}
 		} else if (c == '(') {
-			bool sp = o.space && o.len;
 			put(&o, "(", 1);
 			if (!o.full && o.depth < MAX_DEPTH)
 				o.open[o.depth++] = o.len - 1;
-			(void)sp;
 			i++;
 		} else if (c == ')') {
 			close_paren(&o);
