@@ -156,11 +156,12 @@ static bool ch_detect_response(const uint8_t *p, size_t n)
 		return n == 1; /* EndOfStream, written alone */
 	if (p[0] == 0)
 		return hello(&c);
-	if (p[0] == 2 && n >= 9) {
+	if (p[0] == 2 && n >= 6) {
+		/* Exception: a code, then a name like "DB::Exception" (a one-byte length) */
 		uint32_t code = l7_le32(p + 1);
 		c.off = 5;
-		return code > 0 && code < 100000 && c_string(&c, 128, true) &&
-		       n >= 9 && !memcmp(p + 6, "DB::", 4);
+		return code > 0 && code < 100000 && p[5] >= 4 && p[5] < 0x80 &&
+		       c_string(&c, 127, true) && !memcmp(p + 6, "DB::", 4);
 	}
 	return false;
 }
