@@ -12,12 +12,12 @@ def set_prog(name):
 
 
 def die(msg, code=1):
-    print(f"{PROG}: {msg}", file=sys.stderr)
+    print(f"{PROG}: error: {msg}", file=sys.stderr)
     sys.exit(code)
 
 
 def warn(msg):
-    print(f"{PROG}: warning: {msg}", file=sys.stderr)
+    print(f"{PROG}: warning: {msg}", file=sys.stderr, flush=True)
 
 
 def progress(msg):

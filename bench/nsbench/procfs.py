@@ -13,7 +13,7 @@ def status_fields(text):
     out = {}
     for line in text.splitlines():
         k, _, v = line.partition(":")
-        out[k] = v.strip()
+        out[k.strip()] = v.strip()
     return out
 
 
