@@ -47,6 +47,11 @@ static const struct floor_set sets[] = {
 	  { "disp_exit_read_only" } },
 	{ "dispatch-btf", "the dispatcher as tp_btf programs, handlers stubbed (dispatch.bpf.o)",
 	  { "btf_disp_enter", "btf_disp_exit" } },
+	{ "dispatch-l7", "the dispatcher and the l7 handlers' path for an untracked fd (dispatch.bpf.o)",
+	  { "disp_l7_sys_enter", "disp_l7_sys_exit" } },
+	{ "dispatch-l7-btf", "the same as tp_btf, arguments read only for a tracked socket "
+	  "(dispatch.bpf.o)",
+	  { "btf_l7_sys_enter", "btf_l7_sys_exit" } },
 };
 
 static const struct floor_set *set_named(const char *name)
