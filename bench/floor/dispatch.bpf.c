@@ -80,7 +80,7 @@ int BPF_PROG(disp_enter, struct pt_regs *regs, long id)
 	DISP_WATCHED_ENTER
 		if (disp_compat())
 			return 0;
-		return disp_handler(id, NS_SYSCALL_ARG1(regs));
+		return disp_handler(id, NS_SYSCALL_REG(false, regs, NS_REG_ARG1));
 	}
 	return 0;
 }
@@ -89,7 +89,7 @@ int BPF_PROG(disp_enter, struct pt_regs *regs, long id)
 SEC("raw_tp/sys_exit")
 int BPF_PROG(disp_exit, struct pt_regs *regs, long ret)
 {
-	long id = NS_SYSCALL_NR(regs);
+	long id = NS_SYSCALL_REG(false, regs, NS_REG_NR);
 
 	switch (id) {
 	DISP_WATCHED_EXIT
@@ -104,7 +104,7 @@ int BPF_PROG(disp_exit, struct pt_regs *regs, long ret)
 SEC("raw_tp/sys_exit")
 int BPF_PROG(disp_exit_read_only, struct pt_regs *regs, long ret)
 {
-	long id = NS_SYSCALL_NR(regs);
+	long id = NS_SYSCALL_REG(false, regs, NS_REG_NR);
 
 	return id == -2 ? 1 : 0;
 }
@@ -177,7 +177,7 @@ int BPF_PROG(disp_l7_sys_enter, struct pt_regs *regs, long id)
 	DISP_WATCHED_ENTER
 		if (disp_compat())
 			return 0;
-		return disp_l7_enter(NS_SYSCALL_ARG1(regs), NS_SYSCALL_ARG2(regs), NS_SYSCALL_SP(regs));
+		return disp_l7_enter(NS_SYSCALL_REG(false, regs, NS_REG_ARG1), NS_SYSCALL_REG(false, regs, NS_REG_ARG2), NS_SYSCALL_REG(false, regs, NS_REG_SP));
 	}
 	return 0;
 }
@@ -185,7 +185,7 @@ int BPF_PROG(disp_l7_sys_enter, struct pt_regs *regs, long id)
 SEC("raw_tp/sys_exit")
 int BPF_PROG(disp_l7_sys_exit, struct pt_regs *regs, long ret)
 {
-	long id = NS_SYSCALL_NR(regs);
+	long id = NS_SYSCALL_REG(false, regs, NS_REG_NR);
 
 	switch (id) {
 	DISP_WATCHED_EXIT
