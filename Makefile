@@ -168,7 +168,33 @@ check-arm64: deps-arm64
 		--timeout $(VM_TIMEOUT) --vm-smoke-arg=--agent=$(CURDIR)/$(ARM64_BUILD)/nodescope \
 		--vm-smoke-arg=--go-client=$(CURDIR)/$(ARM64_BUILD)/go-get $(KERNELS)
 
-bench: $(BUILD)/nodescope
+# What bench/ runs besides the agent: the load generators (bench/gen/*.c), the floor's
+# loader and its BPF objects (bench/floor/, built with the agent's clang flags). `make`
+# builds them on x86; the scripts find them in build/bench/ and build/bench-floor.
+BENCH_GENS  := $(patsubst bench/gen/%.c,$(BUILD)/bench/%,$(wildcard bench/gen/*.c))
+BENCH_BPF   := $(patsubst bench/floor/%.bpf.c,$(BUILD)/bench/%.bpf.o,$(wildcard bench/floor/*.bpf.c))
+BENCH_TOOLS := $(BENCH_GENS) $(BENCH_BPF) $(BUILD)/bench-floor
+.PHONY: bench-tools
+bench-tools: $(BENCH_TOOLS)
+ifeq ($(ARCH),x86)
+all: bench-tools
+endif
+
+$(BUILD)/bench/%: bench/gen/%.c
+	@mkdir -p $(@D)
+	$(CC) -O2 -Wall -pthread -o $@ $< $(BENCH_LDLIBS)
+$(BUILD)/bench/link-close: BENCH_LDLIBS = -lbpf
+
+$(BUILD)/bench/%.bpf.o: bench/floor/%.bpf.c $(VMLINUX_H) $(wildcard bpf/*.h bpf/arch/*.h)
+	@mkdir -p $(@D)
+	$(CLANG) -g -O2 -target bpf -D__TARGET_ARCH_$(BPF_ARCH) $(BPF_CFLAGS_$(BPF_ARCH)) \
+		-I$(dir $(VMLINUX_H)) -Ibpf -c $< -o $@
+
+$(BUILD)/bench-floor: bench/floor/floor.c
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< -lbpf -lelf -lz
+
+bench: $(BUILD)/nodescope bench-tools
 	bench/idle
 
 # The agent built with AddressSanitizer and UndefinedBehaviorSanitizer into
@@ -196,6 +222,12 @@ FUZZ_BINS    := $(patsubst tests/fuzz/%.c,$(BUILD)/fuzz/%,$(FUZZ_SRCS))
 
 # The src files each target is built with.
 $(BUILD)/fuzz/fuzz_http: src/l7/http.c src/l7/http.h
+# The database parsers: every target links the protocol table and all of them.
+L7_DB_SRCS := src/l7/proto.c src/l7/pair.c src/l7/reader.c src/l7/stmts.c src/l7/sql_strip.c \
+	src/l7/postgres.c src/l7/mysql.c src/l7/redis.c src/l7/memcached.c src/l7/mongo.c \
+	src/l7/clickhouse.c
+$(patsubst %,$(BUILD)/fuzz/fuzz_l7_%,postgres mysql redis memcached mongo clickhouse): \
+	$(L7_DB_SRCS) tests/fuzz/fuzz_l7_db.h
 $(BUILD)/fuzz/fuzz_eh_frame: src/tls/eh_frame.c src/tls/eh_frame.h
 $(BUILD)/fuzz/fuzz_go_binary: src/tls/go_binary.c src/tls/go_binary.h
 $(BUILD)/fuzz/fuzz_cgroup_names: src/containers/cgroup_path.c src/containers/rules.c \
