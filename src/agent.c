@@ -35,6 +35,7 @@
 #include "trace/trace.h"
 #include "util/clock.h"
 #include "version.h"
+#include "util/log.h"
 
 struct agent {
 	const struct ns_config *cfg;
@@ -106,8 +107,8 @@ static int agent_node_identity(struct agent *a)
 	if (!id.machine_id[0] && !id.system_uuid[0])
 		node_identity_read("", &id); /* PID 1's root may be no host's (an initramfs) */
 	if (!id.machine_id[0])
-		fprintf(stderr, "nodescope: no machine id (/etc/machine-id, /var/lib/dbus/machine-id, "
-				"DMI product_uuid): series carry machine_id=\"\"\n");
+		log_warn("no machine id (/etc/machine-id, /var/lib/dbus/machine-id, "
+			 "DMI product_uuid): series carry machine_id=\"\"");
 	const char *values[] = { id.machine_id, id.system_uuid };
 	/* As Coroot: a destination idle 10 minutes, or a container gone 10 minutes, is forgotten. */
 	metric_registry_set_idle_expiry(a->registry, (uint64_t)a->cfg->series_idle_s * 1000000000ull);
@@ -272,8 +273,7 @@ static int agent_open_streams(struct agent *a)
 		}
 		int err = stream_open(a->loop, &p, &a->streams[i]);
 		if (err) {
-			fprintf(stderr, "nodescope: cannot read stream %s: %s\n", stream_defs[i].name,
-				strerror(-err));
+			log_error("cannot read stream %s: %s", stream_defs[i].name, strerror(-err));
 			return err;
 		}
 	}
@@ -310,8 +310,7 @@ static int agent_start_holds(struct agent *a)
 	};
 	int err = tls_hold_start(&ho, &a->hold);
 	if (err) {
-		fprintf(stderr, "nodescope: --hold-first-runs: cannot start its watchdog: %s\n",
-			strerror(-err));
+		log_error("--hold-first-runs: cannot start its watchdog: %s", strerror(-err));
 		return NS_EXIT_RUNTIME;
 	}
 	tls_manager_set_hold(a->tls, a->hold);
@@ -338,8 +337,8 @@ static int agent_start(struct agent *a)
 	 * starts, so they share it.
 	 */
 	if (setpriority(PRIO_PROCESS, 0, c->nice) < 0)
-		fprintf(stderr, "nodescope: cannot set nice %d: %s (running at %d)\n", c->nice,
-			strerror(errno), getpriority(PRIO_PROCESS, 0));
+		log_warn("cannot set nice %d: %s (running at %d)", c->nice, strerror(errno),
+			 getpriority(PRIO_PROCESS, 0));
 	if (loop_new(&a->loop) || !(a->registry = metric_registry_new()))
 		return NS_EXIT_RUNTIME;
 	if (agent_signals(a) || agent_node_identity(a) || agent_self_metrics(a))
@@ -352,7 +351,7 @@ static int agent_start(struct agent *a)
 			   c->instance_life_cycle },
 	};
 	if (node_metrics_new(&no, &a->node)) {
-		fprintf(stderr, "nodescope: cannot register the node metrics\n");
+		log_error("cannot register the node metrics");
 		return NS_EXIT_RUNTIME;
 	}
 	trace_init(&a->trace, c->trace ? STDOUT_FILENO : -1, a->loop);
@@ -386,8 +385,8 @@ static int agent_start(struct agent *a)
 	if (c->cgroup) {
 		int err = cgroup_v2_id(c->cgroup, &bo.cgroup_id, &bo.cgroup_level);
 		if (err) {
-			fprintf(stderr, "nodescope: --cgroup %s: %s\n", c->cgroup,
-				err == -EINVAL ? "not a cgroup v2 directory" : strerror(-err));
+			log_error("--cgroup %s: %s", c->cgroup,
+				  err == -EINVAL ? "not a cgroup v2 directory" : strerror(-err));
 			return NS_EXIT_USAGE;
 		}
 	}
@@ -449,7 +448,7 @@ static int agent_start(struct agent *a)
 	tcp_tracker_scan(a->tcp);
 	/* After the scans: a process started meanwhile is not held for their length. */
 	if (c->hold_first_runs && !a->tls)
-		fprintf(stderr, "nodescope: --hold-first-runs has no effect: no TLS probing here\n");
+		log_warn("--hold-first-runs has no effect: no TLS probing here");
 	else if (c->hold_first_runs && (rc = agent_start_holds(a)))
 		return rc;
 
@@ -458,7 +457,7 @@ static int agent_start(struct agent *a)
 						  a->resources };
 		if (http_server_start(a->loop, c->listen, http_routes_handle, &a->routes, &a->http))
 			return NS_EXIT_LISTEN;
-		fprintf(stderr, "nodescope: serving http://%s/ (metrics at /metrics)\n", c->listen);
+		log_info("serving http://%s/ (metrics at /metrics)", c->listen);
 	}
 	return 0;
 }
@@ -504,10 +503,10 @@ int agent_run(const struct ns_config *c)
 	if (!rc) {
 		trace_ready(&a.trace);
 		if (!c->trace)
-			fprintf(stderr, "nodescope: ready\n");
+			log_info("ready");
 		int err = loop_run(a.loop);
 		if (err) {
-			fprintf(stderr, "nodescope: event loop failed: %s\n", strerror(-err));
+			log_error("event loop failed: %s", strerror(-err));
 			rc = NS_EXIT_RUNTIME;
 		}
 	}

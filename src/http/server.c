@@ -10,6 +10,7 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/socket.h>
+#include "util/log.h"
 
 struct http_request {
 	struct http_server *server;
@@ -212,8 +213,7 @@ int http_server_start(struct loop *l, const char *listen, http_handler_fn fn, vo
 	unsigned len;
 
 	if (http_parse_listen(listen, &ss, &len)) {
-		fprintf(stderr, "nodescope: bad --listen address '%s' (want HOST:PORT or [V6]:PORT)\n",
-			listen);
+		log_error("bad --listen address '%s' (want HOST:PORT or [V6]:PORT)", listen);
 		return -EINVAL;
 	}
 	struct http_server *s = calloc(1, sizeof(*s));
@@ -231,7 +231,7 @@ int http_server_start(struct loop *l, const char *listen, http_handler_fn fn, vo
 				MHD_OPTION_END);
 	if (!s->d) {
 		int err = errno ? errno : EADDRINUSE;
-		fprintf(stderr, "nodescope: cannot listen on %s: %s\n", listen, strerror(err));
+		log_error("cannot listen on %s: %s", listen, strerror(err));
 		free(s);
 		return -err;
 	}

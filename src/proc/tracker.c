@@ -16,6 +16,7 @@
 #include "metrics/registry.h"
 #include "procfs.h"
 #include "trace/trace.h"
+#include "util/log.h"
 
 #define INSPECT_QUEUE 8192 /* power of two */
 #define V2_CACHE 4096	   /* cgroup v2 ids -> paths remembered */
@@ -202,11 +203,11 @@ int proc_tracker_new(const struct proc_tracker_opts *o, struct proc_tracker **ou
 	if (cgroup_v2_mount(o->cgroupfs_root, t->v2_mount, sizeof(t->v2_mount)) == 0)
 		t->v2_fd = open(t->v2_mount, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (t->v2_fd < 0)
-		fprintf(stderr,
-			"nodescope: no cgroup2 at %s or %s/unified (--cgroupfs-root): containers are "
-			"read from /proc/PID/cgroup after each exec, so a process that exits at once "
-			"keeps its parent's\n",
-			o->cgroupfs_root, o->cgroupfs_root);
+		log_warn("no cgroup2 at %s or %s/unified (--cgroupfs-root): containers are "
+			 "read from /proc/PID/cgroup after each exec, so a process that exits at "
+			 "once "
+			 "keeps its parent's",
+			 o->cgroupfs_root, o->cgroupfs_root);
 	struct metric_registry *r = o->registry;
 	if (metric_register_defs(r, proc_metrics, METRIC_DEFS_COUNT(proc_metrics), t,
 				 o->max_series)) {
