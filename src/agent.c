@@ -23,6 +23,7 @@
 #include "http/server.h"
 #include "loop/loop.h"
 #include "loop/stream.h"
+#include "metrics/process.h"
 #include "metrics/registry.h"
 #include "proc/cgroup.h"
 #include "proc/tracker.h"
@@ -51,10 +52,12 @@ struct agent {
 	struct tls_hold *hold;
 	struct link_closer *closer;
 	struct node_metrics *node;
+	struct process_metrics *self;
 	struct trace trace;
 	struct http_routes routes;
 	struct http_server *http;
 	int sigfd;
+	bool ready; /* started (programs loaded, probes attached) and not stopping */
 	struct metric *m_info, *m_events, *m_lost, *m_malformed, *m_wakeups, *m_loop_wakeups,
 		*m_probes, *m_trace_lines, *m_trace_dropped, *m_misses, *m_features;
 };
@@ -188,13 +191,49 @@ static void agent_feature_metrics(struct agent *a)
 	metric_set(m, &tls, a->cfg->tls && probes_tls_possible(a->probes));
 }
 
+/*
+ * SIGHUP: what the agent read once and may have changed is read again (the
+ * node's identity, containers' runtime metadata); nothing stops. The agent
+ * writes only to stderr, so there is no log file to reopen.
+ */
+static void agent_reload(struct agent *a)
+{
+	proc_tracker_forget_names(a->procs);
+	if (agent_node_identity(a))
+		log_error("SIGHUP: cannot set the node's identity labels");
+	else
+		log_info("SIGHUP: node identity re-read, container metadata will be read again");
+}
+
 static void agent_on_signal(void *ctx, uint32_t events)
 {
 	struct agent *a = ctx;
 	struct signalfd_siginfo si;
 
-	if (read(a->sigfd, &si, sizeof(si)) == sizeof(si))
+	while (read(a->sigfd, &si, sizeof(si)) == sizeof(si)) {
+		if (si.ssi_signo == SIGHUP) {
+			agent_reload(a);
+			continue;
+		}
+		a->ready = false;
 		loop_stop(a->loop);
+	}
+}
+
+/* /healthz: ready once started, while the probes are attached. */
+static bool agent_ready(void *ctx, struct strbuf *why)
+{
+	struct agent *a = ctx;
+
+	if (!a->ready) {
+		strbuf_puts(why, "starting or stopping");
+		return false;
+	}
+	if (!a->probes || !probes_attached(a->probes)) {
+		strbuf_puts(why, "no probe attached");
+		return false;
+	}
+	return true;
 }
 
 static int agent_signals(struct agent *a)
@@ -350,7 +389,8 @@ static int agent_start(struct agent *a)
 		.cloud = { c->provider, c->region, c->availability_zone, c->instance_type,
 			   c->instance_life_cycle },
 	};
-	if (node_metrics_new(&no, &a->node)) {
+	if (process_metrics_new(a->registry, "/proc", &a->self) ||
+	    node_metrics_new(&no, &a->node)) {
 		log_error("cannot register the node metrics");
 		return NS_EXIT_RUNTIME;
 	}
@@ -454,8 +494,8 @@ static int agent_start(struct agent *a)
 
 	if (c->listen) {
 		a->routes = (struct http_routes){ a->registry, proc_tracker_table(a->procs),
-						  a->resources };
-		if (http_server_start(a->loop, c->listen, http_routes_handle, &a->routes, &a->http))
+						  a->resources, agent_ready, a };
+		if (http_server_start(a->loop, a->registry, c->listen, http_routes_handle, &a->routes, &a->http))
 			return NS_EXIT_LISTEN;
 		log_info("serving http://%s/ (metrics at /metrics)", c->listen);
 	}
@@ -489,6 +529,7 @@ static void agent_stop(struct agent *a)
 	proc_tracker_free(a->procs);
 	metric_registry_free(a->registry);
 	node_metrics_free(a->node);
+	process_metrics_free(a->self);
 	trace_free(&a->trace);
 	loop_free(a->loop);
 	if (a->sigfd > 0)
@@ -501,6 +542,7 @@ int agent_run(const struct ns_config *c)
 	int rc = agent_start(&a);
 
 	if (!rc) {
+		a.ready = true;
 		trace_ready(&a.trace);
 		if (!c->trace)
 			log_info("ready");

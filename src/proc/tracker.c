@@ -237,6 +237,11 @@ void proc_tracker_free(struct proc_tracker *t)
 	free(t);
 }
 
+void proc_tracker_forget_names(struct proc_tracker *t)
+{
+	containers_resolver_forget(t->names);
+}
+
 struct proc_table *proc_tracker_table(struct proc_tracker *t)
 {
 	return t->table;
