@@ -109,6 +109,12 @@ static enum MHD_Result http_accept_policy(void *cls, const struct sockaddr *addr
 	return MHD_NO;
 }
 
+/* libmicrohttpd's own messages, in the agent's log format. */
+static void http_log(void *cls, const char *fmt, va_list ap)
+{
+	log_vmsg(LOG_LEVEL_WARN, "libmicrohttpd", fmt, ap);
+}
+
 static void http_conn_notify(void *cls, struct MHD_Connection *conn, void **socket_context,
 			     enum MHD_ConnectionNotificationCode code)
 {
@@ -426,7 +432,7 @@ int http_server_start(struct loop *l, struct metric_registry *r, const char *lis
 				HTTP_IDLE_TIMEOUT_S, MHD_OPTION_CONNECTION_LIMIT,
 				HTTP_MAX_CONNECTIONS + 64u, MHD_OPTION_NOTIFY_COMPLETED,
 				http_completed, s, MHD_OPTION_NOTIFY_CONNECTION, http_conn_notify, s,
-				MHD_OPTION_END);
+				MHD_OPTION_EXTERNAL_LOGGER, http_log, s, MHD_OPTION_END);
 	if (!s->d) {
 		int err = errno ? errno : EADDRINUSE;
 		log_error("cannot listen on %s: %s", listen, strerror(err));

@@ -1,7 +1,8 @@
 /*
  * The agent's messages: every line it writes to stderr goes through here, as
  *   2026-12-03T17:46:48.123Z info nodescope: ready
- * (UTC time to the millisecond, the level, then the message), one write(2)
+ * (UTC time to the millisecond, the level, who speaks: nodescope, or the
+ * library whose message it passes on), then the message, one write(2)
  * per message so lines of concurrent writers (the link closer's threads) do
  * not interleave. A message of several lines gets the prefix on each.
  */

@@ -11,7 +11,7 @@ import urllib.request
 from conftest import Agent, parse_metrics
 
 LOG_LINE = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z (error|warn|info|debug) "
-                      r"(nodescope|libbpf): ")
+                      r"(nodescope|libbpf|libmicrohttpd): ")
 
 
 def get(port, path, headers=None):
