@@ -5,6 +5,7 @@ image's rootfs holds an agent that runs; the DaemonSet manifest asks for what th
 Run by `make test-packaging` (in `make check`) after `make deb image`; as root.
 """
 import glob
+import json
 import os
 import re
 import signal
@@ -31,9 +32,9 @@ def run(*argv, **kw):
     return subprocess.run(argv, capture_output=True, text=True, **kw)
 
 
-def start_and_scrape(argv):
-    """Starts an agent, waits for its ready line, scrapes /metrics, stops it with SIGTERM.
-    Returns (the exposition, its exit code, its stderr)."""
+def start_and_scrape(argv, also=None):
+    """Starts an agent, waits for its ready line, scrapes /metrics (and calls also(port) if
+    given), stops it with SIGTERM. Returns (the exposition, its exit code, its stderr)."""
     port = free_port()
     p = subprocess.Popen(argv + ["--listen", f"127.0.0.1:{port}"], stdout=subprocess.DEVNULL,
                          stderr=subprocess.PIPE, text=True)
@@ -54,6 +55,8 @@ def start_and_scrape(argv):
             text = r.read().decode()
         with urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=30) as r:
             assert r.status == 200
+        if also:
+            also(port)
     finally:
         if p.poll() is None:
             p.send_signal(signal.SIGTERM)
@@ -182,7 +185,24 @@ def test_image_holds_a_running_agent(image_root):
     # serves /metrics and stops cleanly.
     script = (f"mount --rbind /proc {root}/proc && mount --rbind /sys {root}/sys && "
               f"exec chroot {root} /usr/sbin/nodescope \"$@\"")
+    # A process of the host's, started after the agent: the agent in the image sees it.
+    seen = []
+
+    def host_process_seen(port):
+        sleeper = subprocess.Popen(["sleep", "60"])
+        try:
+            for _ in range(100):  # its exec event may still be on its way
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/api/processes", timeout=30) as r:
+                    if any(p["pid"] == sleeper.pid and p["comm"] == "sleep" for p in json.load(r)):
+                        seen.append(sleeper.pid)
+                        return
+                time.sleep(0.1)
+        finally:
+            sleeper.kill()
+            sleeper.wait()
+
     text, rc, err = start_and_scrape(["unshare", "-m", "--propagation", "private", "sh", "-c",
-                                      script, "sh", "run"])
+                                      script, "sh", "run"], also=host_process_seen)
     assert rc == 0, err
     assert f'version="{version}"' in text
+    assert seen, "the agent in the image did not list a process started on the host"
