@@ -38,7 +38,6 @@ struct http_conn {
 	int fd;
 	uint64_t head_deadline_ns; /* 0: a request is being answered, no head awaited */
 };
-#include "util/log.h"
 
 struct http_request {
 	struct http_server *server;
@@ -133,7 +132,8 @@ static void http_conn_notify(void *cls, struct MHD_Connection *conn, void **sock
 		return;
 	}
 	/* Without its record the connection would escape the limits: refuse it. */
-	const union MHD_ConnectionInfo *fd = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+	const union MHD_ConnectionInfo *fd =
+		MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
 	const union MHD_ConnectionInfo *addr =
 		MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
 	c = calloc(1, sizeof(*c));
@@ -320,14 +320,12 @@ static enum MHD_Result http_answer(void *cls, struct MHD_Connection *conn, const
 static void http_completed(void *cls, struct MHD_Connection *conn, void **req_cls,
 			   enum MHD_RequestTerminationCode toe)
 {
-	struct http_server *s = cls;
 	struct http_request *req = *req_cls;
 	struct http_conn *c = conn_of(conn);
 
 	/* Kept alive: the next head has its time from now. */
 	if (c && toe == MHD_REQUEST_TERMINATED_COMPLETED_OK)
 		c->head_deadline_ns = clock_mono_ns() + HTTP_HEAD_TIMEOUT_NS;
-	(void)s;
 	if (!req)
 		return;
 	strbuf_free(&req->body);
