@@ -83,7 +83,8 @@ struct l7_tracker {
 	unsigned n_unbound;
 	uint64_t n_unbound_dropped;
 	struct hmap conns;
-	struct l7_conn *closing; /* closed connections whose last records may be unread */
+	/* Closed connections whose last records may be unread, oldest first. */
+	struct l7_conn *closing, **closing_tail;
 	uint64_t n_refused, n_unpaired, n_overflow, n_unknown, n_truncated;
 	struct metric *requests, *duration, *in_requests, *in_duration;
 	struct metric *m_errors, *m_conns;
@@ -161,6 +162,7 @@ int l7_tracker_new(const struct l7_tracker_opts *o, struct l7_tracker **out)
 	if (!t)
 		return -ENOMEM;
 	t->o = *o;
+	t->closing_tail = &t->closing;
 	if (hmap_init(&t->conns, o->max_connections)) {
 		free(t);
 		return -ENOMEM;
@@ -251,19 +253,22 @@ void l7_tracker_conn_closed(struct l7_tracker *t, uint64_t sock, uint64_t start_
 	if (c->closed_ns)
 		return;
 	c->closed_ns = now_ns ? now_ns : 1;
-	c->closing_next = t->closing;
-	t->closing = c;
+	c->closing_next = NULL;
+	*t->closing_tail = c;
+	t->closing_tail = &c->closing_next;
 }
 
 void l7_tracker_reap(struct l7_tracker *t, uint64_t now_ns)
 {
-	for (struct l7_conn **p = &t->closing; *p;) {
-		struct l7_conn *c = *p;
-		if (now_ns && c->closed_ns + L7_CLOSE_GRACE_NS > now_ns) {
-			p = &c->closing_next;
-			continue;
-		}
-		*p = c->closing_next;
+	/* Oldest first: the first one still in its grace period ends the walk
+	 * (this runs after every read of the l7 stream). */
+	while (t->closing) {
+		struct l7_conn *c = t->closing;
+		if (now_ns && c->closed_ns + L7_CLOSE_GRACE_NS > now_ns)
+			break;
+		t->closing = c->closing_next;
+		if (!t->closing)
+			t->closing_tail = &t->closing;
 		conn_forget(t, c);
 	}
 }
