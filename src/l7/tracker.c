@@ -63,7 +63,8 @@ struct l7_conn {
 	char actual[TCP_ADDR_STRLEN]; /* outbound: the destination after NAT, once known */
 	char local[TCP_ADDR_STRLEN], remote[TCP_ADDR_STRLEN]; /* formatted at its first pair */
 	struct l7_series series[L7_SERIES_SLOTS];
-	struct l7_request pending[L7_PENDING];
+	struct l7_request *pending; /* L7_PENDING, allocated with the parsers (a closed
+				     * connection's placeholder is most of them: small) */
 	unsigned p_head, p_tail;
 	struct http_stream *req, *resp; /* allocated once HTTP is detected */
 	/* When the connection was seen closed (0: open); it is kept a while. */
@@ -182,6 +183,7 @@ static void conn_free(struct l7_conn *c)
 {
 	free(c->req);
 	free(c->resp);
+	free(c->pending);
 	free(c);
 }
 
@@ -210,11 +212,23 @@ void l7_tracker_free(struct l7_tracker *t)
 	free(t);
 }
 
+/*
+ * A connection is (socket address, start): the kernel hands a freed socket's
+ * address to the next one at once, so the address alone would put every
+ * connection of a connect-close loop, kept closed for their grace period,
+ * on one hash chain.
+ */
+static uint64_t conn_key(uint64_t sock, uint64_t start_ns)
+{
+	return sock ^ (start_ns * 0x9e3779b97f4a7c15ull);
+}
+
 static struct l7_conn *conn_find(struct l7_tracker *t, uint64_t sock, uint64_t start_ns)
 {
-	for (struct hmap_node *n = hmap_get(&t->conns, sock); n; n = hmap_next_same(n)) {
+	for (struct hmap_node *n = hmap_get(&t->conns, conn_key(sock, start_ns)); n;
+	     n = hmap_next_same(n)) {
 		struct l7_conn *c = hmap_entry(n, struct l7_conn, node);
-		if (c->start_ns == start_ns)
+		if (c->sock == sock && c->start_ns == start_ns)
 			return c;
 	}
 	return NULL;
@@ -240,7 +254,7 @@ static struct l7_conn *conn_new(struct l7_tracker *t, uint64_t sock, uint64_t st
 	c->sock = sock;
 	c->start_ns = start_ns;
 	c->inbound = inbound;
-	hmap_insert(&t->conns, &c->node, sock);
+	hmap_insert(&t->conns, &c->node, conn_key(sock, start_ns));
 	return c;
 }
 
@@ -481,7 +495,9 @@ static int on_data(struct l7_tracker *t, const struct ns_l7_event *e)
 		if (detect(e, request_dir)) {
 			c->req = malloc(sizeof(*c->req));
 			c->resp = malloc(sizeof(*c->resp));
-			if (!c->req || !c->resp) {
+			if (!c->pending)
+				c->pending = malloc(L7_PENDING * sizeof(*c->pending));
+			if (!c->req || !c->resp || !c->pending) {
 				t->n_refused++;
 				c->proto = L7_OTHER;
 				return 0;

@@ -24,6 +24,8 @@ struct proc_entry {
 	uint64_t start_ns; /* CLOCK_MONOTONIC, 0 if unknown */
 	bool inspected;	   /* container known since the last exec (cgroup ids or /proc) */
 	bool exited;	   /* its exit was read; it leaves when reaped (tracker.h) */
+	/* Its network namespace's inode, 0 until asked (tcp/tracker.c); forgotten at exec. */
+	uint64_t netns;
 	bool start_counted;
 	char comm[NS_COMM_LEN + 1];
 	char exe[NS_PATH_LEN + 1];

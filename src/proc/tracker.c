@@ -432,6 +432,7 @@ int proc_tracker_on_record(void *ctx, const void *data, size_t len)
 		if (e) {
 			memcpy(e->comm, ev.comm, sizeof(e->comm));
 			memcpy(e->exe, ev.exe, sizeof(e->exe));
+			e->netns = 0; /* an unshare before the exec is the usual way to change it */
 			/* Runtimes move a process into its container's cgroup before exec:
 			 * the cgroup ids in the record say so at once. */
 			const char *named = ids_container(t, &ev);

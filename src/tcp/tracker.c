@@ -372,14 +372,25 @@ static void dump_netns(struct live_walk *w, uint64_t netns, uint32_t pid)
 	close(diag);
 }
 
-/* The inode of c's process's network namespace, asked once; 0 once the process is gone. */
-static uint64_t conn_netns(struct tcp_conn *c)
+/*
+ * The inode of c's process's network namespace, asked once per process (the
+ * process table keeps it: a connect loop would otherwise stat /proc per
+ * connection); 0 once the process is gone.
+ */
+static uint64_t conn_netns(struct tcp_tracker *t, struct tcp_conn *c)
 {
 	if (!c->netns) {
+		struct proc_entry *e = proc_table_get(t->o.procs, c->pid);
+		if (e && e->netns) {
+			c->netns = e->netns;
+			return c->netns;
+		}
 		char path[64];
 		struct stat st;
 		snprintf(path, sizeof(path), "/proc/%u/ns/net", c->pid);
 		c->netns = stat(path, &st) == 0 ? (uint64_t)st.st_ino : 0;
+		if (e && !e->exited)
+			e->netns = c->netns;
 	}
 	return c->netns;
 }
@@ -399,7 +410,7 @@ static void note_live(void *ctx, struct hmap_node *n)
 					t->bytes_received };
 	for (size_t i = 0; i < sizeof(held) / sizeof(held[0]); i++)
 		metric_touch(held[i], labels);
-	if (!conn_netns(c))
+	if (!conn_netns(t, c))
 		return; /* its process is gone: the close will count it */
 	if (w->n == w->cap) {
 		size_t cap = w->cap ? w->cap * 2 : 64;
@@ -435,7 +446,7 @@ static void read_live_bytes(struct tcp_tracker *t)
 /* Whether c's process shares the agent's network namespace (asked once; a gone one: yes). */
 static bool in_own_netns(struct tcp_tracker *t, struct tcp_conn *c)
 {
-	return !conn_netns(c) || !t->self_netns || c->netns == t->self_netns;
+	return !conn_netns(t, c) || !t->self_netns || c->netns == t->self_netns;
 }
 
 /* A wildcard listen as Coroot shows it: the addresses of its network namespace. */
