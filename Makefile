@@ -146,7 +146,7 @@ $(BUILD)/go-get: tests/e2e/clients/go_get.go
 test-vm-run: $(BUILD)/nodescope $(BUILD)/go-get
 	tests/kernels/test_vm_run.sh
 
-test: test-unit fuzz-smoke test-e2e test-vm-run test-kernels
+test: test-unit fuzz-smoke test-e2e test-vm-run test-kernels test-packaging
 
 check: deps
 	$(MAKE) all
@@ -268,3 +268,32 @@ clean:
 	rm -rf $(BUILD)
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
+
+# --- Packaging: man page, install, Debian package, OCI image (README "Packages") ---
+
+# The man page is --help itself (and --version), turned into roff by Debian's help2man, with the
+# sections --help does not have from packaging/nodescope.h2m: one text, never written twice.
+$(BUILD)/nodescope.8: $(BUILD)/nodescope packaging/nodescope.h2m
+	help2man --no-info --section 8 --include packaging/nodescope.h2m --output $@.tmp $(BUILD)/nodescope
+	mv $@.tmp $@
+
+PREFIX ?= /usr
+.PHONY: man install deb image test-packaging
+man: $(BUILD)/nodescope.8
+install: $(BUILD)/nodescope $(BUILD)/nodescope.8
+	install -D -m 0755 $(BUILD)/nodescope $(DESTDIR)$(PREFIX)/sbin/nodescope
+	install -D -m 0644 $(BUILD)/nodescope.8 $(DESTDIR)$(PREFIX)/share/man/man8/nodescope.8
+
+# build/deb/nodescope_*.deb, by dpkg-buildpackage from a copy of the tree (debian/).
+deb:
+	scripts/build-deb.sh $(BUILD)/deb $(VERSION)
+
+# build/image/nodescope-VERSION.oci.tar: an OCI image made by buildah (no daemon, no base image)
+# from a rootfs of the agent and the shared libraries it links.
+image: $(BUILD)/nodescope
+	scripts/build-image.sh $(BUILD) $(VERSION)
+
+# The .deb installs and its agent runs; the unit verifies; the image's agent runs; the DaemonSet
+# manifest holds what it must.
+test-packaging: deb image
+	$(PYTHON) -m pytest -v tests/packaging

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Apache-2.0
 /*
  * The ABI between the BPF programs and user space: stream ids, record
  * layouts, wakeup policies. Included by both sides, so only fixed-size types.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Apache-2.0
 /*
  * The BPF side of a stream's wakeup policy, kept apart so unit tests run the
  * same decision the kernel side makes.

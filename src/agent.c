@@ -24,6 +24,7 @@
 #include "http/server.h"
 #include "loop/loop.h"
 #include "loop/stream.h"
+#include "metrics/process.h"
 #include "metrics/registry.h"
 #include "proc/cgroup.h"
 #include "proc/tracker.h"
@@ -36,6 +37,7 @@
 #include "trace/trace.h"
 #include "util/clock.h"
 #include "version.h"
+#include "util/log.h"
 
 struct agent {
 	const struct ns_config *cfg;
@@ -51,12 +53,14 @@ struct agent {
 	struct tls_hold *hold;
 	struct link_closer *closer;
 	struct node_metrics *node;
+	struct process_metrics *self;
 	struct trace trace;
 	struct http_routes routes;
 	struct http_server *http;
 	struct node_identity id;
 	struct remote_write *rw; /* NULL unless remote write is configured */
 	int sigfd;
+	bool ready; /* started (programs loaded, probes attached) and not stopping */
 	bool reaping; /* agent_proc_drained is reading the other streams */
 	struct metric *m_info, *m_events, *m_lost, *m_malformed, *m_wakeups, *m_loop_wakeups,
 		*m_probes, *m_trace_lines, *m_trace_dropped, *m_misses, *m_features;
@@ -110,8 +114,8 @@ static int agent_node_identity(struct agent *a)
 	if (!id.machine_id[0] && !id.system_uuid[0])
 		node_identity_read("", &id); /* PID 1's root may be no host's (an initramfs) */
 	if (!id.machine_id[0])
-		fprintf(stderr, "nodescope: no machine id (/etc/machine-id, /var/lib/dbus/machine-id, "
-				"DMI product_uuid): series carry machine_id=\"\"\n");
+		log_warn("no machine id (/etc/machine-id, /var/lib/dbus/machine-id, "
+			 "DMI product_uuid): series carry machine_id=\"\"");
 	const char *values[] = { id.machine_id, id.system_uuid };
 	a->id = id;
 	/* As Coroot: a destination idle 10 minutes, or a container gone 10 minutes, is forgotten. */
@@ -192,13 +196,49 @@ static void agent_feature_metrics(struct agent *a)
 	metric_set(m, &tls, a->cfg->tls && probes_tls_possible(a->probes));
 }
 
+/*
+ * SIGHUP: what the agent read once and may have changed is read again (the
+ * node's identity, containers' runtime metadata); nothing stops. The agent
+ * writes only to stderr, so there is no log file to reopen.
+ */
+static void agent_reload(struct agent *a)
+{
+	proc_tracker_forget_names(a->procs);
+	if (agent_node_identity(a))
+		log_error("SIGHUP: cannot set the node's identity labels");
+	else
+		log_info("SIGHUP: node identity re-read, container metadata will be read again");
+}
+
 static void agent_on_signal(void *ctx, uint32_t events)
 {
 	struct agent *a = ctx;
 	struct signalfd_siginfo si;
 
-	if (read(a->sigfd, &si, sizeof(si)) == sizeof(si))
+	while (read(a->sigfd, &si, sizeof(si)) == sizeof(si)) {
+		if (si.ssi_signo == SIGHUP) {
+			agent_reload(a);
+			continue;
+		}
+		a->ready = false;
 		loop_stop(a->loop);
+	}
+}
+
+/* /healthz: ready once started, while the probes are attached. */
+static bool agent_ready(void *ctx, struct strbuf *why)
+{
+	struct agent *a = ctx;
+
+	if (!a->ready) {
+		strbuf_puts(why, "starting or stopping");
+		return false;
+	}
+	if (!a->probes || !probes_attached(a->probes)) {
+		strbuf_puts(why, "no probe attached");
+		return false;
+	}
+	return true;
 }
 
 static int agent_signals(struct agent *a)
@@ -301,8 +341,7 @@ static int agent_open_streams(struct agent *a)
 		}
 		int err = stream_open(a->loop, &p, &a->streams[i]);
 		if (err) {
-			fprintf(stderr, "nodescope: cannot read stream %s: %s\n", stream_defs[i].name,
-				strerror(-err));
+			log_error("cannot read stream %s: %s", stream_defs[i].name, strerror(-err));
 			return err;
 		}
 	}
@@ -330,8 +369,7 @@ static int agent_start_holds(struct agent *a)
 	};
 	int err = tls_hold_start(&ho, &a->hold);
 	if (err) {
-		fprintf(stderr, "nodescope: --hold-first-runs: cannot start its watchdog: %s\n",
-			strerror(-err));
+		log_error("--hold-first-runs: cannot start its watchdog: %s", strerror(-err));
 		return NS_EXIT_RUNTIME;
 	}
 	tls_manager_set_hold(a->tls, a->hold);
@@ -389,8 +427,8 @@ static int agent_start(struct agent *a)
 	 * starts, so they share it.
 	 */
 	if (setpriority(PRIO_PROCESS, 0, c->nice) < 0)
-		fprintf(stderr, "nodescope: cannot set nice %d: %s (running at %d)\n", c->nice,
-			strerror(errno), getpriority(PRIO_PROCESS, 0));
+		log_warn("cannot set nice %d: %s (running at %d)", c->nice, strerror(errno),
+			 getpriority(PRIO_PROCESS, 0));
 	if (loop_new(&a->loop) || !(a->registry = metric_registry_new()))
 		return NS_EXIT_RUNTIME;
 	if (agent_signals(a) || agent_node_identity(a) || agent_self_metrics(a))
@@ -402,8 +440,9 @@ static int agent_start(struct agent *a)
 		.cloud = { c->provider, c->region, c->availability_zone, c->instance_type,
 			   c->instance_life_cycle },
 	};
-	if (node_metrics_new(&no, &a->node)) {
-		fprintf(stderr, "nodescope: cannot register the node metrics\n");
+	if (process_metrics_new(a->registry, "/proc", &a->self) ||
+	    node_metrics_new(&no, &a->node)) {
+		log_error("cannot register the node metrics");
 		return NS_EXIT_RUNTIME;
 	}
 	trace_init(&a->trace, c->trace ? STDOUT_FILENO : -1, a->loop);
@@ -435,8 +474,8 @@ static int agent_start(struct agent *a)
 	if (c->cgroup) {
 		int err = cgroup_v2_id(c->cgroup, &bo.cgroup_id, &bo.cgroup_level);
 		if (err) {
-			fprintf(stderr, "nodescope: --cgroup %s: %s\n", c->cgroup,
-				err == -EINVAL ? "not a cgroup v2 directory" : strerror(-err));
+			log_error("--cgroup %s: %s", c->cgroup,
+				  err == -EINVAL ? "not a cgroup v2 directory" : strerror(-err));
 			return NS_EXIT_USAGE;
 		}
 	}
@@ -498,16 +537,16 @@ static int agent_start(struct agent *a)
 	tcp_tracker_scan(a->tcp);
 	/* After the scans: a process started meanwhile is not held for their length. */
 	if (c->hold_first_runs && !a->tls)
-		fprintf(stderr, "nodescope: --hold-first-runs has no effect: no TLS probing here\n");
+		log_warn("--hold-first-runs has no effect: no TLS probing here");
 	else if (c->hold_first_runs && (rc = agent_start_holds(a)))
 		return rc;
 
 	if (c->listen) {
 		a->routes = (struct http_routes){ a->registry, proc_tracker_table(a->procs),
-						  a->resources };
-		if (http_server_start(a->loop, c->listen, http_routes_handle, &a->routes, &a->http))
+						  a->resources, agent_ready, a };
+		if (http_server_start(a->loop, a->registry, c->listen, http_routes_handle, &a->routes, &a->http))
 			return NS_EXIT_LISTEN;
-		fprintf(stderr, "nodescope: serving http://%s/ (metrics at /metrics)\n", c->listen);
+		log_info("serving http://%s/ (metrics at /metrics)", c->listen);
 	}
 	return agent_remote_write(a);
 }
@@ -540,6 +579,7 @@ static void agent_stop(struct agent *a)
 	proc_tracker_free(a->procs);
 	metric_registry_free(a->registry);
 	node_metrics_free(a->node);
+	process_metrics_free(a->self);
 	trace_free(&a->trace);
 	loop_free(a->loop);
 	if (a->sigfd > 0)
@@ -552,12 +592,13 @@ int agent_run(const struct ns_config *c)
 	int rc = agent_start(&a);
 
 	if (!rc) {
+		a.ready = true;
 		trace_ready(&a.trace);
 		if (!c->trace)
-			fprintf(stderr, "nodescope: ready\n");
+			log_info("ready");
 		int err = loop_run(a.loop);
 		if (err) {
-			fprintf(stderr, "nodescope: event loop failed: %s\n", strerror(-err));
+			log_error("event loop failed: %s", strerror(-err));
 			rc = NS_EXIT_RUNTIME;
 		}
 	}

@@ -78,7 +78,7 @@ class TimedStart:
     def _read_err(self):
         for raw in iter(self.proc.stderr.readline, b""):
             line = raw.decode("utf-8", "replace").rstrip("\n")
-            if not self.ready.is_set() and line.strip() == METRICS_READY_LINE:
+            if not self.ready.is_set() and line.strip().endswith(METRICS_READY_LINE):  # after time, level
                 self._mark_ready()
             with self.lock:
                 self.err_lines.append(line)

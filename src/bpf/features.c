@@ -10,6 +10,7 @@
 
 #include "events.h"
 #include "uprobe_multi.h"
+#include "util/log.h"
 
 #define KF_STR_(x) #x
 #define KF_STR(x) KF_STR_(x)
@@ -166,8 +167,8 @@ void kernel_features_report(kernel_features_t f, const char *kernel_release)
 		const struct kernel_feature_def *d = &kernel_feature_defs[k];
 		if (kernel_has(f, k))
 			continue;
-		fprintf(stderr, "nodescope: kernel %s lacks %s (%s+)%s%s\n", kernel_release, d->name,
-			d->since, d->without ? ": " : "; nodescope cannot run without it",
-			d->without ? d->without : "");
+		log_warn("kernel %s lacks %s (%s+)%s%s", kernel_release, d->name, d->since,
+			 d->without ? ": " : "; nodescope cannot run without it",
+			 d->without ? d->without : "");
 	}
 }

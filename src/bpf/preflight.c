@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "exit_codes.h"
+#include "util/log.h"
 
 #ifndef CAP_PERFMON
 #define CAP_PERFMON 38
@@ -31,7 +32,7 @@ int preflight_privileges(void)
 	struct __user_cap_data_struct data[2] = { 0 };
 
 	if (syscall(SYS_capget, &hdr, data) < 0) {
-		fprintf(stderr, "nodescope: cannot read own capabilities: %s\n", strerror(errno));
+		log_error("cannot read own capabilities: %s", strerror(errno));
 		return NS_EXIT_PRIVILEGE;
 	}
 	if (has_cap(data, CAP_SYS_ADMIN))
@@ -40,11 +41,10 @@ int preflight_privileges(void)
 	    has_cap(data, CAP_SYS_RESOURCE) && has_cap(data, CAP_DAC_READ_SEARCH) &&
 	    has_cap(data, CAP_SYS_PTRACE))
 		return 0;
-	fprintf(stderr,
-		"nodescope: not enough privileges to load BPF programs (running as uid %u).\n"
-		"nodescope: run it as root (sudo nodescope ...), or grant CAP_SYS_ADMIN, or all of\n"
-		"nodescope: CAP_BPF, CAP_PERFMON, CAP_SYS_RESOURCE, CAP_DAC_READ_SEARCH and CAP_SYS_PTRACE.\n",
-		(unsigned)geteuid());
+	log_error("not enough privileges to load BPF programs (running as uid %u).\n"
+		  "run it as root (sudo nodescope ...), or grant CAP_SYS_ADMIN, or all of\n"
+		  "CAP_BPF, CAP_PERFMON, CAP_SYS_RESOURCE, CAP_DAC_READ_SEARCH and CAP_SYS_PTRACE.",
+		  (unsigned)geteuid());
 	return NS_EXIT_PRIVILEGE;
 }
 
@@ -55,10 +55,9 @@ int preflight_btf_at(const char *vmlinux_btf)
 	int err = errno;
 	struct utsname u;
 	uname(&u);
-	fprintf(stderr,
-		"nodescope: cannot load BPF: kernel %s has no BTF (%s: %s).\n"
-		"nodescope: nodescope needs a kernel built with CONFIG_DEBUG_INFO_BTF=y (5.8 or newer).\n",
-		u.release, vmlinux_btf, strerror(err));
+	log_error("cannot load BPF: kernel %s has no BTF (%s: %s).\n"
+		  "nodescope needs a kernel built with CONFIG_DEBUG_INFO_BTF=y (5.8 or newer).",
+		  u.release, vmlinux_btf, strerror(err));
 	return NS_EXIT_KERNEL;
 }
 
@@ -86,14 +85,13 @@ int preflight_tracefs(void)
 		return 0;
 	mkdir(target, 0700);
 	if (mount("tracefs", target, "tracefs", 0, NULL) == 0 && dir_has_events(target)) {
-		fprintf(stderr, "nodescope: mounted tracefs at %s\n", target);
+		log_info("mounted tracefs at %s", target);
 		return 0;
 	}
-	fprintf(stderr,
-		"nodescope: tracefs is not mounted and mounting it at %s failed: %s.\n"
-		"nodescope: mount it (mount -t tracefs tracefs /sys/kernel/tracing) or run with\n"
-		"nodescope: the permission to mount (root in the initial mount namespace).\n",
-		target, strerror(errno));
+	log_error("tracefs is not mounted and mounting it at %s failed: %s.\n"
+		  "mount it (mount -t tracefs tracefs /sys/kernel/tracing) or run with\n"
+		  "the permission to mount (root in the initial mount namespace).",
+		  target, strerror(errno));
 	return NS_EXIT_KERNEL;
 }
 
@@ -111,10 +109,9 @@ int preflight_memlock(void)
 	sscanf(u.release, "%u.%u", &maj, &min);
 	if (maj > 5 || (maj == 5 && min >= 11))
 		return 0;
-	fprintf(stderr,
-		"nodescope: cannot raise RLIMIT_MEMLOCK (%s); kernel %s charges BPF maps to it.\n"
-		"nodescope: run as root or raise the limit (ulimit -l unlimited).\n",
-		strerror(errno), u.release);
+	log_error("cannot raise RLIMIT_MEMLOCK (%s); kernel %s charges BPF maps to it.\n"
+		  "run as root or raise the limit (ulimit -l unlimited).",
+		  strerror(errno), u.release);
 	return NS_EXIT_PRIVILEGE;
 }
 

@@ -15,6 +15,7 @@
 #include "nodescope.skel.h"
 #include "uprobe_multi.h"
 #include "tls/plan.h"
+#include "util/log.h"
 
 #define PROBES_MAX_LINKS 64
 
@@ -35,10 +36,11 @@ static int probes_libbpf_print(enum libbpf_print_level level, const char *fmt, v
 		return 0;
 	if (level == LIBBPF_INFO && !probes_verbose)
 		return 0;
-	/* libbpf names itself in most of its messages, not in all. */
-	if (strncmp(fmt, "libbpf: ", 8))
-		fputs("libbpf: ", stderr);
-	return vfprintf(stderr, fmt, ap);
+	/* libbpf names itself in most of its messages, not in all: the log line names it. */
+	if (!strncmp(fmt, "libbpf: ", 8))
+		fmt += 8;
+	log_vmsg(level == LIBBPF_WARN ? LOG_LEVEL_WARN : LOG_LEVEL_DEBUG, "libbpf", fmt, ap);
+	return 0;
 }
 
 /* Per-stream BPF objects, by stream id. */
@@ -134,17 +136,16 @@ static int probes_attach_all(struct probes *p)
 		struct bpf_link *link = bpf_program__attach(prog);
 		if (!link) {
 			int err = errno;
-			fprintf(stderr, "nodescope: cannot attach probe %s (%s): %s\n",
-				bpf_program__name(prog), bpf_program__section_name(prog),
-				strerror(err));
+			log_error("cannot attach probe %s (%s): %s", bpf_program__name(prog),
+				  bpf_program__section_name(prog), strerror(err));
 			if (err == ENOENT)
-				fprintf(stderr, "nodescope: this kernel has no such hook; "
-						"nodescope needs it for what it reports\n");
+				log_error("this kernel has no such hook; "
+					  "nodescope needs it for what it reports");
 			return NS_EXIT_ATTACH;
 		}
 		if (p->n_links == PROBES_MAX_LINKS) {
 			bpf_link__destroy(link);
-			fprintf(stderr, "nodescope: internal error: too many probes\n");
+			log_error("internal error: too many probes");
 			return NS_EXIT_ATTACH;
 		}
 		p->links[p->n_links++] = link;
@@ -198,14 +199,14 @@ static int probes_fit_kernel(struct probes *p, kernel_features_t pretend_missing
 	uname(&u);
 	kernel_features_report(p->features, u.release);
 	if (!kernel_has(p->features, KF_RING_BUFFER) && probes_rings_as_perf_buffers(p)) {
-		fprintf(stderr, "nodescope: cannot set up perf buffers: %s\n", strerror(errno));
+		log_error("cannot set up perf buffers: %s", strerror(errno));
 		return NS_EXIT_RUNTIME;
 	}
 	k->rodata->ns_kernel_features = kernel_features_bpf_bits(p->features);
 	bool task_storage = kernel_has(p->features, KF_TASK_STORAGE);
 	if (!task_storage && (probes_thread_slots_as_hash(k->maps.tls_calls) ||
 			      probes_thread_slots_as_hash(k->maps.l7_calls))) {
-		fprintf(stderr, "nodescope: cannot set up per-thread maps: %s\n", strerror(errno));
+		log_error("cannot set up per-thread maps: %s", strerror(errno));
 		return NS_EXIT_RUNTIME;
 	}
 	bpf_program__set_autoload(k->progs.ns_thread_exit, !task_storage);
@@ -237,7 +238,7 @@ int probes_start(const struct probes_opts *o, struct probes **out)
 
 	p->skel = nodescope_bpf__open();
 	if (!p->skel) {
-		fprintf(stderr, "nodescope: cannot open BPF object: %s\n", strerror(errno));
+		log_error("cannot open BPF object: %s", strerror(errno));
 		rc = NS_EXIT_KERNEL;
 		goto fail;
 	}
@@ -246,8 +247,8 @@ int probes_start(const struct probes_opts *o, struct probes **out)
 		struct bpf_map *ring = ring_of(p->skel, s);
 		uint32_t size = o->ring_size[s] ? o->ring_size[s] : stream_defs[s].ring_size;
 		if (size && bpf_map__set_max_entries(ring, size)) {
-			fprintf(stderr, "nodescope: bad ring buffer size %u for stream %s\n", size,
-				stream_defs[s].name);
+			log_error("bad ring buffer size %u for stream %s", size,
+				  stream_defs[s].name);
 			rc = NS_EXIT_USAGE;
 			goto fail;
 		}
@@ -260,10 +261,9 @@ int probes_start(const struct probes_opts *o, struct probes **out)
 	p->skel->rodata->filter_cgroup_level = o->cgroup_level;
 	int err = nodescope_bpf__load(p->skel);
 	if (err) {
-		fprintf(stderr,
-			"nodescope: cannot load BPF programs: %s\n"
-			"nodescope: (the verifier's log above, if any, names the program)\n",
-			strerror(-err));
+		log_error("cannot load BPF programs: %s\n"
+			  "(the verifier's log above, if any, names the program)",
+			  strerror(-err));
 		rc = err == -EPERM ? NS_EXIT_PRIVILEGE : NS_EXIT_ATTACH;
 		goto fail;
 	}

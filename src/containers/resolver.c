@@ -172,6 +172,11 @@ const char *containers_resolve_proc(struct containers_resolver *r, const char *p
 	return resolve_class(r, c.cgroup[0] ? c.cgroup : "/", &c, now_ns);
 }
 
+void containers_resolver_forget(struct containers_resolver *r)
+{
+	cache_clear(r);
+}
+
 const struct containers_resolver_stats *containers_resolver_stats(const struct containers_resolver *r)
 {
 	return &r->stats;

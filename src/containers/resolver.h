@@ -46,6 +46,12 @@ const char *containers_resolve(struct containers_resolver *r, const char *cgroup
 const char *containers_resolve_proc(struct containers_resolver *r, const char *proc_cgroup_text,
 				    uint64_t now_ns);
 
+/*
+ * Forgets every cached answer, so each container's runtime metadata is read
+ * again at its next resolve (SIGHUP: after a runtime was reconfigured).
+ */
+void containers_resolver_forget(struct containers_resolver *r);
+
 const struct containers_resolver_stats *containers_resolver_stats(const struct containers_resolver *r);
 
 #endif

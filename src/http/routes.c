@@ -54,6 +54,16 @@ int http_routes_handle(void *ctx, const char *path, struct strbuf *body, const c
 		*type = METRICS_TYPE;
 		return 200;
 	}
+	if (!strcmp(path, "/healthz")) {
+		struct strbuf why = STRBUF_INIT;
+		bool ok = !r->ready || r->ready(r->ready_ctx, &why);
+		if (ok)
+			strbuf_puts(body, "ok\n");
+		else
+			strbuf_printf(body, "not ready: %s\n", strbuf_str(&why));
+		strbuf_free(&why);
+		return ok ? 200 : 503;
+	}
 	if (!strcmp(path, "/api/processes")) {
 		struct procs_json pj = { body, 0 };
 		strbuf_putc(body, '[');
@@ -67,6 +77,6 @@ int http_routes_handle(void *ctx, const char *path, struct strbuf *body, const c
 		*type = "text/html; charset=utf-8";
 		return 200;
 	}
-	strbuf_puts(body, "not found: try / or /metrics\n");
+	strbuf_puts(body, "not found: try /, /metrics or /healthz\n");
 	return 404;
 }

@@ -1,6 +1,8 @@
-/* What the HTTP server serves: /metrics, /api/processes and the web page. */
+/* What the HTTP server serves: /metrics, /healthz, /api/processes and the web page. */
 #ifndef NODESCOPE_HTTP_ROUTES_H
 #define NODESCOPE_HTTP_ROUTES_H
+
+#include <stdbool.h>
 
 #include "util/strbuf.h"
 
@@ -13,6 +15,12 @@ struct http_routes {
 	struct metric_registry *registry;
 	struct proc_table *procs;
 	struct resources *resources; /* NULL: /metrics is written at once */
+	/*
+	 * /healthz: whether the agent is ready (its programs loaded and its
+	 * probes attached); when not, why in why. NULL: always ready.
+	 */
+	bool (*ready)(void *ctx, struct strbuf *why);
+	void *ready_ctx;
 };
 
 /*

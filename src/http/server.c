@@ -10,12 +10,41 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/socket.h>
+#include <unistd.h>
+
+#include "gzip.h"
+#include "metrics/registry.h"
+#include "util/clock.h"
+#include "util/log.h"
+
+/*
+ * What one client may hold, so no other local process (or pod, when the
+ * agent listens on a pod IP) can keep a scraper out: connections per source
+ * address, connections in all, and the time a connection has to send each
+ * request head, counted from its accept or from the end of its previous
+ * response (so one that sends nothing, or a byte a second, is cut).
+ * Connections over a limit are closed at once; each refusal and cut is counted.
+ */
+#define HTTP_MAX_PER_CLIENT 8
+#define HTTP_MAX_CONNECTIONS 256
+#define HTTP_HEAD_TIMEOUT_NS (5 * 1000000000ull)
+/* A response the client stops reading (libmicrohttpd's inactivity timeout). */
+#define HTTP_IDLE_TIMEOUT_S 10u
+
+/* One open connection (libmicrohttpd's socket context). */
+struct http_conn {
+	struct http_conn *prev, *next;
+	struct sockaddr_storage addr;
+	int fd;
+	uint64_t head_deadline_ns; /* 0: a request is being answered, no head awaited */
+};
 
 struct http_request {
 	struct http_server *server;
 	struct MHD_Connection *conn;
 	struct http_request *prev, *next; /* the server's suspended requests */
 	bool answered;
+	bool gzip; /* the client accepts a gzip body */
 	int status;
 	struct strbuf body;
 	const char *type;
@@ -29,7 +58,133 @@ struct http_server {
 	http_handler_fn fn;
 	void *ctx;
 	unsigned port;
+	struct http_conn *conns;
+	unsigned n_conns;
+	struct metric *m_refused;
+	uint64_t head_timeouts;
 };
+
+#define T struct http_server
+static const struct metric_def http_metrics[] = {
+	{ "nodescope_http_connections_refused_total",
+	  "HTTP connections closed at once because their source address already had "
+	  "8 open (per_client) or the server 256 (total).",
+	  METRIC_COUNTER, METRIC_LABELS("reason"), METRIC_HANDLE(T, m_refused) },
+	{ "nodescope_http_head_timeouts_total",
+	  "HTTP connections cut because a request head took longer than 5 s to arrive.",
+	  METRIC_COUNTER, METRIC_VALUE(T, head_timeouts) },
+};
+#undef T
+
+static bool same_address(const struct sockaddr_storage *a, const struct sockaddr *b)
+{
+	if (a->ss_family != b->sa_family)
+		return false;
+	if (b->sa_family == AF_INET)
+		return ((const struct sockaddr_in *)a)->sin_addr.s_addr ==
+		       ((const struct sockaddr_in *)b)->sin_addr.s_addr;
+	if (b->sa_family == AF_INET6)
+		return !memcmp(&((const struct sockaddr_in6 *)a)->sin6_addr,
+			       &((const struct sockaddr_in6 *)b)->sin6_addr, sizeof(struct in6_addr));
+	return false;
+}
+
+/* Called before libmicrohttpd takes a connection: the limits. */
+static enum MHD_Result http_accept_policy(void *cls, const struct sockaddr *addr, socklen_t len)
+{
+	struct http_server *s = cls;
+	const char *reason = NULL;
+	unsigned same = 0;
+
+	for (struct http_conn *c = s->conns; c; c = c->next)
+		same += same_address(&c->addr, addr);
+	if (same >= HTTP_MAX_PER_CLIENT)
+		reason = "per_client";
+	else if (s->n_conns >= HTTP_MAX_CONNECTIONS)
+		reason = "total";
+	if (!reason)
+		return MHD_YES;
+	metric_add(s->m_refused, &reason, 1);
+	return MHD_NO;
+}
+
+/* libmicrohttpd's own messages, in the agent's log format. */
+static void http_log(void *cls, const char *fmt, va_list ap)
+{
+	log_vmsg(LOG_LEVEL_WARN, "libmicrohttpd", fmt, ap);
+}
+
+static void http_conn_notify(void *cls, struct MHD_Connection *conn, void **socket_context,
+			     enum MHD_ConnectionNotificationCode code)
+{
+	struct http_server *s = cls;
+	struct http_conn *c = *socket_context;
+
+	if (code == MHD_CONNECTION_NOTIFY_CLOSED) {
+		if (!c)
+			return;
+		*(c->prev ? &c->prev->next : &s->conns) = c->next;
+		if (c->next)
+			c->next->prev = c->prev;
+		s->n_conns--;
+		free(c);
+		*socket_context = NULL;
+		return;
+	}
+	/* Without its record the connection would escape the limits: refuse it. */
+	const union MHD_ConnectionInfo *fd =
+		MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+	const union MHD_ConnectionInfo *addr =
+		MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+	c = calloc(1, sizeof(*c));
+	if (!c || !fd || !addr) {
+		free(c);
+		if (fd)
+			shutdown(fd->connect_fd, SHUT_RDWR);
+		return;
+	}
+	c->fd = fd->connect_fd;
+	memcpy(&c->addr, addr->client_addr,
+	       addr->client_addr->sa_family == AF_INET6 ? sizeof(struct sockaddr_in6)
+							 : sizeof(struct sockaddr_in));
+	c->head_deadline_ns = clock_mono_ns() + HTTP_HEAD_TIMEOUT_NS;
+	c->next = s->conns;
+	if (s->conns)
+		s->conns->prev = c;
+	s->conns = c;
+	s->n_conns++;
+	*socket_context = c;
+}
+
+static struct http_conn *conn_of(struct MHD_Connection *conn)
+{
+	const union MHD_ConnectionInfo *i =
+		MHD_get_connection_info(conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+	return i ? i->socket_context : NULL;
+}
+
+/*
+ * Cuts the connections whose request head is late (shutdown: libmicrohttpd
+ * sees the end of the stream and closes it itself); returns the next
+ * deadline, 0 if none.
+ */
+static uint64_t http_cut_late(struct http_server *s, uint64_t now)
+{
+	uint64_t next = 0;
+
+	for (struct http_conn *c = s->conns; c; c = c->next) {
+		if (!c->head_deadline_ns)
+			continue;
+		if (c->head_deadline_ns <= now) {
+			shutdown(c->fd, SHUT_RDWR);
+			c->head_deadline_ns = 0;
+			s->head_timeouts++;
+		} else if (!next || c->head_deadline_ns < next) {
+			next = c->head_deadline_ns;
+		}
+	}
+	return next;
+}
 
 int http_parse_listen(const char *listen, struct sockaddr_storage *ss, unsigned *len)
 {
@@ -74,10 +229,25 @@ int http_parse_listen(const char *listen, struct sockaddr_storage *ss, unsigned 
 	return -EINVAL;
 }
 
-/* Queues the response: status, body (its buffer handed over) and content type. */
+/*
+ * Queues the response: status, body (its buffer handed over) and content
+ * type; the body gzipped when the client accepts it (gzip: Accept-Encoding).
+ */
 static enum MHD_Result http_respond(struct MHD_Connection *conn, int status, struct strbuf body,
-				    const char *type)
+				    const char *type, bool gzip)
 {
+	if (gzip && !body.oom && body.len) {
+		struct strbuf z = STRBUF_INIT;
+		if (http_gzip(body.buf, body.len, &z) == 0) {
+			strbuf_free(&body);
+			body = z;
+		} else {
+			strbuf_free(&z);
+			gzip = false; /* out of memory: sent plain, as the client also accepts */
+		}
+	} else {
+		gzip = false;
+	}
 	if (body.oom) {
 		strbuf_free(&body);
 		return MHD_NO;
@@ -91,6 +261,9 @@ static enum MHD_Result http_respond(struct MHD_Connection *conn, int status, str
 		return MHD_NO;
 	}
 	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, type);
+	MHD_add_response_header(r, MHD_HTTP_HEADER_VARY, MHD_HTTP_HEADER_ACCEPT_ENCODING);
+	if (gzip)
+		MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_ENCODING, "gzip");
 	enum MHD_Result ret = MHD_queue_response(conn, status, r);
 	MHD_destroy_response(r);
 	return ret;
@@ -111,22 +284,29 @@ static enum MHD_Result http_answer(void *cls, struct MHD_Connection *conn, const
 			return MHD_NO;
 		struct strbuf b = req->body;
 		req->body = (struct strbuf)STRBUF_INIT;
-		return http_respond(conn, req->status, b, req->type);
+		return http_respond(conn, req->status, b, req->type, req->gzip);
 	}
+	/* The head is in: no deadline while it is answered. */
+	struct http_conn *c = conn_of(conn);
+	if (c)
+		c->head_deadline_ns = 0;
+	bool gzip = http_accepts_gzip(
+		MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_ACCEPT_ENCODING));
 	if (strcmp(method, "GET") && strcmp(method, "HEAD")) {
 		status = MHD_HTTP_METHOD_NOT_ALLOWED;
 		strbuf_puts(&body, "only GET and HEAD\n");
-		return http_respond(conn, status, body, type);
+		return http_respond(conn, status, body, type, false);
 	}
 	req = calloc(1, sizeof(*req));
 	if (!req)
 		return MHD_NO;
 	req->server = s;
 	req->conn = conn;
+	req->gzip = gzip;
 	status = s->fn(s->ctx, url, &body, &type, req);
 	if (status != HTTP_LATER) {
 		free(req);
-		return http_respond(conn, status, body, type);
+		return http_respond(conn, status, body, type, gzip);
 	}
 	*req_cls = req; /* freed when the request completes (http_completed) */
 	req->next = s->suspended;
@@ -141,6 +321,11 @@ static void http_completed(void *cls, struct MHD_Connection *conn, void **req_cl
 			   enum MHD_RequestTerminationCode toe)
 {
 	struct http_request *req = *req_cls;
+	struct http_conn *c = conn_of(conn);
+
+	/* Kept alive: the next head has its time from now. */
+	if (c && toe == MHD_REQUEST_TERMINATED_COMPLETED_OK)
+		c->head_deadline_ns = clock_mono_ns() + HTTP_HEAD_TIMEOUT_NS;
 	if (!req)
 		return;
 	strbuf_free(&req->body);
@@ -183,12 +368,23 @@ void http_request_answer(struct http_request *req, int status, struct strbuf *bo
 	http_reschedule(s);
 }
 
-/* After every run, arm the timer only if libmicrohttpd has a deadline. */
+/*
+ * After every run, arm the timer only if libmicrohttpd has a deadline or a
+ * connection still owes its request head.
+ */
 static void http_reschedule(struct http_server *s)
 {
 	MHD_UNSIGNED_LONG_LONG ms;
-	if (MHD_get_timeout(s->d, &ms) == MHD_YES)
-		loop_timer_arm(s->timer, ms * 1000000ull);
+	uint64_t now = clock_mono_ns();
+	uint64_t next = http_cut_late(s, now);
+	uint64_t wait = next ? next - now : 0;
+
+	if (MHD_get_timeout(s->d, &ms) == MHD_YES && (!next || ms * 1000000ull < wait)) {
+		wait = ms * 1000000ull;
+		next = 1;
+	}
+	if (next)
+		loop_timer_arm(s->timer, wait);
 	else
 		loop_timer_disarm(s->timer);
 }
@@ -205,15 +401,14 @@ static void http_on_timer(void *ctx)
 	http_on_fd(ctx, 0);
 }
 
-int http_server_start(struct loop *l, const char *listen, http_handler_fn fn, void *ctx,
-		      struct http_server **out)
+int http_server_start(struct loop *l, struct metric_registry *r, const char *listen,
+		      http_handler_fn fn, void *ctx, struct http_server **out)
 {
 	struct sockaddr_storage ss;
 	unsigned len;
 
 	if (http_parse_listen(listen, &ss, &len)) {
-		fprintf(stderr, "nodescope: bad --listen address '%s' (want HOST:PORT or [V6]:PORT)\n",
-			listen);
+		log_error("bad --listen address '%s' (want HOST:PORT or [V6]:PORT)", listen);
 		return -EINVAL;
 	}
 	struct http_server *s = calloc(1, sizeof(*s));
@@ -222,16 +417,23 @@ int http_server_start(struct loop *l, const char *listen, http_handler_fn fn, vo
 	s->loop = l;
 	s->fn = fn;
 	s->ctx = ctx;
+	if (metric_register_defs(r, http_metrics, METRIC_DEFS_COUNT(http_metrics), s, 0)) {
+		free(s);
+		return -EINVAL;
+	}
 	unsigned flags = MHD_USE_EPOLL | MHD_USE_ERROR_LOG | MHD_ALLOW_SUSPEND_RESUME;
 	if (ss.ss_family == AF_INET6)
 		flags |= MHD_USE_IPv6;
-	s->d = MHD_start_daemon(flags, 0, NULL, NULL, http_answer, s, MHD_OPTION_SOCK_ADDR, &ss,
-				MHD_OPTION_CONNECTION_TIMEOUT, 30u, MHD_OPTION_CONNECTION_LIMIT,
-				64u, MHD_OPTION_NOTIFY_COMPLETED, http_completed, NULL,
-				MHD_OPTION_END);
+	/* libmicrohttpd's own cap above ours, so ours (counted) is the one that refuses. */
+	s->d = MHD_start_daemon(flags, 0, http_accept_policy, s, http_answer, s,
+				MHD_OPTION_SOCK_ADDR, &ss, MHD_OPTION_CONNECTION_TIMEOUT,
+				HTTP_IDLE_TIMEOUT_S, MHD_OPTION_CONNECTION_LIMIT,
+				HTTP_MAX_CONNECTIONS + 64u, MHD_OPTION_NOTIFY_COMPLETED,
+				http_completed, s, MHD_OPTION_NOTIFY_CONNECTION, http_conn_notify, s,
+				MHD_OPTION_EXTERNAL_LOGGER, http_log, s, MHD_OPTION_END);
 	if (!s->d) {
 		int err = errno ? errno : EADDRINUSE;
-		fprintf(stderr, "nodescope: cannot listen on %s: %s\n", listen, strerror(err));
+		log_error("cannot listen on %s: %s", listen, strerror(err));
 		free(s);
 		return -err;
 	}

@@ -27,9 +27,14 @@ void *http_request_handler_ctx(const struct http_request *req);
 void http_request_answer(struct http_request *req, int status, struct strbuf *body,
 			 const char *content_type);
 
-/* listen is "HOST:PORT" or "[V6]:PORT". Returns 0 or -errno (message printed). */
-int http_server_start(struct loop *l, const char *listen, http_handler_fn fn, void *ctx,
-		      struct http_server **out);
+/*
+ * listen is "HOST:PORT" or "[V6]:PORT". Registers the server's counters
+ * (refused connections, late request heads) in r. Returns 0 or -errno
+ * (message printed).
+ */
+struct metric_registry;
+int http_server_start(struct loop *l, struct metric_registry *r, const char *listen,
+		      http_handler_fn fn, void *ctx, struct http_server **out);
 void http_server_stop(struct http_server *s);
 /* The port actually bound (useful with port 0). */
 unsigned http_server_port(const struct http_server *s);

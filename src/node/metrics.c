@@ -16,6 +16,7 @@
 #include "node/uname.h"
 #include "util/file.h"
 #include "util/strbuf.h"
+#include "util/log.h"
 
 /* A /proc table larger than this is no /proc table. */
 #define PROC_FILE_MAX (16u << 20)
@@ -292,8 +293,9 @@ static void set_info(struct node_metrics *n, const struct node_metrics_opts *o)
 
 	int err = node_uname_host(&u);
 	if (err) {
-		fprintf(stderr, "nodescope: cannot enter PID 1's UTS namespace (%s): node_info names "
-				"the agent's own host name\n", strerror(-err));
+		log_warn("cannot enter PID 1's UTS namespace (%s): node_info names "
+			 "the agent's own host name",
+			 strerror(-err));
 	}
 	const char *info[] = { u.hostname, u.kernel_version };
 	metric_set(n->m_info, info, 1);
@@ -327,8 +329,8 @@ int node_metrics_new(const struct node_metrics_opts *o, struct node_metrics **ou
 	if (!o->no_net) {
 		n->net_fd = node_net_host_socket();
 		if (n->net_fd < 0) {
-			fprintf(stderr, "nodescope: no rtnetlink socket (%s): no node_net_* metrics\n",
-				strerror(-n->net_fd));
+			log_warn("no rtnetlink socket (%s): no node_net_* metrics",
+				 strerror(-n->net_fd));
 			count_error(n, SRC_NETLINK, 1);
 		}
 	}

@@ -16,6 +16,7 @@
 
 #include "netlink.h"
 #include "util/netns.h"
+#include "util/log.h"
 
 /* Coroot's pattern, a prefix match (no end anchor), \d spelled [0-9]. */
 static regex_t name_re;
@@ -56,7 +57,8 @@ int node_net_host_socket(void)
 	int fd = netns_socket("/proc/1/ns/net", node_netlink_open);
 	if (fd >= 0 || fd == -ENOENT)
 		return fd == -ENOENT ? node_netlink_open() : fd;
-	fprintf(stderr, "nodescope: cannot enter PID 1's network namespace (%s): node_net_* "
-			"show the agent's own\n", strerror(-fd));
+	log_warn("cannot enter PID 1's network namespace (%s): node_net_* "
+		 "show the agent's own",
+		 strerror(-fd));
 	return node_netlink_open();
 }

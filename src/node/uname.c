@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <sys/utsname.h>
 #include <unistd.h>
+#include "util/log.h"
 
 static void copy(struct node_uname *out)
 {
@@ -42,8 +43,7 @@ int node_uname_host(struct node_uname *out)
 	} else {
 		copy(out);
 		if (setns(self, CLONE_NEWUTS)) /* only this thread moved, and it moves back */
-			fprintf(stderr, "nodescope: cannot return to own UTS namespace: %s\n",
-				strerror(errno));
+			log_error("cannot return to own UTS namespace: %s", strerror(errno));
 	}
 	if (host >= 0)
 		close(host);

@@ -17,6 +17,7 @@
 #include "metrics/registry.h"
 #include "procfs.h"
 #include "trace/trace.h"
+#include "util/log.h"
 
 #define INSPECT_QUEUE 8192 /* power of two */
 #define ID_CACHE 4096	   /* cgroup ids -> paths remembered */
@@ -276,11 +277,10 @@ int proc_tracker_new(const struct proc_tracker_opts *o, struct proc_tracker **ou
 			t->mounts[h].fd = open(m, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	}
 	if (t->mounts[CG_V2].fd < 0 && t->mounts[CG_CPU].fd < 0 && t->mounts[CG_MEMORY].fd < 0)
-		fprintf(stderr,
-			"nodescope: no cgroup2, cpu or memory hierarchy below %s (--cgroupfs-root): "
-			"containers are read from /proc/PID/cgroup after each exec, so a process "
-			"that exits at once keeps its parent's\n",
-			o->cgroupfs_root);
+		log_warn("no cgroup2, cpu or memory hierarchy below %s (--cgroupfs-root): "
+			 "containers are read from /proc/PID/cgroup after each exec, so a process "
+			 "that exits at once keeps its parent's",
+			 o->cgroupfs_root);
 	struct metric_registry *r = o->registry;
 	if (metric_register_defs(r, proc_metrics, METRIC_DEFS_COUNT(proc_metrics), t,
 				 o->max_series)) {
@@ -311,6 +311,11 @@ void proc_tracker_free(struct proc_tracker *t)
 		if (t->mounts[h].fd >= 0)
 			close(t->mounts[h].fd);
 	free(t);
+}
+
+void proc_tracker_forget_names(struct proc_tracker *t)
+{
+	containers_resolver_forget(t->names);
 }
 
 struct proc_table *proc_tracker_table(struct proc_tracker *t)

@@ -35,6 +35,8 @@ int proc_tracker_scan(struct proc_tracker *t);
 int proc_tracker_on_record(void *ctx, const void *data, size_t len);
 
 struct proc_table *proc_tracker_table(struct proc_tracker *t);
+/* Container metadata cached from the runtimes is read again when next needed (SIGHUP). */
+void proc_tracker_forget_names(struct proc_tracker *t);
 
 /*
  * An exited process stays in the table until reaped, so records it made

@@ -19,6 +19,7 @@
 #include "resources/taskstats.h"
 #include "util/clock.h"
 #include "util/file.h"
+#include "util/log.h"
 
 #define SLICE_WORK 64		 /* file reads or netlink round trips per slice */
 #define MAX_WAITERS 64		 /* scrapes waiting for one collection (the HTTP connection limit) */
@@ -590,9 +591,9 @@ int resources_new(const struct resources_opts *o, struct resources **out)
 	}
 	int err = taskstats_open(&r->ts);
 	if (err)
-		fprintf(stderr, "nodescope: no taskstats (%s): container CPU and disk delays are "
-				"not exported\n",
-			strerror(-err));
+		log_warn("no taskstats (%s): container CPU and disk delays are "
+			 "not exported",
+			 strerror(-err));
 	if (metric_register_defs(o->registry, resources_metrics,
 				 METRIC_DEFS_COUNT(resources_metrics), r, o->max_series)) {
 		resources_free(r);

@@ -18,6 +18,7 @@
 #include "loop/loop.h"
 #include "metrics/registry.h"
 #include "util/clock.h"
+#include "util/log.h"
 
 struct tls_hold {
 	struct tls_hold_opts o;
@@ -96,8 +97,9 @@ static void hold_watchdog_gone(void *ctx, uint32_t events)
 {
 	struct tls_hold *h = ctx;
 	*h->o.enabled = 0;
-	fprintf(stderr, "nodescope: the hold watchdog (pid %d) is gone: first runs are no longer "
-			"held\n", (int)h->watchdog);
+	log_warn("the hold watchdog (pid %d) is gone: first runs are no longer "
+		 "held",
+		 (int)h->watchdog);
 	h->n_orphaned += tls_hold_continue_all(h->o.held_fd);
 	loop_del_fd(h->o.loop, h->watchdog_fd);
 	waitpid(h->watchdog, NULL, WNOHANG);

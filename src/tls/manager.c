@@ -25,6 +25,7 @@
 #include "trace/trace.h"
 #include "util/clock.h"
 #include "util/hmap.h"
+#include "util/log.h"
 
 struct tls_file {
 	struct hmap_node node;
@@ -379,7 +380,7 @@ static struct tls_file *file_inspect(struct tls_manager *m, int fd, dev_t dev, i
 		error = msg;
 	}
 	if (error)
-		fprintf(stderr, "nodescope: TLS probes on %s: %s\n", path, error);
+		log_warn("TLS probes on %s: %s", path, error);
 	if (f->n_uprobes)
 		f->path = strdup(path);
 	uint64_t now = clock_mono_ns();

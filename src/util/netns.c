@@ -8,6 +8,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include "log.h"
 
 bool netns_is_own(const char *ns_path)
 {
@@ -34,8 +35,7 @@ int netns_socket(const char *ns_path, int (*open_fn)(void))
 	int fd = open_fn();
 	/* Staying in the other namespace would make every later socket its: say it loudly. */
 	if (setns(self, CLONE_NEWNET))
-		fprintf(stderr, "nodescope: cannot return to own network namespace: %s\n",
-			strerror(errno));
+		log_error("cannot return to own network namespace: %s", strerror(errno));
 	close(target);
 	close(self);
 	return fd;

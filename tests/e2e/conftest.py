@@ -156,7 +156,7 @@ class Agent:
             line = raw.decode(errors="replace").rstrip("\n")
             with self.cond:
                 self.stderr_lines.append(line)
-                if line == "nodescope: ready":
+                if line.endswith(" nodescope: ready"):  # after the time and level
                     self.ready = True
                 self.cond.notify_all()
 

@@ -90,8 +90,8 @@ def what_failed_to_load(out):
             lines = f.read().splitlines()
     except OSError:
         return ["(no agent.stderr)"]
-    keep = [l for l in lines if l.startswith("nodescope: ") or
-            (l.startswith("libbpf: ") and ("prog '" in l or "failed" in l or "map '" in l))]
+    keep = [l for l in lines if " nodescope: " in l or
+            (" libbpf: " in l and ("prog '" in l or "failed" in l or "map '" in l))]
     return keep[:40] or lines[-20:] or ["(agent.stderr is empty)"]
 
 
@@ -218,7 +218,7 @@ def main():
         # it has one), unless it only failed to load, which is printed below.
         if s and s["checks"].get("agent.loads_and_attaches"):
             said = [l for l in tail(os.path.join(out, "agent.stderr"), 100)
-                    if not l.startswith("nodescope: serving ")]
+                    if " nodescope: serving " not in l]
             for line in said[:20]:
                 print(f"    agent: {line}")
         if verdict == "expected-failure" or (verdict == "FAIL" and s and

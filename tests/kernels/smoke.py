@@ -458,7 +458,7 @@ def main():
     if not ready:
         # What failed to load: the agent's own lines (libbpf's and the verifier's are in
         # agent.stderr beside the summary).
-        info["load_errors"] = [l for l in agent.stderr_lines() if l.startswith("nodescope: ")]
+        info["load_errors"] = [l for l in agent.stderr_lines() if " nodescope: " in l]
     info["total_s"] = round(time.monotonic() - t0, 1)
 
     with open(os.path.join(logs, "agent.events.jsonl"), "w") as f, agent.cond:

@@ -1,0 +1,49 @@
+#!/bin/sh
+# Builds the OCI image without a daemon or a base image: a rootfs of the
+# agent and exactly the shared libraries it links (as the dynamic loader
+# resolves them here), committed by Debian's buildah into its own storage
+# under BUILD/image and written out as an OCI archive:
+#   scripts/build-image.sh BUILD VERSION -> BUILD/image/nodescope-VERSION.oci.tar
+# and the image nodescope:VERSION in that storage (buildah --root BUILD/image/storage).
+set -eu
+build=$1
+version=$2
+cd "$(dirname "$0")/.."
+dir="$build/image"
+root="$dir/rootfs"
+bin="$build/nodescope"
+# Its own storage (vfs: no overlay mounts), never the machine's containers/storage.
+bah() { buildah --root "$PWD/$dir/storage" --runroot "$PWD/$dir/run" --storage-driver vfs "$@"; }
+
+rm -rf "$root"
+# proc, sys: where a runtime (or a test's chroot) mounts them.
+mkdir -p "$root/usr/sbin" "$root/tmp" "$root/etc" "$root/proc" "$root/sys"
+chmod 1777 "$root/tmp"
+install -m 0755 "$bin" "$root/usr/sbin/nodescope"
+# The loader and each library at the path the binary will ask for (PT_INTERP, then ld.so's search).
+ldd "$bin" | awk '$2 == "=>" && $3 ~ /^\// { print $3 } $1 ~ /^\// { print $1 }' | sort -u |
+	while read -r lib; do
+		mkdir -p "$root$(dirname "$lib")"
+		cp -L "$lib" "$root$lib"
+	done
+# The license texts travel with the binary.
+mkdir -p "$root/usr/share/doc/nodescope"
+cp LICENSE "$root/usr/share/doc/nodescope/"
+cp -r LICENSES "$root/usr/share/doc/nodescope/"
+echo "root:x:0:0:root:/:/usr/sbin/nodescope" > "$root/etc/passwd"
+echo "root:x:0:" > "$root/etc/group"
+
+name="nodescope:$version"
+bah rmi -f "$name" nodescope:latest >/dev/null 2>&1 || true
+c=$(bah from scratch)
+bah copy "$c" "$root/" / >/dev/null
+# Safe by default: 127.0.0.1 as everywhere; the DaemonSet sets LISTEN to the pod's address.
+bah config --entrypoint '["/usr/sbin/nodescope"]' --cmd '["run"]' --port 9645 \
+	--label org.opencontainers.image.title=nodescope \
+	--label org.opencontainers.image.version="$version" \
+	--label org.opencontainers.image.licenses="Apache-2.0 AND GPL-2.0-only" "$c"
+bah commit --quiet --rm --format oci "$c" "$name" >/dev/null
+bah tag "$name" nodescope:latest
+rm -f "$dir"/nodescope-*.oci.tar
+bah push --quiet "$name" "oci-archive:$dir/nodescope-$version.oci.tar:$name" >/dev/null
+ls "$dir/nodescope-$version.oci.tar"
