@@ -367,7 +367,7 @@ static void read_types(struct resources *r, struct ctr *c, int *work)
 static void volume_series(struct resources *r, struct ctr *c, const struct disk_volume *v,
 			  const struct disk_usage *u, const struct disk_io *io)
 {
-	const char *labels[] = { c->name, v->mount_point, v->device, "" };
+	const char *labels[] = { c->name, v->mount_point, v->device, v->volume };
 	struct metric *gauges[] = { r->disk_size, r->disk_used, r->disk_reserved };
 	struct metric *counters[] = { r->disk_reads, r->disk_read_bytes, r->disk_writes,
 				      r->disk_written_bytes };
