@@ -397,6 +397,7 @@ def test_disk_io_within_1pct(agent_factory, loop_fs, container):
     after, cg_after = agent_io(), blkio(c, fs.majmin)
     grew = [x - y for x, y in zip(after, before)]
     cg_grew = [x - y for x, y in zip(cg_after, cg_before)]
+    print("FIGURES disk io: agent grew", grew, "cgroup grew", cg_grew, "dd bytes", size)
     assert grew == cg_grew, (grew, cg_grew)
     reads, rbytes, writes, wbytes = grew
     assert abs(wbytes - size) <= 0.01 * size, grew
@@ -425,16 +426,14 @@ path, mib = sys.argv[1], int(sys.argv[2])
 buf = mmap.mmap(-1, 1 << 20)  # page-aligned, as O_DIRECT wants
 buf.write(b"x" * (1 << 20))
 fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_DIRECT)
-sys.stdout.write("ready
-"); sys.stdout.flush()
+sys.stdout.write("ready\n"); sys.stdout.flush()
 sys.stdin.readline()
 for i in range(mib):
     os.pwrite(fd, buf, i << 20)
 os.fsync(fd)
 for i in range(mib):
     os.preadv(fd, [buf], i << 20)
-sys.stdout.write("done
-"); sys.stdout.flush()
+sys.stdout.write("done\n"); sys.stdout.flush()
 sys.stdin.readline()
 """
 
@@ -459,6 +458,7 @@ def test_disk_delay(agent_factory, loop_fs, container, delay_accounting):
     with open(f"/proc/{p.pid}/stat") as f:
         ticks = int(f.read().rpartition(")")[2].split()[39])  # field 42
     hz = os.sysconf("SC_CLK_TCK")
+    print("FIGURES disk delay: before", before, "after", delay, "ticks", ticks)
     assert delay > before, (before, delay)
     assert ticks >= 1, ticks  # 128 MiB of direct I/O on a loop device waits for more than a tick
     # The same nanoseconds, which /proc/PID/stat rounds down to ticks.
