@@ -500,3 +500,27 @@ def test_volume_written_to(agent_factory, loop_fs, container, tmp_path):
     mounts = {(dict(k)["mount_point"], dict(k)["volume"]) for k in m["container_resources_disk_size_bytes"]
               if dict(k)["container_id"] == c.id}
     assert mounts == {(str(inside), pvc)}, mounts
+
+
+def test_dotnet_application_type(agent_factory, container, tmp_path):
+    """Coroot's two .NET rules on real processes (Debian has no .NET runtime): `dotnet NAME.dll`
+    (python3 run through a symlink named dotnet, its script named App.dll) and an apphost (a C
+    program linked with the apphost's run path, $ORIGIN/netcoredeps). Both containers get
+    application_type="dotnet"; the same C program without that run path does not."""
+    src = tmp_path / "wait.c"
+    src.write_text("#include <unistd.h>\nint main(void) { pause(); return 0; }\n")
+    subprocess.run(["cc", "-o", str(tmp_path / "Accounting"), str(src), "-Wl,-rpath,$ORIGIN/netcoredeps"],
+                   check=True)
+    subprocess.run(["cc", "-o", str(tmp_path / "plain"), str(src)], check=True)
+    os.symlink("/usr/bin/python3", tmp_path / "dotnet")
+    (tmp_path / "App.dll").write_text("import time\ntime.sleep(3600)\n")
+    a = agent_factory("--events", "proc")
+    argv = {"dll": [str(tmp_path / "dotnet"), str(tmp_path / "App.dll")],
+            "apphost": [str(tmp_path / "Accounting")], "plain": [str(tmp_path / "plain")]}
+    cs = {tag: container(tag) for tag in argv}
+    for tag, c in cs.items():
+        exec_seen(a, c.run(*argv[tag]).pid, c.id)
+    m = a.metrics()["container_application_type"]
+    types = {tag: {dict(k)["application_type"] for k in m if dict(k)["container_id"] == c.id}
+             for tag, c in cs.items()}
+    assert types == {"dll": {"dotnet", "python"}, "apphost": {"dotnet"}, "plain": set()}, types
