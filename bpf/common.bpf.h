@@ -33,11 +33,11 @@
  */
 #define NS_PERF_NEST 4
 
-/* Rings the reader's doorbell if it is waiting (struct ns_perf_bell). */
+/* Rings the reader's doorbell if it is waiting (struct ns_reader_state). */
 #define ns_stream_ring_bell(ctx, bellmap, bellstate)                            \
 	({                                                                      \
 		__u32 zero_ = 0;                                                \
-		struct ns_perf_bell *b_ = bpf_map_lookup_elem(bellstate, &zero_); \
+		struct ns_reader_state *b_ = bpf_map_lookup_elem(bellstate, &zero_); \
 		if (b_) {                                                       \
 			/* A locked add: the record's head is visible before     \
 			 * armed is read (the reader sets armed, then reads). */  \
@@ -54,6 +54,21 @@
 	})
 
 /*
+ * Whether the reader's batch is open (struct ns_reader_state), read after
+ * this record's reservation: the locked add orders the two.
+ */
+#define ns_stream_batch_open(statemap)                                          \
+	({                                                                      \
+		__u32 zero_ = 0, open_ = 0;                                     \
+		struct ns_reader_state *st_ = bpf_map_lookup_elem(statemap, &zero_); \
+		if (st_) {                                                      \
+			__sync_fetch_and_add(&st_->rings, 1);                   \
+			open_ = *(volatile __u32 *)&st_->batch_open;            \
+		}                                                               \
+		open_;                                                          \
+	})
+
+/*
  * NS_STREAM_DEFINE(proc, max_record) gives the stream's writer, the one
  * emission API of every stream:
  *   proc_reserve(size)            room for a record of size bytes (NULL: lost, counted)
@@ -66,7 +81,9 @@
  * max_record bytes) and copy it out with bpf_perf_event_output, then ring the
  * reader's doorbell (bell_proc, bellst_proc) if it waits. Which one is the
  * read-only bit NS_FEAT_RING_BUFFER: the verifier drops the other path. Also:
- * lost_proc[0], per-CPU failed writes; cfg_proc, the wakeup policy.
+ * lost_proc[0], per-CPU failed writes; cfg_proc, the wakeup policy;
+ * bellst_proc[0], the reader's state (struct ns_reader_state: the doorbell's
+ * arming, and on ring buffers whether a batched reader's batch is open).
  */
 #define NS_STREAM_DEFINE(name, max_record)                                      \
 	struct {                                                                \
@@ -100,7 +117,7 @@
 		__uint(max_entries, 1);                                         \
 		__uint(map_flags, BPF_F_MMAPABLE); /* re-armed with a store */  \
 		__type(key, __u32);                                             \
-		__type(value, struct ns_perf_bell);                             \
+		__type(value, struct ns_reader_state);                             \
 	} bellst_##name SEC(".maps");                                           \
 	const volatile struct ns_stream_config cfg_##name = {};                 \
 	static __always_inline void *name##_reserve(__u64 size)                 \
@@ -154,9 +171,11 @@
 			return;                                                 \
 		}                                                               \
 		__u64 pending = bpf_ringbuf_query(&rb_##name, BPF_RB_AVAIL_DATA); \
-		bpf_ringbuf_submit(rec, ns_wakeup_flags(cfg_##name.policy,      \
-							pending,                \
-							cfg_##name.watermark)); \
+		__u32 open = 0;                                                 \
+		if (cfg_##name.policy == NS_WAKEUP_BATCHED)                     \
+			open = ns_stream_batch_open(&bellst_##name);            \
+		bpf_ringbuf_submit(rec, ns_submit_flags(cfg_##name.policy, pending, \
+							cfg_##name.watermark, open)); \
 	}
 
 static __always_inline __u32 ns_current_tgid(void)

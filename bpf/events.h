@@ -53,6 +53,13 @@ struct ns_proc_exec {
 	__u32 ppid;
 	__u32 uid;
 	__u64 cgroup_id; /* cgroup v2 id of the process */
+	/*
+	 * Kernfs ids of its cgroups in the v1 cpu and memory hierarchies (what
+	 * names a container on a v1 or hybrid host without reading /proc);
+	 * the v2 cgroup's id where those controllers live in v2, 0 if unknown.
+	 */
+	__u64 cgroup_cpu_id;
+	__u64 cgroup_memory_id;
 	__u32 filename_len; /* bytes of filename used, without NUL */
 	__u32 args_len;	    /* bytes of args used; arguments separated by NUL */
 	char comm[NS_COMM_LEN];
@@ -66,6 +73,8 @@ struct ns_proc_exit {
 	__u32 signal;	 /* status & 0x7f, 0 when it exited by itself */
 	__u64 duration_ns; /* since the process started */
 	__u64 cgroup_id;
+	__u64 cgroup_cpu_id; /* as in ns_proc_exec */
+	__u64 cgroup_memory_id;
 	char comm[NS_COMM_LEN];
 };
 
@@ -268,16 +277,30 @@ enum ns_kernel_feature {
 };
 
 /*
- * Perf-buffer streams (kernels without ring buffers): the reader's doorbell.
- * The reader sets armed before it reads the buffers; the first record written
- * after that clears it and rings the stream's bell (a second perf buffer
- * whose every record wakes the reader), so the reader is woken when a record
- * lands in buffers it had emptied, as a ring buffer does with flag 0.
+ * What the reader of a stream tells its writers, in a mapped array.
+ *
+ * armed (perf-buffer streams, kernels without ring buffers): the reader's
+ * doorbell. The reader sets armed before it reads the buffers; the first
+ * record written after that clears it and rings the stream's bell (a second
+ * perf buffer whose every record wakes the reader), so the reader is woken
+ * when a record lands in buffers it had emptied, as a ring buffer does with
+ * flag 0.
+ *
+ * batch_open (batched ring-buffer streams): the reader's flush timer is
+ * armed, so records need wake nobody (below the watermark). The reader keeps
+ * the batch open while its timer finds records, and closes it only when,
+ * after clearing batch_open, the ring holds nothing: a writer that reserved
+ * before that check is seen by it; one that reserved after reads batch_open
+ * 0 (each side has a full barrier between its store and its load) and wakes
+ * the reader as flag 0 does. So a steady stream costs the reader one wakeup
+ * per timer period instead of two (the first record's and the timer's).
  */
-struct ns_perf_bell {
+struct ns_reader_state {
 	__u32 armed;
-	__u32 pad;
-	__u64 rings; /* bells rung (an atomic add: also the barrier after the record) */
+	__u32 batch_open;
+	/* bells rung (perf), batched records submitted (ring buffer): an atomic add, the barrier */
+	__u64 rings;
 };
+_Static_assert(sizeof(struct ns_reader_state) == 16, "ns_reader_state is shared with BPF");
 
 #endif

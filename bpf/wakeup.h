@@ -30,4 +30,22 @@ static inline __u64 ns_wakeup_flags(__u32 policy, __u64 pending_bytes, __u64 wat
 	return 0;
 }
 
+#ifndef BPF_RB_NO_WAKEUP
+#define BPF_RB_NO_WAKEUP (1ULL << 0)
+#endif
+
+/*
+ * A record submitted in place (reserved, then filled): batch_open is the
+ * reader's word, read after the reservation (struct ns_reader_state). While
+ * the reader's batch is open its timer will read the record: no wakeup.
+ */
+static inline __u64 ns_submit_flags(__u32 policy, __u64 pending_bytes, __u64 watermark,
+				    __u32 batch_open)
+{
+	__u64 flags = ns_wakeup_flags(policy, pending_bytes, watermark);
+	if (!flags && policy == NS_WAKEUP_BATCHED && batch_open)
+		return BPF_RB_NO_WAKEUP;
+	return flags;
+}
+
 #endif

@@ -54,6 +54,7 @@ struct agent {
 	struct http_routes routes;
 	struct http_server *http;
 	int sigfd;
+	bool reaping; /* agent_proc_drained is reading the other streams */
 	struct metric *m_info, *m_events, *m_lost, *m_malformed, *m_wakeups, *m_loop_wakeups,
 		*m_probes, *m_trace_lines, *m_trace_dropped, *m_misses, *m_features;
 };
@@ -221,6 +222,28 @@ static void agent_read_proc_first(void *ctx)
 		stream_drain(a->streams[NS_STREAM_PROC]);
 }
 
+/*
+ * After a proc read that saw exits: what those processes did before exiting
+ * is in the other streams already; read it while they are still known, then
+ * let them go. Once per read of the proc stream, not per exit. Exits read
+ * meanwhile (the other streams read proc first) wait for the next time.
+ */
+static void agent_proc_drained(void *ctx)
+{
+	struct agent *a = ctx;
+	size_t n = proc_tracker_exited(a->procs);
+
+	if (!n || a->reaping)
+		return;
+	a->reaping = true;
+	if (a->streams[NS_STREAM_TCP])
+		stream_drain(a->streams[NS_STREAM_TCP]);
+	if (a->streams[NS_STREAM_L7])
+		stream_drain(a->streams[NS_STREAM_L7]);
+	proc_tracker_reap_exited(a->procs, n);
+	a->reaping = false;
+}
+
 /* After each l7 read: connections closed long enough ago go. */
 static void agent_l7_drained(void *ctx)
 {
@@ -246,7 +269,7 @@ static int agent_open_streams(struct agent *a)
 			.bell_state = probes_bell_state(a->probes, i),
 			.debug_poll_ns = (uint64_t)a->cfg->debug_poll_ms * 1000000ull,
 		};
-		if (stream_defs[i].policy.kind == NS_WAKEUP_BATCHED) {
+		if (stream_defs[i].policy.kind == NS_WAKEUP_BATCHED && i != NS_STREAM_PROC) {
 			p.before_drain = agent_read_proc_first;
 			p.before_drain_ctx = a;
 		}
@@ -254,6 +277,8 @@ static int agent_open_streams(struct agent *a)
 		case NS_STREAM_PROC:
 			p.fn = proc_tracker_on_record;
 			p.ctx = a->procs;
+			p.after_drain = agent_proc_drained;
+			p.after_drain_ctx = a;
 			break;
 		case NS_STREAM_TCP:
 			p.fn = tcp_tracker_on_record;
@@ -280,15 +305,6 @@ static int agent_open_streams(struct agent *a)
 	return 0;
 }
 
-/* A process exited: read what it did that still waits in batched streams. */
-static void agent_proc_exited(void *ctx)
-{
-	struct agent *a = ctx;
-	if (a->streams[NS_STREAM_TCP])
-		stream_drain(a->streams[NS_STREAM_TCP]);
-	if (a->streams[NS_STREAM_L7])
-		stream_drain(a->streams[NS_STREAM_L7]);
-}
 
 /* A connection closed: first read the payloads still queued for it. */
 static void agent_conn_closed(void *ctx, uint64_t sock, uint64_t start_ns)
@@ -364,8 +380,6 @@ static int agent_start(struct agent *a)
 		.max_processes = c->max_processes,
 		.max_series = c->max_series,
 		.cgroupfs_root = c->cgroupfs_root,
-		.on_exit = agent_proc_exited,
-		.on_exit_ctx = a,
 	};
 	if (proc_tracker_new(&po, &a->procs))
 		return NS_EXIT_RUNTIME;

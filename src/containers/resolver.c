@@ -152,7 +152,11 @@ const char *containers_resolve(struct containers_resolver *r, const char *cgroup
 {
 	struct containers_class c;
 	const char *path = cgroup_path && *cgroup_path ? cgroup_path : "/";
+	/* Every exec lands here: a known, settled path is one look-up. */
+	struct resolved *e = cache_find(r, path, hmap_hash_str(path));
 
+	if (e && !e->retry_at_ns)
+		return e->id;
 	if (containers_classify_path(path, &c))
 		return path;
 	return resolve_class(r, path, &c, now_ns);

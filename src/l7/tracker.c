@@ -33,6 +33,19 @@
 
 enum l7_proto { L7_UNKNOWN, L7_HTTP, L7_OTHER };
 
+/*
+ * The series a connection's requests last went to, per status: a request is
+ * then counted without making and hashing its label set. Valid while the
+ * families freed no series (generation) and the process's container is the
+ * one in the labels.
+ */
+#define L7_SERIES_SLOTS 2
+struct l7_series {
+	const char *status; /* http_status_class()'s string; NULL: empty slot */
+	uint64_t generation;
+	struct metric_series *count, *duration;
+};
+
 struct l7_request {
 	char method[HTTP_METHOD_LEN];
 	char path[HTTP_PATH_LEN];
@@ -48,6 +61,8 @@ struct l7_conn {
 	bool inbound;
 	bool tls; /* plaintext comes from TLS library probes; raw bytes are ignored */
 	char actual[TCP_ADDR_STRLEN]; /* outbound: the destination after NAT, once known */
+	char local[TCP_ADDR_STRLEN], remote[TCP_ADDR_STRLEN]; /* formatted at its first pair */
+	struct l7_series series[L7_SERIES_SLOTS];
 	struct l7_request pending[L7_PENDING];
 	unsigned p_head, p_tail;
 	struct http_stream *req, *resp; /* allocated once HTTP is detected */
@@ -68,7 +83,8 @@ struct l7_tracker {
 	unsigned n_unbound;
 	uint64_t n_unbound_dropped;
 	struct hmap conns;
-	struct l7_conn *closing; /* closed connections whose last records may be unread */
+	/* Closed connections whose last records may be unread, oldest first. */
+	struct l7_conn *closing, **closing_tail;
 	uint64_t n_refused, n_unpaired, n_overflow, n_unknown, n_truncated;
 	struct metric *requests, *duration, *in_requests, *in_duration;
 	struct metric *m_errors, *m_conns;
@@ -146,6 +162,7 @@ int l7_tracker_new(const struct l7_tracker_opts *o, struct l7_tracker **out)
 	if (!t)
 		return -ENOMEM;
 	t->o = *o;
+	t->closing_tail = &t->closing;
 	if (hmap_init(&t->conns, o->max_connections)) {
 		free(t);
 		return -ENOMEM;
@@ -236,19 +253,22 @@ void l7_tracker_conn_closed(struct l7_tracker *t, uint64_t sock, uint64_t start_
 	if (c->closed_ns)
 		return;
 	c->closed_ns = now_ns ? now_ns : 1;
-	c->closing_next = t->closing;
-	t->closing = c;
+	c->closing_next = NULL;
+	*t->closing_tail = c;
+	t->closing_tail = &c->closing_next;
 }
 
 void l7_tracker_reap(struct l7_tracker *t, uint64_t now_ns)
 {
-	for (struct l7_conn **p = &t->closing; *p;) {
-		struct l7_conn *c = *p;
-		if (now_ns && c->closed_ns + L7_CLOSE_GRACE_NS > now_ns) {
-			p = &c->closing_next;
-			continue;
-		}
-		*p = c->closing_next;
+	/* Oldest first: the first one still in its grace period ends the walk
+	 * (this runs after every read of the l7 stream). */
+	while (t->closing) {
+		struct l7_conn *c = t->closing;
+		if (now_ns && c->closed_ns + L7_CLOSE_GRACE_NS > now_ns)
+			break;
+		t->closing = c->closing_next;
+		if (!t->closing)
+			t->closing_tail = &t->closing;
 		conn_forget(t, c);
 	}
 }
@@ -265,27 +285,56 @@ static const char *conn_actual(struct l7_tracker *t, struct l7_conn *c, const st
 	return c->actual[0] ? c->actual : remote;
 }
 
+/* The request and duration series of one pair, from the connection's slots when they hold. */
+static const struct l7_series *pair_series(struct l7_tracker *t, struct l7_conn *c,
+					   const struct ns_l7_sock *s, const char *container,
+					   const char *code)
+{
+	struct metric *count = c->inbound ? t->in_requests : t->requests;
+	struct metric *duration = c->inbound ? t->in_duration : t->duration;
+	uint64_t gen = metric_generation(count) + metric_generation(duration);
+	struct l7_series *slot = &c->series[0];
+
+	for (unsigned i = 0; i < L7_SERIES_SLOTS; i++) {
+		struct l7_series *x = &c->series[i];
+		if (x->status == code && x->generation == gen &&
+		    !strcmp(metric_series_label(x->count, 0), container))
+			return x;
+		if (!x->status)
+			slot = x;
+	}
+	if (c->inbound) {
+		const char *labels[] = { container, code };
+		slot->count = metric_series_get(count, labels);
+		slot->duration = metric_series_get(duration, labels);
+	} else {
+		const char *actual = conn_actual(t, c, s, c->remote);
+		const char *labels[] = { container, c->remote, actual, code };
+		slot->count = metric_series_get(count, labels);
+		slot->duration = metric_series_get(duration, labels);
+	}
+	/* Refused (cap, policy): asked again next time, never kept. */
+	slot->status = slot->count && slot->duration ? code : NULL;
+	slot->generation = metric_generation(count) + metric_generation(duration);
+	return slot;
+}
+
 static void record_pair(struct l7_chunk *k, const struct l7_request *rq, int status)
 {
 	struct l7_tracker *t = k->t;
+	struct l7_conn *c = k->c;
 	const struct ns_l7_sock *s = &k->e->conn;
-	char local[TCP_ADDR_STRLEN], remote[TCP_ADDR_STRLEN];
 	uint64_t dur = k->e->ts_ns > rq->ts_ns ? k->e->ts_ns - rq->ts_ns : 0;
 	const char *container = proc_table_container_of(t->o.procs, k->e->pid);
 
-	tcp_addr_format(s->family, s->saddr, s->sport, local, sizeof(local));
-	tcp_addr_format(s->family, s->daddr, s->dport, remote, sizeof(remote));
-	const char *code = http_status_class(status);
-	if (k->c->inbound) {
-		const char *labels[] = { container, code };
-		metric_add(t->in_requests, labels, 1);
-		metric_observe(t->in_duration, labels, dur / 1e9);
-	} else {
-		const char *actual = conn_actual(t, k->c, s, remote);
-		const char *labels[] = { container, remote, actual, code };
-		metric_add(t->requests, labels, 1);
-		metric_observe(t->duration, labels, dur / 1e9);
+	if (!c->remote[0]) {
+		tcp_addr_format(s->family, s->saddr, s->sport, c->local, sizeof(c->local));
+		tcp_addr_format(s->family, s->daddr, s->dport, c->remote, sizeof(c->remote));
 	}
+	const char *local = c->local, *remote = c->remote;
+	const struct l7_series *series = pair_series(t, c, s, container, http_status_class(status));
+	metric_series_add(series->count, 1);
+	metric_series_observe(c->inbound ? t->in_duration : t->duration, series->duration, dur / 1e9);
 	struct trace_l7 r = {
 		.proto = "http",
 		.pid = k->e->pid,

@@ -12,9 +12,16 @@
 #include <unistd.h>
 
 const struct stream_def stream_defs[NS_STREAM_COUNT] = {
-	/* An exec must be acted on before the new program's first TLS write. */
+	/*
+	 * Nothing in an exec, fork or exit needs acting on at once: the cgroup
+	 * ids in the records name the container even after the process is gone,
+	 * and a new program's TLS libraries come through the files stream. So
+	 * at most 10 ms late, or sooner once 512 KiB (some 700 execs) wait.
+	 */
 	[NS_STREAM_PROC] = { "proc", NS_STREAM_PROC,
-			     { .kind = NS_WAKEUP_IMMEDIATE, .watermark = 64 * 1024 }, 1 << 20 },
+			     { .kind = NS_WAKEUP_BATCHED, .max_delay_ns = 10000000,
+			       .watermark = 512 * 1024 },
+			     2 << 20 },
 	/* High rate: at most 10 ms late, or sooner once 64 KiB are pending. */
 	[NS_STREAM_TCP] = { "tcp", NS_STREAM_TCP,
 			    { .kind = NS_WAKEUP_BATCHED, .max_delay_ns = 10000000,
@@ -66,7 +73,8 @@ struct stream {
 	/* Kernels without ring buffers: the records, the doorbell, its state. */
 	struct perf_ring *perf;
 	struct perf_ring *bell;
-	volatile struct ns_perf_bell *bell_state; /* mapped from the BPF array */
+	volatile struct ns_reader_state *bell_state; /* mapped from the BPF array */
+	bool quiet_batches; /* a batched ring-buffer stream: batch_open is used */
 	struct stream_policy policy; /* the definition's, watermark fitted to the ring */
 	bool draining;
 	bool before_running;
@@ -102,13 +110,35 @@ static void stream_perf_rearm(struct stream *s)
 }
 
 /*
+ * After a read of a batched ring-buffer stream: while records keep coming,
+ * the batch stays open and the timer reads the next ones (writers wake
+ * nobody meanwhile). When a read found nothing, the batch closes, unless
+ * something was reserved meanwhile (struct ns_reader_state says why this
+ * order is race-free). A closed batch leaves no timer armed.
+ */
+static void stream_batch_settle(struct stream *s, bool found)
+{
+	if (!found) {
+		__atomic_store_n(&s->bell_state->batch_open, 0, __ATOMIC_RELAXED);
+		__atomic_thread_fence(__ATOMIC_SEQ_CST);
+		if (!stream_pending(s)) {
+			loop_timer_disarm(s->flush);
+			return;
+		}
+	}
+	__atomic_store_n(&s->bell_state->batch_open, 1, __ATOMIC_RELAXED);
+	if (!loop_timer_armed(s->flush))
+		loop_timer_arm(s->flush, s->policy.max_delay_ns);
+}
+
+/*
  * before_drain runs before this stream counts as draining: what it reads may
  * need this stream read first (a process exit read from proc drains tcp,
  * whose close of a connection drains l7 before forgetting the connection).
  * Were l7 marked busy by then, its records of that connection would be read
  * after the connection was forgotten, and its last response lost.
  */
-static void stream_consume(struct stream *s)
+static void stream_consume(struct stream *s, bool from_timer)
 {
 	if (s->draining)
 		return; /* libbpf's consumer is not re-entrant */
@@ -118,6 +148,7 @@ static void stream_consume(struct stream *s)
 		s->before_running = false;
 	}
 	s->draining = true;
+	uint64_t before = s->events;
 	if (s->perf) {
 		if (!s->p.debug_poll_ns)
 			stream_perf_rearm(s);
@@ -126,22 +157,27 @@ static void stream_consume(struct stream *s)
 		ring_buffer__consume(s->rb);
 	}
 	s->draining = false;
+	/* Only the batch's own timer closes it: a read on demand (another
+	 * stream's hook) finding nothing says nothing of the next 10 ms. */
+	if (s->quiet_batches && (s->events != before || from_timer))
+		stream_batch_settle(s, s->events != before);
 	if (s->p.after_drain)
 		s->p.after_drain(s->p.after_drain_ctx);
 }
 
 void stream_drain(struct stream *s)
 {
-	/* In polling mode the timer is the poll period: it keeps running. */
-	if (!s->p.debug_poll_ns)
+	/* In polling mode the timer is the poll period: it keeps running; a
+	 * quiet batch decides after the read. */
+	if (!s->p.debug_poll_ns && !s->quiet_batches)
 		loop_timer_disarm(s->flush);
-	stream_consume(s);
+	stream_consume(s, false);
 }
 
 static void stream_on_timer(void *ctx)
 {
 	struct stream *s = ctx;
-	stream_consume(s);
+	stream_consume(s, true);
 	if (s->p.debug_poll_ns)
 		loop_timer_arm(s->flush, s->p.debug_poll_ns);
 }
@@ -157,6 +193,8 @@ static void stream_on_ring(void *ctx, uint32_t events)
 		stream_drain(s);
 		break;
 	case STREAM_ARM_TIMER:
+		if (s->quiet_batches)
+			__atomic_store_n(&s->bell_state->batch_open, 1, __ATOMIC_RELAXED);
 		loop_timer_arm(s->flush, s->policy.max_delay_ns);
 		break;
 	case STREAM_WAIT:
@@ -197,7 +235,7 @@ static void stream_on_perf_full(void *ctx, uint32_t events)
  * rest). So the records' buffers wake only past the stream's watermark (its
  * "immediate" safety net or its batch size, per CPU), and a second perf
  * buffer, the bell, gets one record — one wakeup — only when the reader had
- * emptied everything and said so (ns_perf_bell.armed): the ring buffer's
+ * emptied everything and said so (ns_reader_state.armed): the ring buffer's
  * flag-0 wakeup, kept for the first record after a read.
  */
 static int stream_open_perf(struct stream *s, const struct stream_params *p)
@@ -276,6 +314,17 @@ int stream_open(struct loop *l, const struct stream_params *p, struct stream **o
 	err = loop_timer_new(l, stream_on_timer, s, &s->flush);
 	if (err)
 		goto fail;
+	if (s->policy.kind == NS_WAKEUP_BATCHED && s->policy.max_delay_ns && !p->debug_poll_ns &&
+	    p->bell_state) {
+		void *st = mmap(NULL, s->page, PROT_READ | PROT_WRITE, MAP_SHARED,
+				bpf_map__fd(p->bell_state), 0);
+		if (st == MAP_FAILED) {
+			err = -errno;
+			goto fail;
+		}
+		s->bell_state = st;
+		s->quiet_batches = true;
+	}
 	if (p->debug_poll_ns) {
 		err = loop_timer_arm(s->flush, p->debug_poll_ns);
 	} else {

@@ -49,7 +49,7 @@ struct stream_params {
 	/*
 	 * > 0: ring is a perf event array of this many bytes per CPU (kernels
 	 * before 5.8), bell the doorbell's and bell_state its struct
-	 * ns_perf_bell (common.bpf.h).
+	 * ns_reader_state (common.bpf.h).
 	 */
 	uint32_t perf_cpu_bytes;
 	struct bpf_map *bell;

@@ -67,6 +67,7 @@ struct metric {
 	struct metric_series *tail;
 	size_t n_series;
 	unsigned long long dropped;
+	uint64_t generation; /* series freed so far: handles kept by callers check it */
 };
 
 struct metric_collector {
@@ -152,6 +153,7 @@ static void series_free_all(struct metric *m)
 	m->n_buckets = 0;
 	m->head = m->tail = NULL;
 	m->n_series = 0;
+	m->generation++;
 }
 
 static void family_free(struct metric *m)
@@ -715,6 +717,16 @@ void metric_series_set(struct metric_series *s, double v)
 		s->value = v;
 }
 
+uint64_t metric_generation(const struct metric *m)
+{
+	return m ? m->generation : 0;
+}
+
+const char *metric_series_label(const struct metric_series *s, unsigned i)
+{
+	return s->values[i];
+}
+
 double metric_series_value(const struct metric_series *s)
 {
 	return s ? s->value : 0;
@@ -737,11 +749,13 @@ void metric_set(struct metric *m, const char *const *label_values, double v)
 
 void metric_observe(struct metric *m, const char *const *label_values, double v)
 {
-	if (!m || !m->hist)
-		return;
-	struct metric_series *s = metric_series_get(m, label_values);
+	if (m && m->hist)
+		metric_series_observe(m, metric_series_get(m, label_values), v);
+}
 
-	if (!s)
+void metric_series_observe(const struct metric *m, struct metric_series *s, double v)
+{
+	if (!s || !m->hist)
 		return;
 	/* First bound >= v; NaN and v above every bound land in +Inf only. */
 	unsigned i = 0;
@@ -807,6 +821,7 @@ static void series_unlink(struct metric *m, struct metric_series *s, struct metr
 	else
 		m->tail = s->prev;
 	m->n_series--;
+	m->generation++;
 	free(s);
 }
 

@@ -55,6 +55,14 @@ struct metric_series *metric_series_get(struct metric *m, const char *const *lab
 void metric_series_add(struct metric_series *s, double v); /* NULL-safe */
 void metric_series_set(struct metric_series *s, double v); /* NULL-safe */
 double metric_series_value(const struct metric_series *s); /* 0 for NULL */
+/* Its i-th label value as stored (cut to --max-label-length). */
+const char *metric_series_label(const struct metric_series *s, unsigned i);
+/*
+ * Series of m freed so far (removed, cleared, expired). A caller that keeps
+ * a series handle across events keeps this with it: while it is unchanged,
+ * the handle is valid.
+ */
+uint64_t metric_generation(const struct metric *m);
 
 /* Shorthands: get + add / get + set. */
 void metric_add(struct metric *m, const char *const *label_values, double v);
@@ -93,6 +101,8 @@ struct metric *metric_register_histogram(struct metric_registry *r, const char *
 					 unsigned n_bounds);
 /* Records one observation (creates the series; capped like any other). */
 void metric_observe(struct metric *m, const char *const *label_values, double v);
+/* The same on a series of histogram m (metric_series_get); NULL-safe. */
+void metric_series_observe(const struct metric *m, struct metric_series *s, double v);
 /* Observations recorded in one series (0 if none); for tests. */
 unsigned long long metric_histogram_count(struct metric *m, const char *const *label_values);
 

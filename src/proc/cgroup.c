@@ -66,8 +66,20 @@ int cgroup_v2_mount(const char *root, char *out, size_t outlen)
 	return -ENOENT;
 }
 
-int cgroup_v2_path_of_id(int mount_fd, const char *mount_path, uint64_t id, char *out,
-			 size_t outlen)
+int cgroup_v1_mount(const char *root, const char *controller, char *out, size_t outlen)
+{
+	char path[PATH_MAX], real[PATH_MAX];
+	struct statfs st;
+
+	/* Resolved, so the paths read back from fds start with it. */
+	snprintf(path, sizeof(path), "%s/%s", root, controller);
+	if (!realpath(path, real) || statfs(real, &st) || st.f_type != CGROUP_SUPER_MAGIC)
+		return -ENOENT;
+	snprintf(out, outlen, "%s", real);
+	return 0;
+}
+
+int cgroup_path_of_id(int mount_fd, const char *mount_path, uint64_t id, char *out, size_t outlen)
 {
 	struct {
 		struct file_handle h;

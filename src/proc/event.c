@@ -31,6 +31,8 @@ int proc_event_decode(const void *data, size_t len, struct proc_event *out)
 		out->ppid = e->ppid;
 		out->uid = e->uid;
 		out->cgroup_id = e->cgroup_id;
+		out->cgroup_cpu_id = e->cgroup_cpu_id;
+		out->cgroup_memory_id = e->cgroup_memory_id;
 		copy_bounded(out->comm, e->comm, NS_COMM_LEN, NS_COMM_LEN);
 		copy_bounded(out->exe, e->filename, NS_PATH_LEN, e->filename_len);
 		size_t n = e->args_len < NS_ARGS_LEN ? e->args_len : NS_ARGS_LEN;
@@ -52,6 +54,8 @@ int proc_event_decode(const void *data, size_t len, struct proc_event *out)
 		out->signal = e->signal;
 		out->duration_ns = e->duration_ns;
 		out->cgroup_id = e->cgroup_id;
+		out->cgroup_cpu_id = e->cgroup_cpu_id;
+		out->cgroup_memory_id = e->cgroup_memory_id;
 		copy_bounded(out->comm, e->comm, NS_COMM_LEN, NS_COMM_LEN);
 		return 0;
 	}

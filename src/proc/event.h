@@ -14,6 +14,8 @@ struct proc_event {
 	uint32_t uid;	      /* exec */
 	uint64_t ts_ns;	      /* CLOCK_MONOTONIC */
 	uint64_t cgroup_id;   /* exec, exit, fork */
+	uint64_t cgroup_cpu_id;	   /* exec, exit: v1 kernfs ids (events.h) */
+	uint64_t cgroup_memory_id; /* exec, exit */
 	uint32_t exit_code;   /* exit */
 	uint32_t signal;      /* exit */
 	uint64_t duration_ns; /* exit */

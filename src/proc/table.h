@@ -22,7 +22,8 @@ struct proc_entry {
 	uint32_t pid;
 	uint32_t ppid;
 	uint64_t start_ns; /* CLOCK_MONOTONIC, 0 if unknown */
-	bool inspected;	   /* container read from /proc after the last exec */
+	bool inspected;	   /* container known since the last exec (cgroup ids or /proc) */
+	bool exited;	   /* its exit was read; it leaves when reaped (tracker.h) */
 	bool start_counted;
 	char comm[NS_COMM_LEN + 1];
 	char exe[NS_PATH_LEN + 1];

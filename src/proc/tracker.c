@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "cgroup.h"
+#include "containers/cgroup_path.h"
 #include "containers/resolver.h"
 #include "util/clock.h"
 #include "util/file.h"
@@ -18,7 +19,11 @@
 #include "trace/trace.h"
 
 #define INSPECT_QUEUE 8192 /* power of two */
-#define V2_CACHE 4096	   /* cgroup v2 ids -> paths remembered */
+#define ID_CACHE 4096	   /* cgroup ids -> paths remembered */
+
+/* The hierarchies the kernel's cgroup ids come from, in /proc/PID/cgroup's terms. */
+enum { CG_V2, CG_CPU, CG_MEMORY, CG_COUNT };
+static const char *const cg_controller[CG_COUNT] = { "", "cpu", "memory" };
 #define INSPECT_SLICE 64
 
 struct proc_tracker {
@@ -28,17 +33,28 @@ struct proc_tracker {
 	uint32_t queue[INSPECT_QUEUE];
 	uint32_t q_head, q_tail;
 
-	/* cgroup v2 ids (in every event) -> container, known without /proc. */
-	int v2_fd;
-	char v2_mount[256];
-	struct hmap v2_paths;
+	/*
+	 * The hierarchies whose cgroup ids every exec and exit carries (v2, v1
+	 * cpu, v1 memory): their mounts, and ids -> paths remembered, so a
+	 * process is named without reading /proc.
+	 */
+	struct {
+		int fd;
+		char path[256];
+	} mounts[CG_COUNT];
+	struct hmap id_paths;
+	struct hmap picks; /* the three ids of a record -> the path Coroot names it by */
 
 	/* cgroup paths -> Coroot's container ids (runtime metadata read once per container). */
 	struct containers_resolver *names;
 
+	/* Pids whose exit was read, oldest first, waiting to be reaped. */
+	uint32_t *exited;
+	size_t n_exited, cap_exited;
+
 	struct metric *starts, *exits, *oom_kills, *m_metadata, *info;
 	struct metric *table_size, *table_refused;
-	uint64_t n_missed, n_dropped, n_untracked;
+	uint64_t n_missed, n_dropped, n_untracked, n_proc_reads;
 };
 
 
@@ -54,42 +70,88 @@ static void tracker_collect(void *ctx)
 	metric_set(t->m_metadata, &bad, (double)st->metadata_bad);
 }
 
-struct v2_path {
+struct id_path {
 	struct hmap_node node;
-	char name[];
+	char path[];
 };
 
-static void v2_cache_clear(struct proc_tracker *t)
+struct pick {
+	struct hmap_node node;
+	uint64_t ids[CG_COUNT];
+	char path[]; /* "" when every hierarchy is at its root */
+};
+
+static void id_cache_clear(struct proc_tracker *t)
 {
 	struct hmap_node *n;
-	while ((n = hmap_pop(&t->v2_paths)))
-		free(hmap_entry(n, struct v2_path, node));
+	while ((n = hmap_pop(&t->id_paths)))
+		free(hmap_entry(n, struct id_path, node));
+	while ((n = hmap_pop(&t->picks)))
+		free(hmap_entry(n, struct pick, node));
 }
 
-/* The container a cgroup v2 id names, or NULL (no cgroup2, gone, or the root). */
-static const char *v2_container(struct proc_tracker *t, uint64_t id)
+/* The path of cgroup `id` in hierarchy h, or NULL (gone, or not readable). */
+static const char *id_path(struct proc_tracker *t, int h, uint64_t id)
 {
-	char path[512];
+	char path[CONTAINERS_PATH_MAX];
+	uint64_t key = id << 2 | (uint64_t)h; /* ids are per hierarchy */
+	struct hmap_node *n = hmap_get(&t->id_paths, key);
 
-	if (t->v2_fd < 0 || !id)
+	if (n)
+		return hmap_entry(n, struct id_path, node)->path;
+	if (cgroup_path_of_id(t->mounts[h].fd, t->mounts[h].path, id, path, sizeof(path)))
 		return NULL;
-	struct hmap_node *n = hmap_get(&t->v2_paths, id);
-	if (!n) {
-		if (cgroup_v2_path_of_id(t->v2_fd, t->v2_mount, id, path, sizeof(path)))
-			return NULL;
-		if (t->v2_paths.count >= V2_CACHE)
-			v2_cache_clear(t);
-		size_t len = strlen(path);
-		struct v2_path *p = malloc(sizeof(*p) + len + 1);
+	if (t->id_paths.count >= ID_CACHE)
+		id_cache_clear(t);
+	size_t len = strlen(path);
+	struct id_path *p = malloc(sizeof(*p) + len + 1);
+	if (!p)
+		return NULL;
+	memcpy(p->path, path, len + 1);
+	hmap_insert(&t->id_paths, &p->node, key);
+	return p->path;
+}
+
+/*
+ * The container the cgroup ids of an exec or exit name, as /proc/PID/cgroup
+ * would (the same text, made from the ids' paths, goes through the same
+ * rules). NULL when they cannot say: a cgroup unreadable, or every one of
+ * them at its root (the name=systemd hierarchy, which no id covers, may still
+ * name it): /proc is read then.
+ */
+static const char *ids_container(struct proc_tracker *t, const struct proc_event *ev)
+{
+	const uint64_t ids[CG_COUNT] = { ev->cgroup_id, ev->cgroup_cpu_id, ev->cgroup_memory_id };
+	char text[CG_COUNT * (CONTAINERS_PATH_MAX + 16)], pick[CONTAINERS_PATH_MAX];
+	uint64_t key = hmap_hash_bytes(ids, sizeof(ids));
+	size_t n = 0;
+
+	/* The same cgroups again (a fork-exec storm in one container): one look-up. */
+	for (struct hmap_node *h = hmap_get(&t->picks, key); h; h = hmap_next_same(h)) {
+		struct pick *p = hmap_entry(h, struct pick, node);
+		if (!memcmp(p->ids, ids, sizeof(ids)))
+			return p->path[0] ? containers_resolve(t->names, p->path, clock_mono_ns()) : NULL;
+	}
+	for (int h = 0; h < CG_COUNT; h++) {
+		if (t->mounts[h].fd < 0 || !ids[h])
+			continue; /* no such hierarchy here: no such line in /proc either */
+		const char *p = id_path(t, h, ids[h]);
 		if (!p)
 			return NULL;
-		memcpy(p->name, path, len + 1);
-		hmap_insert(&t->v2_paths, &p->node, id);
-		n = &p->node;
+		n += snprintf(text + n, sizeof(text) - n, "%d:%s:%s\n", h, cg_controller[h], p);
 	}
-	const char *name = hmap_entry(n, struct v2_path, node)->name;
-	/* The root says nothing: the v1 hierarchies may still name a container. */
-	return strcmp(name, "/") ? containers_resolve(t->names, name, clock_mono_ns()) : NULL;
+	if (!n || containers_cgroup_path(text, "", pick, sizeof(pick)))
+		return NULL;
+	if (t->picks.count >= ID_CACHE)
+		id_cache_clear(t);
+	size_t len = strlen(pick);
+	struct pick *p = malloc(sizeof(*p) + len + 1);
+	if (p) {
+		memcpy(p->ids, ids, sizeof(ids));
+		memcpy(p->path, pick, len + 1);
+		hmap_insert(&t->picks, &p->node, key);
+	}
+	return pick[0] ? containers_resolve(t->names, pick, clock_mono_ns()) : NULL;
 }
 
 /* A process's container from /proc/PID/cgroup (hierarchies chosen as Coroot does). */
@@ -128,6 +190,7 @@ static void inspect(struct proc_tracker *t, struct proc_entry *e)
 {
 	const char *container;
 
+	t->n_proc_reads++;
 	if (read_container(t, e->pid, &container) < 0) {
 		t->n_missed++; /* gone already: it keeps the inherited container */
 		return;
@@ -173,6 +236,11 @@ static const struct metric_def proc_metrics[] = {
 	{ "nodescope_proc_table_refused_total",
 	  "Processes not tracked because the table was full.", METRIC_COUNTER,
 	  METRIC_HANDLE(struct proc_tracker, table_refused) },
+	{ "nodescope_proc_cgroup_reads_total",
+	  "Containers read from /proc/PID/cgroup after an exec, because the cgroup ids the "
+	  "kernel sent did not name one (every hierarchy they cover at its root, or a cgroup "
+	  "not found by id).",
+	  METRIC_COUNTER, METRIC_VALUE(struct proc_tracker, n_proc_reads) },
 	{ "nodescope_proc_inspect_missed_total",
 	  "Processes gone before their container was read from /proc (they keep the "
 	  "container inherited from their parent).",
@@ -191,22 +259,28 @@ int proc_tracker_new(const struct proc_tracker_opts *o, struct proc_tracker **ou
 	if (!t)
 		return -ENOMEM;
 	t->o = *o;
-	t->v2_fd = -1;
+	for (int h = 0; h < CG_COUNT; h++)
+		t->mounts[h].fd = -1;
 	t->table = proc_table_new(o->max_processes);
-	if (!t->table || hmap_init(&t->v2_paths, V2_CACHE) ||
+	if (!t->table || hmap_init(&t->id_paths, ID_CACHE) || hmap_init(&t->picks, ID_CACHE) ||
 	    containers_resolver_new(file_host_root(), container_named, t, &t->names)) {
 		proc_table_free(t->table);
 		free(t);
 		return -ENOMEM;
 	}
-	if (cgroup_v2_mount(o->cgroupfs_root, t->v2_mount, sizeof(t->v2_mount)) == 0)
-		t->v2_fd = open(t->v2_mount, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (t->v2_fd < 0)
+	for (int h = 0; h < CG_COUNT; h++) {
+		char *m = t->mounts[h].path;
+		size_t ml = sizeof(t->mounts[h].path);
+		if (h == CG_V2 ? cgroup_v2_mount(o->cgroupfs_root, m, ml) == 0
+			       : cgroup_v1_mount(o->cgroupfs_root, cg_controller[h], m, ml) == 0)
+			t->mounts[h].fd = open(m, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	}
+	if (t->mounts[CG_V2].fd < 0 && t->mounts[CG_CPU].fd < 0 && t->mounts[CG_MEMORY].fd < 0)
 		fprintf(stderr,
-			"nodescope: no cgroup2 at %s or %s/unified (--cgroupfs-root): containers are "
-			"read from /proc/PID/cgroup after each exec, so a process that exits at once "
-			"keeps its parent's\n",
-			o->cgroupfs_root, o->cgroupfs_root);
+			"nodescope: no cgroup2, cpu or memory hierarchy below %s (--cgroupfs-root): "
+			"containers are read from /proc/PID/cgroup after each exec, so a process "
+			"that exits at once keeps its parent's\n",
+			o->cgroupfs_root);
 	struct metric_registry *r = o->registry;
 	if (metric_register_defs(r, proc_metrics, METRIC_DEFS_COUNT(proc_metrics), t,
 				 o->max_series)) {
@@ -228,11 +302,14 @@ void proc_tracker_free(struct proc_tracker *t)
 	if (!t)
 		return;
 	proc_table_free(t->table);
+	free(t->exited);
 	containers_resolver_free(t->names);
-	v2_cache_clear(t);
-	hmap_destroy(&t->v2_paths);
-	if (t->v2_fd >= 0)
-		close(t->v2_fd);
+	id_cache_clear(t);
+	hmap_destroy(&t->id_paths);
+	hmap_destroy(&t->picks);
+	for (int h = 0; h < CG_COUNT; h++)
+		if (t->mounts[h].fd >= 0)
+			close(t->mounts[h].fd);
 	free(t);
 }
 
@@ -270,6 +347,9 @@ int proc_tracker_scan(struct proc_tracker *t)
 static struct proc_entry *tracker_adopt(struct proc_tracker *t, uint32_t pid, uint32_t ppid,
 					bool *created)
 {
+	struct proc_entry *old = proc_table_get(t->table, pid);
+	if (old && old->exited) /* the pid was reused before its last owner was reaped */
+		proc_table_remove(t->table, pid);
 	struct proc_entry *e = proc_table_upsert(t->table, pid, created);
 	if (!e || !*created)
 		return e;
@@ -284,6 +364,41 @@ static const char *exit_status(const struct proc_event *ev)
 	if (ev->signal)
 		return "signal";
 	return ev->exit_code ? "failure" : "success";
+}
+
+/* Keeps an exited process until reaped; without room, it goes now. */
+static void tracker_exited(struct proc_tracker *t, struct proc_entry *e)
+{
+	if (t->n_exited == t->cap_exited) {
+		size_t cap = t->cap_exited ? 2 * t->cap_exited : 256;
+		uint32_t *p = reallocarray(t->exited, cap, sizeof(*p));
+		if (!p) {
+			proc_table_remove(t->table, e->pid);
+			return;
+		}
+		t->exited = p;
+		t->cap_exited = cap;
+	}
+	e->exited = true;
+	t->exited[t->n_exited++] = e->pid;
+}
+
+size_t proc_tracker_exited(const struct proc_tracker *t)
+{
+	return t->n_exited;
+}
+
+void proc_tracker_reap_exited(struct proc_tracker *t, size_t n)
+{
+	if (n > t->n_exited)
+		n = t->n_exited;
+	for (size_t i = 0; i < n; i++) {
+		struct proc_entry *e = proc_table_get(t->table, t->exited[i]);
+		if (e && e->exited)
+			proc_table_remove(t->table, e->pid);
+	}
+	memmove(t->exited, t->exited + n, (t->n_exited - n) * sizeof(*t->exited));
+	t->n_exited -= n;
 }
 
 int proc_tracker_on_record(void *ctx, const void *data, size_t len)
@@ -313,10 +428,10 @@ int proc_tracker_on_record(void *ctx, const void *data, size_t len)
 			memcpy(e->comm, ev.comm, sizeof(e->comm));
 			memcpy(e->exe, ev.exe, sizeof(e->exe));
 			/* Runtimes move a process into its container's cgroup before exec:
-			 * its cgroup v2 id says so at once; v1 needs /proc, later. */
-			const char *v2 = v2_container(t, ev.cgroup_id);
-			if (v2) {
-				proc_table_set_container(t->table, e, v2);
+			 * the cgroup ids in the record say so at once. */
+			const char *named = ids_container(t, &ev);
+			if (named) {
+				proc_table_set_container(t->table, e, named);
 				e->inspected = true;
 			} else {
 				e->inspected = false;
@@ -326,13 +441,13 @@ int proc_tracker_on_record(void *ctx, const void *data, size_t len)
 		}
 		break;
 	case NS_PROC_EXIT:
-		if (t->o.on_exit)
-			t->o.on_exit(t->o.on_exit_ctx);
 		e = proc_table_get(t->table, ev.pid);
+		if (e && e->exited)
+			e = NULL; /* a second exit of one pid: the first owner's entry */
 		if (e && !e->inspected) {
-			const char *v2 = v2_container(t, ev.cgroup_id);
-			if (v2)
-				proc_table_set_container(t->table, e, v2);
+			const char *named = ids_container(t, &ev);
+			if (named)
+				proc_table_set_container(t->table, e, named);
 		}
 		if (e) {
 			const char *labels[] = { proc_entry_container(e), exit_status(&ev) };
@@ -342,7 +457,7 @@ int proc_tracker_on_record(void *ctx, const void *data, size_t len)
 		}
 		trace_proc(t->o.trace, &ev, e ? proc_entry_container(e) : NULL);
 		if (e)
-			proc_table_remove(t->table, ev.pid);
+			tracker_exited(t, e);
 		return 0;
 	case NS_PROC_OOM_KILL:
 		e = proc_table_get(t->table, ev.pid);

@@ -24,12 +24,6 @@ struct proc_tracker_opts {
 	size_t max_processes;
 	unsigned max_series;
 	const char *cgroupfs_root; /* where the host's cgroup hierarchies are mounted */
-	/*
-	 * Called before an exited process leaves the table, so events it caused
-	 * that wait in batched streams are attributed while it is still known.
-	 */
-	void (*on_exit)(void *ctx);
-	void *on_exit_ctx;
 };
 
 int proc_tracker_new(const struct proc_tracker_opts *o, struct proc_tracker **out);
@@ -41,5 +35,14 @@ int proc_tracker_scan(struct proc_tracker *t);
 int proc_tracker_on_record(void *ctx, const void *data, size_t len);
 
 struct proc_table *proc_tracker_table(struct proc_tracker *t);
+
+/*
+ * An exited process stays in the table until reaped, so records it made
+ * before its exit that still wait in other streams are attributed when they
+ * are read. The caller reads those streams, then reaps the first n exits
+ * (the count taken before it read them).
+ */
+size_t proc_tracker_exited(const struct proc_tracker *t);
+void proc_tracker_reap_exited(struct proc_tracker *t, size_t n);
 
 #endif

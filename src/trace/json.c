@@ -1,6 +1,7 @@
 #include "json.h"
 
 #include <inttypes.h>
+#include <stdbool.h>
 #include <string.h>
 
 /* Length of the valid UTF-8 sequence at s (1..4), or 0 if invalid. */
@@ -35,12 +36,26 @@ static int utf8_len(const unsigned char *s)
 	return n;
 }
 
+/* Bytes that pass through a JSON string as they are: printable ASCII but '"' and '\\'. */
+static bool json_plain(unsigned char c)
+{
+	return c >= 0x20 && c < 0x7f && c != '"' && c != '\\';
+}
+
 void json_string(struct strbuf *sb, const char *str)
 {
 	const unsigned char *s = (const unsigned char *)str;
 
 	strbuf_putc(sb, '"');
 	while (*s) {
+		/* Runs of plain bytes go in one append: most strings are one run. */
+		const unsigned char *run = s;
+		while (json_plain(*s))
+			s++;
+		if (s > run)
+			strbuf_append(sb, run, (size_t)(s - run));
+		if (!*s)
+			break;
 		int n = utf8_len(s);
 		if (n == 1) {
 			switch (*s) {
@@ -60,10 +75,7 @@ void json_string(struct strbuf *sb, const char *str)
 				strbuf_puts(sb, "\\r");
 				break;
 			default:
-				if (*s < 0x20 || *s == 0x7f)
-					strbuf_printf(sb, "\\u%04x", *s);
-				else
-					strbuf_putc(sb, (char)*s);
+				strbuf_printf(sb, "\\u%04x", *s);
 			}
 			s++;
 		} else if (n > 1) {
@@ -83,11 +95,39 @@ void json_begin(struct strbuf *sb, const char *type)
 	json_string(sb, type);
 }
 
+/* Keys are the program's own literals: almost always plain, then one append. */
 static void json_key(struct strbuf *sb, const char *key)
 {
-	strbuf_putc(sb, ',');
-	json_string(sb, key);
-	strbuf_putc(sb, ':');
+	size_t n = 0;
+	char tmp[64];
+
+	while (n + 4 < sizeof(tmp) && json_plain((unsigned char)key[n]))
+		n++;
+	if (key[n]) {
+		strbuf_putc(sb, ',');
+		json_string(sb, key);
+		strbuf_putc(sb, ':');
+		return;
+	}
+	tmp[0] = ',';
+	tmp[1] = '"';
+	memcpy(tmp + 2, key, n);
+	tmp[n + 2] = '"';
+	tmp[n + 3] = ':';
+	strbuf_append(sb, tmp, n + 4);
+}
+
+/* Decimal digits of v, without printf's format parsing (a line has several). */
+static void put_u64(struct strbuf *sb, uint64_t v)
+{
+	char tmp[20];
+	size_t i = sizeof(tmp);
+
+	do {
+		tmp[--i] = (char)('0' + v % 10);
+		v /= 10;
+	} while (v);
+	strbuf_append(sb, tmp + i, sizeof(tmp) - i);
 }
 
 void json_key_str(struct strbuf *sb, const char *key, const char *val)
@@ -99,13 +139,18 @@ void json_key_str(struct strbuf *sb, const char *key, const char *val)
 void json_key_u64(struct strbuf *sb, const char *key, uint64_t val)
 {
 	json_key(sb, key);
-	strbuf_printf(sb, "%" PRIu64, val);
+	put_u64(sb, val);
 }
 
 void json_key_i64(struct strbuf *sb, const char *key, int64_t val)
 {
 	json_key(sb, key);
-	strbuf_printf(sb, "%" PRId64, val);
+	if (val < 0) {
+		strbuf_putc(sb, '-');
+		put_u64(sb, -(uint64_t)val);
+	} else {
+		put_u64(sb, (uint64_t)val);
+	}
 }
 
 void json_key_bool(struct strbuf *sb, const char *key, int val)

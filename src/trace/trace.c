@@ -16,12 +16,26 @@
 
 
 #define TRACE_BACKLOG_MAX (8u << 20)
+#define TRACE_FLUSH_BYTES (64u << 10) /* written at once past this, not at the iteration's end */
+
+static void trace_flush(struct trace *t);
+
+static bool trace_flush_work(void *ctx)
+{
+	struct trace *t = ctx;
+	if (!t->waiting_out)
+		trace_flush(t);
+	return false;
+}
 
 void trace_init(struct trace *t, int fd, struct loop *loop)
 {
 	struct stat st;
 
-	*t = (struct trace){ .loop = loop, .fd = fd, .line = STRBUF_INIT, .backlog = STRBUF_INIT };
+	*t = (struct trace){ .loop = loop, .fd = fd, .line = STRBUF_INIT, .backlog = STRBUF_INIT,
+			     .flusher = -1 };
+	if (fd >= 0 && loop && loop_add_worker(loop, trace_flush_work, t, &t->flusher))
+		t->flusher = -1; /* then each line is written as it comes */
 	t->mono_to_real_ns = (int64_t)(clock_ns(CLOCK_REALTIME) - clock_mono_ns());
 	/* Terminals and files keep blocking writes (they don't stall for long). */
 	if (fd >= 0 && loop && fstat(fd, &st) == 0 && (S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode))) {
@@ -71,6 +85,8 @@ static void trace_on_writable(void *ctx, uint32_t events)
 
 void trace_free(struct trace *t)
 {
+	if (t->fd >= 0 && !t->nonblock)
+		trace_flush(t); /* lines of the last iteration */
 	if (t->nonblock) {
 		trace_flush(t); /* one last try, without waiting */
 		if (t->waiting_out)
@@ -99,7 +115,11 @@ static void trace_write(struct trace *t)
 		}
 		strbuf_append(&t->backlog, t->line.buf, t->line.len);
 		t->lines++;
-		if (!t->waiting_out)
+		if (t->waiting_out)
+			; /* EPOLLOUT will write it */
+		else if (t->flusher >= 0 && t->backlog.len - t->backlog_off < TRACE_FLUSH_BYTES)
+			loop_work_pending(t->loop, t->flusher);
+		else
 			trace_flush(t);
 	}
 	strbuf_reset(&t->line);
@@ -112,6 +132,8 @@ void trace_ready(struct trace *t)
 	json_begin(&t->line, "ready");
 	json_end(&t->line);
 	trace_write(t);
+	if (!t->waiting_out)
+		trace_flush(t); /* readers wait for it before the loop runs */
 }
 
 /* ,"ts":<Unix ns> from a CLOCK_MONOTONIC stamp. */

@@ -26,6 +26,11 @@ struct trace {
 	bool waiting_out;
 	struct strbuf backlog;
 	size_t backlog_off;
+	/*
+	 * Lines are written once per loop iteration (a loop worker), not one
+	 * write(2) each: the events of one ring read leave in one call.
+	 */
+	int flusher; /* -1 without a loop */
 };
 
 void trace_init(struct trace *t, int fd, struct loop *loop);

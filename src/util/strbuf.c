@@ -17,7 +17,7 @@ void strbuf_reset(struct strbuf *sb)
 		sb->buf[0] = '\0';
 }
 
-static int strbuf_reserve(struct strbuf *sb, size_t extra)
+int strbuf_grow(struct strbuf *sb, size_t extra)
 {
 	if (sb->oom)
 		return -1;
@@ -36,23 +36,9 @@ static int strbuf_reserve(struct strbuf *sb, size_t extra)
 	return 0;
 }
 
-void strbuf_append(struct strbuf *sb, const void *data, size_t n)
-{
-	if (strbuf_reserve(sb, n))
-		return;
-	memcpy(sb->buf + sb->len, data, n);
-	sb->len += n;
-	sb->buf[sb->len] = '\0';
-}
-
 void strbuf_puts(struct strbuf *sb, const char *s)
 {
 	strbuf_append(sb, s, strlen(s));
-}
-
-void strbuf_putc(struct strbuf *sb, char c)
-{
-	strbuf_append(sb, &c, 1);
 }
 
 void strbuf_vprintf(struct strbuf *sb, const char *fmt, va_list ap)
@@ -61,7 +47,7 @@ void strbuf_vprintf(struct strbuf *sb, const char *fmt, va_list ap)
 	va_copy(ap2, ap);
 	int n = vsnprintf(NULL, 0, fmt, ap2);
 	va_end(ap2);
-	if (n < 0 || strbuf_reserve(sb, (size_t)n))
+	if (n < 0 || strbuf_grow(sb, (size_t)n))
 		return;
 	vsnprintf(sb->buf + sb->len, (size_t)n + 1, fmt, ap);
 	sb->len += (size_t)n;

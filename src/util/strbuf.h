@@ -4,6 +4,7 @@
 
 #include <stdarg.h>
 #include <stddef.h>
+#include <string.h>
 
 struct strbuf {
 	char *buf; /* always NUL-terminated when len > 0 or after any append */
@@ -16,9 +17,25 @@ struct strbuf {
 
 void strbuf_free(struct strbuf *sb);
 void strbuf_reset(struct strbuf *sb);
-void strbuf_append(struct strbuf *sb, const void *data, size_t n);
+/* Room for extra more bytes and a NUL; -1 once an allocation failed. */
+int strbuf_grow(struct strbuf *sb, size_t extra);
+
+/* Inline: JSON lines and expositions are built from many small appends. */
+static inline void strbuf_append(struct strbuf *sb, const void *data, size_t n)
+{
+	if ((sb->oom || sb->len + n + 1 > sb->cap) && strbuf_grow(sb, n))
+		return;
+	memcpy(sb->buf + sb->len, data, n);
+	sb->len += n;
+	sb->buf[sb->len] = '\0';
+}
+
+static inline void strbuf_putc(struct strbuf *sb, char c)
+{
+	strbuf_append(sb, &c, 1);
+}
+
 void strbuf_puts(struct strbuf *sb, const char *s);
-void strbuf_putc(struct strbuf *sb, char c);
 __attribute__((format(printf, 2, 3))) void strbuf_printf(struct strbuf *sb, const char *fmt, ...);
 void strbuf_vprintf(struct strbuf *sb, const char *fmt, va_list ap);
 /* Returns the contents as a C string ("" when empty). */

@@ -12,6 +12,7 @@ import os
 import pytest
 import random
 import shutil
+import signal
 import socket
 import subprocess
 import time
@@ -181,6 +182,34 @@ def test_runtime_container_without_state_keeps_its_cgroup_path(agent_factory):
         assert a.metric_sum("nodescope_container_metadata_reads_total", result="missing") >= 1
     finally:
         remove_cgroups(rel)
+
+
+def test_v1_container_named_after_its_process_is_gone(agent_factory):
+    """A container only the v1 memory hierarchy knows (as on this hybrid machine, where the v2
+    tree leaves every process at its root): its process execs and exits while the agent is
+    stopped, so nothing of it is left in /proc when the agent reads its records. The cgroup ids
+    the exec and exit records carry still name it, and no /proc read is needed for it."""
+    memory = "/sys/fs/cgroup/memory"
+    assert os.path.isfile(memory + "/cgroup.procs"), "this machine has a v1 memory hierarchy"
+    rel = "/docker/" + "cd" * 32
+    os.makedirs(memory + rel, exist_ok=True)
+    a = agent_factory("--events", "proc")
+    try:
+        reads = a.metric_sum("nodescope_proc_cgroup_reads_total")
+        a.proc.send_signal(signal.SIGSTOP)
+        try:
+            p = subprocess.Popen(["/bin/sh", "-c", f"echo $$ > {memory}{rel}/cgroup.procs; exec /bin/true"])
+            assert p.wait(10) == 0
+        finally:
+            a.proc.send_signal(signal.SIGCONT)
+        assert container_of(a, p.pid) == rel
+        # Its exec needed no /proc read (which would have found nothing): other processes'
+        # could, but every process here is in a non-root v1 memory cgroup, as this one.
+        own = f"/proc/{os.getpid()}/cgroup"
+        if any(l.split(":")[1] == "memory" and l.split(":")[2].strip() != "/" for l in open(own)):
+            assert a.metric_sum("nodescope_proc_cgroup_reads_total") == reads
+    finally:
+        os.rmdir(memory + rel)
 
 
 PODMAN = shutil.which("podman") or "/usr/bin/podman"

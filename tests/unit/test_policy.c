@@ -232,6 +232,21 @@ static void test_wakeup_unknown_policy(void **state)
 	assert_int_equal(BPF_RB_FORCE_WAKEUP, 2); /* the kernel's value, 1 << 1 */
 }
 
+/* A record submitted in place while the reader's batch is open wakes nobody... */
+static void test_submit_flags_batch_open(void **state)
+{
+	assert_int_equal(ns_submit_flags(NS_WAKEUP_BATCHED, 0, 4096, 1), BPF_RB_NO_WAKEUP);
+	assert_int_equal(ns_submit_flags(NS_WAKEUP_BATCHED, 4095, 4096, 1), BPF_RB_NO_WAKEUP);
+	/* ...below the watermark: past it the reader is forced awake, open or not */
+	assert_int_equal(ns_submit_flags(NS_WAKEUP_BATCHED, 4096, 4096, 1), BPF_RB_FORCE_WAKEUP);
+	assert_int_equal(ns_submit_flags(NS_WAKEUP_BATCHED, 4096, 4096, 0), BPF_RB_FORCE_WAKEUP);
+	/* closed: the kernel's own wakeup, the first record after an empty ring wakes */
+	assert_int_equal(ns_submit_flags(NS_WAKEUP_BATCHED, 0, 4096, 0), 0);
+	/* an immediate stream never holds back a wakeup */
+	assert_int_equal(ns_submit_flags(NS_WAKEUP_IMMEDIATE, 0, 4096, 1), 0);
+	assert_int_equal(BPF_RB_NO_WAKEUP, 1); /* the kernel's value, 1 << 0 */
+}
+
 static void test_wakeup_matches_user_side(void **state)
 {
 	/* the BPF side forces a wakeup exactly when the reader would then drain */
@@ -266,7 +281,8 @@ static void test_watermark_fits_the_ring(void **state)
 	assert_int_equal(stream_policy_on_wakeup(&p, true, 8192), STREAM_DRAIN);
 	assert_int_equal(stream_policy_on_wakeup(&p, true, 8191), STREAM_WAIT);
 	assert_int_equal(stream_watermark(proc, 4096), 2048);
-	assert_int_equal(stream_watermark(proc, 1 << 20), 65536);
+	assert_int_equal(stream_watermark(proc, 2 << 20), 512 * 1024);
+	assert_int_equal(stream_watermark(proc, 512 * 1024), 256 * 1024);
 }
 
 /* Perf buffers (before 5.8): the stream's bytes shared out over the CPUs. */
@@ -299,6 +315,7 @@ int main(void)
 		cmocka_unit_test(test_wakeup_unknown_policy),
 		cmocka_unit_test(test_wakeup_matches_user_side),
 		cmocka_unit_test(test_watermark_fits_the_ring),
+		cmocka_unit_test(test_submit_flags_batch_open),
 		cmocka_unit_test(test_perf_cpu_bytes),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
