@@ -156,7 +156,33 @@ check-arm64: deps-arm64
 		--timeout $(VM_TIMEOUT) --vm-smoke-arg=--agent=$(CURDIR)/$(ARM64_BUILD)/nodescope \
 		--vm-smoke-arg=--go-client=$(CURDIR)/$(ARM64_BUILD)/go-get $(KERNELS)
 
-bench: $(BUILD)/nodescope
+# What bench/ runs besides the agent: the load generators (bench/gen/*.c), the floor's
+# loader and its BPF objects (bench/floor/, built with the agent's clang flags). `make`
+# builds them on x86; the scripts find them in build/bench/ and build/bench-floor.
+BENCH_GENS  := $(patsubst bench/gen/%.c,$(BUILD)/bench/%,$(wildcard bench/gen/*.c))
+BENCH_BPF   := $(patsubst bench/floor/%.bpf.c,$(BUILD)/bench/%.bpf.o,$(wildcard bench/floor/*.bpf.c))
+BENCH_TOOLS := $(BENCH_GENS) $(BENCH_BPF) $(BUILD)/bench-floor
+.PHONY: bench-tools
+bench-tools: $(BENCH_TOOLS)
+ifeq ($(ARCH),x86)
+all: bench-tools
+endif
+
+$(BUILD)/bench/%: bench/gen/%.c
+	@mkdir -p $(@D)
+	$(CC) -O2 -Wall -pthread -o $@ $< $(BENCH_LDLIBS)
+$(BUILD)/bench/link-close: BENCH_LDLIBS = -lbpf
+
+$(BUILD)/bench/%.bpf.o: bench/floor/%.bpf.c $(VMLINUX_H) $(wildcard bpf/*.h bpf/arch/*.h)
+	@mkdir -p $(@D)
+	$(CLANG) -g -O2 -target bpf -D__TARGET_ARCH_$(BPF_ARCH) $(BPF_CFLAGS_$(BPF_ARCH)) \
+		-I$(dir $(VMLINUX_H)) -Ibpf -c $< -o $@
+
+$(BUILD)/bench-floor: bench/floor/floor.c
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< -lbpf -lelf -lz
+
+bench: $(BUILD)/nodescope bench-tools
 	bench/idle
 
 # The agent built with AddressSanitizer and UndefinedBehaviorSanitizer into

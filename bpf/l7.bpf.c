@@ -200,8 +200,8 @@ static __always_inline int l7_buffer(const struct l7_call *c, __u64 *base, __u64
 	return 0;
 }
 
-/* Copies up to NS_L7_CAPTURE bytes of a user buffer into the record and sends it. */
-static __always_inline void l7_emit(void *ctx, struct ns_l7_event *e, __u64 base, __u64 len)
+/* Copies up to NS_L7_CAPTURE bytes of a user buffer into the record. */
+static __always_inline void l7_capture(struct ns_l7_event *e, __u64 base, __u64 len)
 {
 	__u64 n = (__u64)e->total < len ? (__u64)e->total : len;
 	if (n > NS_L7_CAPTURE)
@@ -212,7 +212,13 @@ static __always_inline void l7_emit(void *ctx, struct ns_l7_event *e, __u64 base
 	if (n && bpf_probe_read_user(e->data, n, (void *)base))
 		n = 0;
 	e->captured = n;
-	l7_output(ctx, e, NS_L7_HEADER_SIZE + n);
+}
+
+/* ...and sends it. */
+static __always_inline void l7_emit(void *ctx, struct ns_l7_event *e, __u64 base, __u64 len)
+{
+	l7_capture(e, base, len);
+	l7_output(ctx, e, NS_L7_HEADER_SIZE + e->captured);
 }
 
 /* A TLS record header (handshake or alert, TLS 1.0-1.3) starts this buffer. */
@@ -253,21 +259,22 @@ static __always_inline int l7_exit(void *ctx, long ret)
 	e->fd = call.fd;
 	e->total = ret;
 	e->conn = call.sock;
-	e->captured = 0;
-	/* Ciphertext from a TLS library not probed (or its handshake): not worth sending. */
-	if ((__u64)ret >= 5 && len >= 5 && bpf_probe_read_user(e->data, 5, (void *)base) == 0) {
-		e->captured = 5;
-		if (l7_is_tls_record(e)) {
-			__u64 key = l7_key(id >> 32, call.fd);
-			struct ns_l7_sock *sock = bpf_map_lookup_elem(&l7_socks, &key);
-			if (sock && sock->sock == call.sock.sock)
-				sock->flags |= NS_L7_F_ENCRYPTED;
-			call.sock.flags |= NS_L7_F_ENCRYPTED;
-			l7_ciphertext(ctx, id, call.fd, call.op, &call.sock);
-			return 0;
-		}
+	/*
+	 * Copied once, then looked at: ciphertext from a TLS library not probed
+	 * (or its handshake) is not worth sending. Only a connection's first
+	 * ciphertext pays the longer copy; later calls stop at entry.
+	 */
+	l7_capture(e, base, len);
+	if (l7_is_tls_record(e)) {
+		__u64 key = l7_key(id >> 32, call.fd);
+		struct ns_l7_sock *sock = bpf_map_lookup_elem(&l7_socks, &key);
+		if (sock && sock->sock == call.sock.sock)
+			sock->flags |= NS_L7_F_ENCRYPTED;
+		call.sock.flags |= NS_L7_F_ENCRYPTED;
+		l7_ciphertext(ctx, id, call.fd, call.op, &call.sock);
+		return 0;
 	}
-	l7_emit(ctx, e, base, len);
+	l7_output(ctx, e, NS_L7_HEADER_SIZE + e->captured);
 	return 0;
 }
 

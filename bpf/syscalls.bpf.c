@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The one pair of syscall hooks: raw sys_enter / sys_exit, dispatching on the
- * syscall number to the tcp and l7 handlers. Every syscall on the node passes
- * here, so a call nobody cares about costs one switch (and, on exit, one
- * register read).
+ * The one pair of syscall hooks: sys_enter / sys_exit, dispatching on the
+ * syscall number to the tcp, l7 and files handlers. Every syscall on the node
+ * passes here, so a call nobody cares about costs one switch (and, on exit,
+ * one register load).
  */
 #include "syscalls.bpf.h"
 
@@ -34,29 +34,34 @@ extern int ns_l7_syscall_enter(struct bpf_raw_tracepoint_args *ctx, long id, __u
 extern int ns_l7_syscall_exit(struct bpf_raw_tracepoint_args *ctx, long ret);
 extern int ns_files_mmap(struct bpf_raw_tracepoint_args *ctx, __u64 prot, __u64 fd, long ret);
 
-SEC("raw_tp/sys_enter")
-int BPF_PROG(ns_sys_enter, struct pt_regs *regs, long id)
+/*
+ * The dispatch, for both program types below: btf is a constant in each
+ * (NS_SYSCALL_REG, syscalls.bpf.h). The argument registers at exit are as
+ * the caller left them.
+ */
+static __always_inline int ns_dispatch_enter(void *ctx, struct pt_regs *regs, long id, bool btf)
 {
 	switch (id) {
 	case NS_NR_connect:
 	case NS_NR_listen:
 		if (ns_syscall_compat(regs))
 			return 0;
-		return ns_tcp_syscall_enter(id, NS_SYSCALL_ARG1(regs), NS_SYSCALL_ARG2(regs));
+		return ns_tcp_syscall_enter(id, NS_SYSCALL_REG(btf, regs, NS_REG_ARG1),
+					    NS_SYSCALL_REG(btf, regs, NS_REG_ARG2));
 	case NS_NR_close:
 	NS_L7_DATA_SYSCALLS
 		if (ns_syscall_compat(regs))
 			return 0;
-		return ns_l7_syscall_enter(NS_RAW_TP_CTX, id, NS_SYSCALL_ARG1(regs), NS_SYSCALL_ARG2(regs),
-					   NS_SYSCALL_SP(regs));
+		return ns_l7_syscall_enter(NS_RAW_TP_CTX, id, NS_SYSCALL_REG(btf, regs, NS_REG_ARG1),
+					   NS_SYSCALL_REG(btf, regs, NS_REG_ARG2),
+					   NS_SYSCALL_REG(btf, regs, NS_REG_SP));
 	}
 	return 0;
 }
 
-SEC("raw_tp/sys_exit")
-int BPF_PROG(ns_sys_exit, struct pt_regs *regs, long ret)
+static __always_inline int ns_dispatch_exit(void *ctx, struct pt_regs *regs, long ret, bool btf)
 {
-	long id = NS_SYSCALL_NR(regs);
+	long id = NS_SYSCALL_REG(btf, regs, NS_REG_NR);
 
 	/* Compat syscalls are skipped here as at entry: another table. */
 	switch (id) {
@@ -74,8 +79,36 @@ int BPF_PROG(ns_sys_exit, struct pt_regs *regs, long ret)
 	case NS_NR_mmap:
 		if (ns_syscall_compat(regs))
 			return 0;
-		/* The argument registers are as the caller left them. */
-		return ns_files_mmap(NS_RAW_TP_CTX, NS_SYSCALL_ARG3(regs), NS_SYSCALL_ARG5(regs), ret);
+		return ns_files_mmap(NS_RAW_TP_CTX, NS_SYSCALL_REG(btf, regs, NS_REG_ARG3),
+				     NS_SYSCALL_REG(btf, regs, NS_REG_ARG5), ret);
 	}
 	return 0;
+}
+
+/*
+ * Kernels with BTF-typed raw tracepoints (5.5): the registers are read with
+ * plain loads. The loader keeps one pair of the two (src/bpf/probes.c).
+ */
+SEC("tp_btf/sys_enter")
+int BPF_PROG(ns_sys_enter_btf, struct pt_regs *regs, long id)
+{
+	return ns_dispatch_enter(ctx, regs, id, true);
+}
+
+SEC("tp_btf/sys_exit")
+int BPF_PROG(ns_sys_exit_btf, struct pt_regs *regs, long ret)
+{
+	return ns_dispatch_exit(ctx, regs, ret, true);
+}
+
+SEC("raw_tp/sys_enter")
+int BPF_PROG(ns_sys_enter, struct pt_regs *regs, long id)
+{
+	return ns_dispatch_enter(ctx, regs, id, false);
+}
+
+SEC("raw_tp/sys_exit")
+int BPF_PROG(ns_sys_exit, struct pt_regs *regs, long ret)
+{
+	return ns_dispatch_exit(ctx, regs, ret, false);
 }

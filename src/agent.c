@@ -251,7 +251,7 @@ static void agent_l7_drained(void *ctx)
 	l7_tracker_reap(a->l7, clock_mono_ns());
 }
 
-/* --no-tls: new executable files are nobody's business. */
+/* --no-tls: new executable files are nobody's business (and --debug-l7-discard's records). */
 static int agent_ignore_record(void *ctx, const void *data, size_t len)
 {
 	return 0;
@@ -285,7 +285,7 @@ static int agent_open_streams(struct agent *a)
 			p.ctx = a->tcp;
 			break;
 		case NS_STREAM_L7:
-			p.fn = l7_tracker_on_record;
+			p.fn = a->cfg->debug_l7_discard ? agent_ignore_record : l7_tracker_on_record;
 			p.ctx = a->l7;
 			p.after_drain = agent_l7_drained;
 			p.after_drain_ctx = a;

@@ -241,6 +241,9 @@ const struct cli_opt cli_opts[] = {
 	/* Drain every stream on a fixed period, as polling agents do (bench only). */
 	{ CLI_INT, "debug-poll-ms", .env = "NODESCOPE_DEBUG_POLL_MS", .metavar = "MS",
 	  FIELD(debug_poll_ms), .min = 0, .max = 10000, .flags = CLI_HIDDEN },
+	/* Read the l7 stream and drop its records unparsed: the kernel side's cost alone (bench only). */
+	{ CLI_FLAG, "debug-l7-discard", .env = "NODESCOPE_DEBUG_L7_DISCARD", FIELD(debug_l7_discard),
+	  .min = true, .flags = CLI_HIDDEN },
 	/* Run as on a kernel without these features (tests, benches). */
 	{ CLI_CUSTOM, "debug-kernel-lacks", .env = "NODESCOPE_DEBUG_KERNEL_LACKS",
 	  .metavar = "LIST", FIELD(kernel_lacks), .parse = parse_kernel_lacks,

@@ -29,12 +29,12 @@
  * pt_regs). At sys_exit x0 already holds the result, so the first argument
  * is read from orig_x0, which the kernel saves at entry; x1.. are untouched.
  */
-#define NS_SYSCALL_ARG1(regs) BPF_CORE_READ(regs, orig_x0)
-#define NS_SYSCALL_ARG2(regs) BPF_CORE_READ(regs, regs[1])
-#define NS_SYSCALL_ARG3(regs) BPF_CORE_READ(regs, regs[2])
-#define NS_SYSCALL_ARG5(regs) BPF_CORE_READ(regs, regs[4])
-#define NS_SYSCALL_SP(regs) BPF_CORE_READ(regs, sp)
-#define NS_SYSCALL_NR(regs) BPF_CORE_READ(regs, syscallno)
+#define NS_REG_ARG1 orig_x0
+#define NS_REG_ARG2 regs[1]
+#define NS_REG_ARG3 regs[2]
+#define NS_REG_ARG5 regs[4]
+#define NS_REG_SP sp
+#define NS_REG_NR syscallno
 
 /*
  * An aarch32 (compat) process makes syscalls from the arm EABI table, where

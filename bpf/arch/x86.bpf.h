@@ -23,13 +23,13 @@
 #define NS_NR_accept4 288
 #define NS_NR_sendmmsg 307
 
-/* Syscall argument n (1-based) from the user registers (kernel struct pt_regs). */
-#define NS_SYSCALL_ARG1(regs) BPF_CORE_READ(regs, di)
-#define NS_SYSCALL_ARG2(regs) BPF_CORE_READ(regs, si)
-#define NS_SYSCALL_ARG3(regs) BPF_CORE_READ(regs, dx)
-#define NS_SYSCALL_ARG5(regs) BPF_CORE_READ(regs, r8)
-#define NS_SYSCALL_SP(regs) BPF_CORE_READ(regs, sp)
-#define NS_SYSCALL_NR(regs) BPF_CORE_READ(regs, orig_ax)
+/* Where syscall argument n (1-based) is in the user registers (kernel struct pt_regs). */
+#define NS_REG_ARG1 di
+#define NS_REG_ARG2 si
+#define NS_REG_ARG3 dx
+#define NS_REG_ARG5 r8
+#define NS_REG_SP sp
+#define NS_REG_NR orig_ax
 
 /*
  * A 32-bit (ia32) process makes syscalls from another table with other

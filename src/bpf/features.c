@@ -5,6 +5,8 @@
 #include <linux/bpf.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
 
 #include "events.h"
 #include "uprobe_multi.h"
@@ -34,6 +36,10 @@ const struct kernel_feature_def kernel_feature_defs[KF_COUNT] = {
 	[KF_EXIT_GROUP_DEAD] = { "exit_group_dead", "6.16",
 				 "the last thread out of a process is claimed in an LRU map",
 				 NS_FEAT_EXIT_GROUP_DEAD },
+	[KF_TP_BTF] = { "tp_btf", "5.5",
+			"the syscall hooks are raw tracepoints that copy out each register "
+			"they read: every syscall on the node costs a little more",
+			0 },
 };
 
 static bool has_helper(enum bpf_prog_type type, enum bpf_func_id id)
@@ -57,6 +63,35 @@ static bool has_exit_group_dead(void)
 	return found;
 }
 
+/*
+ * A BTF-typed raw tracepoint program on sys_exit loads: what the syscall
+ * dispatcher needs (bpf/syscalls.bpf.c). Tried, not inferred from the
+ * version: the program type also carries fentry, which some kernels refuse
+ * where this works.
+ */
+static bool has_tp_btf_sys_exit(void)
+{
+	struct btf *btf = btf__load_vmlinux_btf();
+	struct bpf_insn insns[] = {
+		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0, .imm = 0 },
+		{ .code = BPF_JMP | BPF_EXIT },
+	};
+
+	if (!btf)
+		return false;
+	int id = btf__find_by_name_kind(btf, "btf_trace_sys_exit", BTF_KIND_TYPEDEF);
+	btf__free(btf);
+	if (id <= 0)
+		return false;
+	LIBBPF_OPTS(bpf_prog_load_opts, opts, .expected_attach_type = BPF_TRACE_RAW_TP,
+		    .attach_btf_id = id);
+	int fd = bpf_prog_load(BPF_PROG_TYPE_TRACING, NULL, "GPL", insns, 2, &opts);
+	if (fd < 0)
+		return false;
+	close(fd);
+	return true;
+}
+
 static bool probe_one(enum kernel_feature k)
 {
 	switch (k) {
@@ -73,6 +108,8 @@ static bool probe_one(enum kernel_feature k)
 		return uprobe_multi_supported();
 	case KF_EXIT_GROUP_DEAD:
 		return has_exit_group_dead();
+	case KF_TP_BTF:
+		return has_tp_btf_sys_exit();
 	case KF_COUNT:
 		break;
 	}

@@ -18,6 +18,7 @@ enum kernel_feature {
 	KF_ATTACH_COOKIE,
 	KF_UPROBE_MULTI,
 	KF_EXIT_GROUP_DEAD,
+	KF_TP_BTF,
 	KF_COUNT,
 };
 

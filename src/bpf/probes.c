@@ -209,6 +209,11 @@ static int probes_fit_kernel(struct probes *p, kernel_features_t pretend_missing
 		return NS_EXIT_RUNTIME;
 	}
 	bpf_program__set_autoload(k->progs.ns_thread_exit, !task_storage);
+	bool tp_btf = kernel_has(p->features, KF_TP_BTF);
+	bpf_program__set_autoload(k->progs.ns_sys_enter_btf, tp_btf);
+	bpf_program__set_autoload(k->progs.ns_sys_exit_btf, tp_btf);
+	bpf_program__set_autoload(k->progs.ns_sys_enter, !tp_btf);
+	bpf_program__set_autoload(k->progs.ns_sys_exit, !tp_btf);
 	bool tls = probes_tls_possible(p);
 	p->tls_multi = tls && kernel_has(p->features, KF_UPROBE_MULTI);
 	for (unsigned i = 0; i < TLS_PROG_COUNT; i++) {

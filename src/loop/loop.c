@@ -21,6 +21,7 @@ struct loop_timer {
 	struct loop *loop;
 	int fd;
 	bool armed;
+	bool periodic; /* armed with an interval: still armed after it fires */
 	loop_timer_fn fn;
 	void *ctx;
 	struct loop_timer *next; /* the loop's timers, freed with it */
@@ -118,7 +119,7 @@ static void loop_timer_fire(void *ctx, uint32_t events)
 
 	if (read(t->fd, &n, sizeof(n)) != sizeof(n))
 		return; /* disarmed or re-armed meanwhile */
-	t->armed = false;
+	t->armed = t->periodic;
 	t->fn(t->ctx);
 }
 
@@ -148,17 +149,29 @@ int loop_timer_new(struct loop *l, loop_timer_fn fn, void *ctx, struct loop_time
 	return 0;
 }
 
-int loop_timer_arm(struct loop_timer *t, uint64_t after_ns)
+static int timer_set(struct loop_timer *t, uint64_t after_ns, bool periodic)
 {
 	if (!after_ns)
 		after_ns = 1;
-	struct itimerspec its = {
-		.it_value = { .tv_sec = after_ns / 1000000000ull, .tv_nsec = after_ns % 1000000000ull },
-	};
+	struct timespec ts = { .tv_sec = after_ns / 1000000000ull, .tv_nsec = after_ns % 1000000000ull };
+	struct itimerspec its = { .it_value = ts };
+	if (periodic)
+		its.it_interval = ts;
 	if (timerfd_settime(t->fd, 0, &its, NULL) < 0)
 		return -errno;
 	t->armed = true;
+	t->periodic = periodic;
 	return 0;
+}
+
+int loop_timer_arm(struct loop_timer *t, uint64_t after_ns)
+{
+	return timer_set(t, after_ns, false);
+}
+
+int loop_timer_arm_every(struct loop_timer *t, uint64_t period_ns)
+{
+	return timer_set(t, period_ns, true);
 }
 
 int loop_timer_disarm(struct loop_timer *t)
@@ -169,6 +182,7 @@ int loop_timer_disarm(struct loop_timer *t)
 	if (timerfd_settime(t->fd, 0, &its, NULL) < 0)
 		return -errno;
 	t->armed = false;
+	t->periodic = false;
 	return 0;
 }
 

@@ -27,6 +27,8 @@ int loop_del_fd(struct loop *l, int fd);
 int loop_timer_new(struct loop *l, loop_timer_fn fn, void *ctx, struct loop_timer **out);
 /* One-shot, relative. Re-arming replaces the pending expiry. */
 int loop_timer_arm(struct loop_timer *t, uint64_t after_ns);
+/* Fires every period_ns until disarmed: one system call for a run of periods, not one each. */
+int loop_timer_arm_every(struct loop_timer *t, uint64_t period_ns);
 int loop_timer_disarm(struct loop_timer *t);
 bool loop_timer_armed(const struct loop_timer *t);
 

@@ -75,6 +75,7 @@ struct stream {
 	struct perf_ring *bell;
 	volatile struct ns_reader_state *bell_state; /* mapped from the BPF array */
 	bool quiet_batches; /* a batched ring-buffer stream: batch_open is used */
+	unsigned empty_ticks; /* timer reads in a row that found nothing */
 	struct stream_policy policy; /* the definition's, watermark fitted to the ring */
 	bool draining;
 	bool before_running;
@@ -91,6 +92,8 @@ static int stream_on_record(void *ctx, void *data, size_t len)
 		s->malformed++;
 	return 0;
 }
+
+#define STREAM_EMPTY_TICKS 2
 
 static uint64_t stream_pending(const struct stream *s)
 {
@@ -118,6 +121,14 @@ static void stream_perf_rearm(struct stream *s)
  */
 static void stream_batch_settle(struct stream *s, bool found)
 {
+	/*
+	 * Closed only after STREAM_EMPTY_TICKS empty reads in a row: at a few
+	 * dozen events a second, closing at the first would cost a wakeup per
+	 * event plus two reads, more than the timer's 100 a second.
+	 */
+	s->empty_ticks = found ? 0 : s->empty_ticks + 1;
+	if (!found && s->empty_ticks < STREAM_EMPTY_TICKS)
+		return;
 	if (!found) {
 		__atomic_store_n(&s->bell_state->batch_open, 0, __ATOMIC_RELAXED);
 		__atomic_thread_fence(__ATOMIC_SEQ_CST);
@@ -128,7 +139,7 @@ static void stream_batch_settle(struct stream *s, bool found)
 	}
 	__atomic_store_n(&s->bell_state->batch_open, 1, __ATOMIC_RELAXED);
 	if (!loop_timer_armed(s->flush))
-		loop_timer_arm(s->flush, s->policy.max_delay_ns);
+		loop_timer_arm_every(s->flush, s->policy.max_delay_ns);
 }
 
 /*
@@ -193,9 +204,12 @@ static void stream_on_ring(void *ctx, uint32_t events)
 		stream_drain(s);
 		break;
 	case STREAM_ARM_TIMER:
-		if (s->quiet_batches)
+		if (s->quiet_batches) {
 			__atomic_store_n(&s->bell_state->batch_open, 1, __ATOMIC_RELAXED);
-		loop_timer_arm(s->flush, s->policy.max_delay_ns);
+			loop_timer_arm_every(s->flush, s->policy.max_delay_ns);
+		} else {
+			loop_timer_arm(s->flush, s->policy.max_delay_ns);
+		}
 		break;
 	case STREAM_WAIT:
 		break;

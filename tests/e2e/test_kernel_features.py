@@ -22,11 +22,12 @@ from nginx import Nginx
 from test_tls import NGINX_TLS, PY_THREADED, assert_each_reported, curl_argv, run_clients
 
 FEATURES = ["ring_buffer", "current_task_btf", "task_storage", "attach_cookie", "uprobe_multi",
-            "exit_group_dead"]
+            "exit_group_dead", "tp_btf"]
 # What a 5.10 kernel lacks that this agent can run without.
 OLD_KERNEL = "current_task_btf,task_storage,uprobe_multi,exit_group_dead"
-# And a 5.4-like one: no ring buffers either, so every stream is a per-CPU perf buffer.
-OLDER_KERNEL = "ring_buffer," + OLD_KERNEL
+# And a 5.4-like one: no ring buffers either, so every stream is a per-CPU perf buffer, and no
+# BTF-typed raw tracepoints, so the syscall hooks are raw_tp programs.
+OLDER_KERNEL = "ring_buffer,tp_btf," + OLD_KERNEL
 KERNELS = pytest.mark.parametrize("lacks", [OLD_KERNEL, OLDER_KERNEL], ids=["5.10", "5.4"])
 
 

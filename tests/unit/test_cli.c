@@ -646,6 +646,10 @@ static void check_verbose(const struct ns_config *c)
 {
 	assert_true(c->verbose);
 }
+static void check_l7_discard(const struct ns_config *c)
+{
+	assert_true(c->debug_l7_discard);
+}
 static void check_poll(const struct ns_config *c)
 {
 	assert_int_equal(c->debug_poll_ms, 10);
@@ -697,6 +701,7 @@ static const struct option_case {
 	{ "instance-life-cycle", "INSTANCE_LIFE_CYCLE", "spot", check_cycle },
 	{ "nice", "NODESCOPE_NICE", "-5", check_nice, "20", "(-20..19)" },
 	{ "verbose", "NODESCOPE_VERBOSE", NULL, check_verbose, "on", "yes or no" },
+	{ "debug-l7-discard", "NODESCOPE_DEBUG_L7_DISCARD", NULL, check_l7_discard, "on", "yes or no" },
 	{ "debug-poll-ms", "NODESCOPE_DEBUG_POLL_MS", "10", check_poll, "10001", "(0..10000)" },
 	{ "debug-series-idle", "NODESCOPE_DEBUG_SERIES_IDLE", "2s", check_series_idle, "0",
 	  "1..31536000 seconds" },

@@ -1,0 +1,203 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * build/bench-floor: loads the programs of one or more sets from a BPF
+ * object (build/bench/empty.bpf.o by default: empty programs), attaches
+ * them, prints "ready" and holds them until SIGTERM or SIGINT. bench/ runs it
+ * as a config beside nodescope: what the traced processes pay for a bare
+ * program on the same hooks.
+ *
+ *   bench-floor [--object FILE] [SET|PROGRAM]...
+ *
+ * A set is a name below; anything else is a program name in the object.
+ * With none given, the set `nodescope`.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <libgen.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <bpf/libbpf.h>
+
+struct floor_set {
+	const char *name;
+	const char *what;
+	const char *progs[10];
+};
+
+/* Program names in bench/floor/empty.bpf.c and dispatch.bpf.c. */
+static const struct floor_set sets[] = {
+	{ "nodescope", "empty programs on every hook nodescope attaches (bpf/*.bpf.c)",
+	  { "floor_sys_enter", "floor_sys_exit", "floor_exec", "floor_exit", "floor_fork",
+	    "floor_oom", "floor_sock_state", "floor_retransmit" } },
+	{ "raw-syscalls", "empty raw_tp sys_enter and sys_exit",
+	  { "floor_sys_enter", "floor_sys_exit" } },
+	{ "tp-syscalls", "empty tracepoints raw_syscalls:sys_enter and sys_exit",
+	  { "tp_sys_enter", "tp_sys_exit" } },
+	{ "per-syscall", "empty tracepoints syscalls:sys_{enter,exit}_{getpid,read,write}",
+	  { "tp_enter_getpid", "tp_exit_getpid", "tp_enter_read", "tp_exit_read",
+	    "tp_enter_write", "tp_exit_write" } },
+	{ "btf-syscalls", "empty tp_btf sys_enter and sys_exit",
+	  { "btf_sys_enter", "btf_sys_exit" } },
+	{ "dispatch", "nodescope's dispatcher, handlers stubbed (raw_tp; dispatch.bpf.o)",
+	  { "disp_enter", "disp_exit" } },
+	{ "dispatch-exit-read", "raw_tp sys_exit reading the id only (dispatch.bpf.o)",
+	  { "disp_exit_read_only" } },
+	{ "dispatch-btf", "the dispatcher as tp_btf programs, handlers stubbed (dispatch.bpf.o)",
+	  { "btf_disp_enter", "btf_disp_exit" } },
+	{ "dispatch-l7", "the dispatcher and the l7 handlers' path for an untracked fd (dispatch.bpf.o)",
+	  { "disp_l7_sys_enter", "disp_l7_sys_exit" } },
+	{ "dispatch-l7-btf", "the same as tp_btf, arguments read only for a tracked socket "
+	  "(dispatch.bpf.o)",
+	  { "btf_l7_sys_enter", "btf_l7_sys_exit" } },
+};
+
+static const struct floor_set *set_named(const char *name)
+{
+	for (size_t i = 0; i < sizeof(sets) / sizeof(sets[0]); i++)
+		if (!strcmp(sets[i].name, name))
+			return &sets[i];
+	return NULL;
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f, "usage: bench-floor [--object FILE] [SET|PROGRAM]...\nsets:\n");
+	for (size_t i = 0; i < sizeof(sets) / sizeof(sets[0]); i++)
+		fprintf(f, "  %-20s %s\n", sets[i].name, sets[i].what);
+}
+
+#define MAX_WANTED 64
+static const char *wanted[MAX_WANTED];
+static int n_wanted;
+
+static int want(const char *prog)
+{
+	for (int i = 0; i < n_wanted; i++)
+		if (!strcmp(wanted[i], prog))
+			return 0;
+	if (n_wanted == MAX_WANTED) {
+		fprintf(stderr, "bench-floor: too many programs\n");
+		return -1;
+	}
+	wanted[n_wanted++] = prog;
+	return 0;
+}
+
+static int is_wanted(const char *prog)
+{
+	for (int i = 0; i < n_wanted; i++)
+		if (!strcmp(wanted[i], prog))
+			return 1;
+	return 0;
+}
+
+/* build/bench/empty.bpf.o beside this executable (build/bench-floor). */
+static char *default_object(void)
+{
+	static char path[PATH_MAX];
+	char exe[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+
+	if (n < 0)
+		return "build/bench/empty.bpf.o";
+	exe[n] = 0;
+	snprintf(path, sizeof(path), "%s/bench/empty.bpf.o", dirname(exe));
+	return path;
+}
+
+static int quiet_libbpf(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	return level == LIBBPF_DEBUG ? 0 : vfprintf(stderr, fmt, ap);
+}
+
+int main(int argc, char **argv)
+{
+	const char *object = NULL;
+	int i;
+
+	for (i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--object") && i + 1 < argc) {
+			object = argv[++i];
+		} else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+			usage(stdout);
+			return 0;
+		} else if (argv[i][0] == '-') {
+			usage(stderr);
+			return 2;
+		} else {
+			const struct floor_set *s = set_named(argv[i]);
+			if (!s) {
+				if (want(argv[i]))
+					return 2;
+				continue;
+			}
+			for (int j = 0; j < 10 && s->progs[j]; j++)
+				if (want(s->progs[j]))
+					return 2;
+		}
+	}
+	if (!n_wanted)
+		for (int j = 0; j < 10 && sets[0].progs[j]; j++)
+			want(sets[0].progs[j]);
+	if (!object)
+		object = default_object();
+
+	libbpf_set_print(quiet_libbpf);
+	struct bpf_object *obj = bpf_object__open_file(object, NULL);
+	if (!obj) {
+		fprintf(stderr, "bench-floor: cannot open %s: %s\n", object, strerror(errno));
+		return 1;
+	}
+	struct bpf_program *prog;
+	int found = 0;
+	bpf_object__for_each_program(prog, obj) {
+		int w = is_wanted(bpf_program__name(prog));
+		bpf_program__set_autoload(prog, w);
+		found += w;
+	}
+	if (found != n_wanted) {
+		for (i = 0; i < n_wanted; i++)
+			if (!bpf_object__find_program_by_name(obj, wanted[i]))
+				fprintf(stderr, "bench-floor: no program %s in %s\n", wanted[i], object);
+		return 2;
+	}
+	if (bpf_object__load(obj)) {
+		fprintf(stderr, "bench-floor: cannot load %s: %s\n", object, strerror(errno));
+		return 1;
+	}
+
+	/* Signals are taken by sigwait, after the programs are attached. */
+	sigset_t term;
+	sigemptyset(&term);
+	sigaddset(&term, SIGTERM);
+	sigaddset(&term, SIGINT);
+	sigprocmask(SIG_BLOCK, &term, NULL);
+
+	struct bpf_link *links[MAX_WANTED];
+	int n_links = 0;
+	bpf_object__for_each_program(prog, obj) {
+		if (!bpf_program__autoload(prog))
+			continue;
+		struct bpf_link *l = bpf_program__attach(prog);
+		if (!l) {
+			fprintf(stderr, "bench-floor: cannot attach %s (%s): %s\n",
+				bpf_program__name(prog), bpf_program__section_name(prog),
+				strerror(errno));
+			return 1;
+		}
+		links[n_links++] = l;
+	}
+	printf("ready\n");
+	fflush(stdout);
+	fprintf(stderr, "bench-floor: ready: %d programs attached\n", n_links);
+
+	int sig;
+	sigwait(&term, &sig);
+	for (i = 0; i < n_links; i++)
+		bpf_link__destroy(links[i]);
+	bpf_object__close(obj);
+	return 0;
+}

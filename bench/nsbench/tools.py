@@ -1,0 +1,43 @@
+"""The programs the Makefile builds for bench/ (`make bench-tools`, part of `make` on x86):
+the load generators of bench/gen/ in build/bench/, the floor's loader build/bench-floor and
+its BPF objects build/bench/*.bpf.o. A script asks for one by name; one that is missing or
+older than its source is built then with make, so a fresh clone works after `make` as
+before it."""
+
+import subprocess
+from pathlib import Path
+
+from .cli import die, progress
+
+REPO_ROOT = Path(__file__).resolve().parent.parent.parent
+BUILD = REPO_ROOT / "build"
+DEFAULT_AGENT = BUILD / "nodescope"
+
+# name -> (built file, its source)
+_TOOLS = {
+    "exec-gen": ("bench/exec-gen", "bench/gen/exec-gen.c"),
+    "tcp-gen": ("bench/tcp-gen", "bench/gen/tcp-gen.c"),
+    "syscall-gen": ("bench/syscall-gen", "bench/gen/syscall-gen.c"),
+    "link-close": ("bench/link-close", "bench/gen/link-close.c"),
+    "bench-floor": ("bench-floor", "bench/floor/floor.c"),
+    "empty.bpf.o": ("bench/empty.bpf.o", "bench/floor/empty.bpf.c"),
+    "dispatch.bpf.o": ("bench/dispatch.bpf.o", "bench/floor/dispatch.bpf.c"),
+}
+
+
+def _stale(out, src):
+    return not out.exists() or out.stat().st_mtime < src.stat().st_mtime
+
+
+def tool(name):
+    """The path of a bench tool, built first (make bench-tools) if it is missing or stale."""
+    rel, src = _TOOLS[name]
+    out = BUILD / rel
+    if _stale(out, REPO_ROOT / src):
+        progress(f"building {out.relative_to(REPO_ROOT)}: make bench-tools")
+        r = subprocess.run(["make", "-C", str(REPO_ROOT), "-s", "bench-tools"],
+                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+        if r.returncode != 0 or not out.exists():
+            die(f"cannot build {out} (make bench-tools; it needs cc, clang and libbpf-dev: "
+                f"make deps):\n" + r.stdout.decode("utf-8", "replace")[-3000:])
+    return out
