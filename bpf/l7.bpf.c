@@ -157,7 +157,8 @@ static __always_inline int l7_enter(void *ctx, __s32 fd, __u64 ptr, __u32 op, __
 		ns_drop(NS_DROP_L7_CALLS_FULL);
 		return 0;
 	}
-	c->ts_ns = bpf_ktime_get_ns();
+	/* A write is stamped when it starts (a request's first byte), a read when it returns. */
+	c->ts_ns = op == NS_L7_WRITE ? bpf_ktime_get_ns() : 0;
 	c->ptr = ptr;
 	c->fd = fd;
 	c->op = op;

@@ -6,7 +6,10 @@ PKGS="clang llvm lld bpftool libbpf-dev libelf-dev zlib1g-dev libmicrohttpd-dev 
       libclang-rt-14-dev curl wrk libbpf-tools nginx libcapstone-dev golang-go
       gnutls-bin openssl libssl-dev python3-cryptography gcc-multilib stress-ng
       python3-aiohttp libjansson-dev qemu-system-x86 busybox-static cpio xz-utils zstd kmod
-      podman runc containerd docker.io e2fsprogs"
+      podman runc containerd docker.io e2fsprogs
+      postgresql mariadb-server mariadb-client redis-server redis-tools memcached
+      clickhouse-server clickhouse-client python3-psycopg2 python3-pymysql python3-redis
+      python3-pymemcache python3-pymongo libdbd-mariadb-perl"
 # Only for tests/unit/data/containers/capture.sh (scripts/install-deps.sh --fixtures),
 # which re-captures the container runtime fixtures.
 if [ "${1:-}" = --fixtures ]; then
@@ -25,5 +28,6 @@ fi
 echo "nodescope: installing:$missing" >&2
 export DEBIAN_FRONTEND=noninteractive
 apt-get update -qq
-# prometheus' package would start a server; tests start their own on loopback.
+# prometheus' package would start a server (so would the databases'); tests start their own
+# on loopback.
 apt-get install -y -qq --no-install-recommends $missing >/dev/null

@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "l7/proto.h"
 #include "tls/eh_frame.h"
 
 /* A copy of exactly n bytes, so that reading past them is caught (ASan). */
@@ -253,10 +254,26 @@ static void test_eh_frame_section_past_address_space(void **state)
 	}
 }
 
+/*
+ * fuzz_l7_clickhouse: a server chunk starting like an Exception (type 2, a
+ * code) but shorter than its name: the detection compared "DB::" past the
+ * chunk's end.
+ */
+static void test_clickhouse_short_exception(void **state)
+{
+	static const uint8_t chunk[] = { 0x02, 0x3c, 0x00, 0x00, 0x00, 0x0d, 'D', 'B', ':' };
+	for (size_t n = 0; n <= sizeof(chunk); n++) {
+		uint8_t *p = exact(chunk, n);
+		assert_false(l7_proto_clickhouse.detect_response(p, n));
+		free(p);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_eh_frame_finding_bytes),
+		cmocka_unit_test(test_clickhouse_short_exception),
 		cmocka_unit_test(test_eh_frame_section_past_address_space),
 	};
 

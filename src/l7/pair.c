@@ -1,0 +1,141 @@
+/* Request/response pairing. See pair.h. */
+#include "pair.h"
+
+#include <string.h>
+
+void l7_pair_init(struct l7_pair *p, enum l7_pair_mode mode, struct l7_counters *cnt)
+{
+	memset(p, 0, sizeof(*p));
+	p->mode = mode;
+	p->cnt = cnt;
+}
+
+void l7_pair_reset(struct l7_pair *p)
+{
+	p->head = p->n = 0;
+	p->ghosts = 0;
+}
+
+static struct l7_pending *at(struct l7_pair *p, unsigned i)
+{
+	return &p->q[(p->head + i) % L7_PAIR_MAX];
+}
+
+static void drop_head(struct l7_pair *p)
+{
+	p->head = (p->head + 1) % L7_PAIR_MAX;
+	p->n--;
+}
+
+int l7_pair_request(struct l7_pair *p, const struct l7_msg *m, uint64_t ts_ns)
+{
+	if (m->kind != L7_MSG_REQUEST && m->kind != L7_MSG_REQUEST_UNTIL_SYNC &&
+	    m->kind != L7_MSG_SYNC)
+		return 0;
+	if (p->mode == L7_PAIR_FIFO && (p->n == L7_PAIR_MAX || p->ghosts)) {
+		/* keep its place so later responses still pair with the right requests */
+		p->ghosts++;
+		if (p->cnt)
+			p->cnt->table_full++;
+		return -1;
+	}
+	if (p->n == L7_PAIR_MAX) {
+		/* by id: the oldest is the likeliest never to be answered */
+		drop_head(p);
+		if (p->cnt)
+			p->cnt->table_full++;
+	}
+	struct l7_pending *e = at(p, p->n++);
+	memset(e, 0, sizeof(*e));
+	e->kind = m->kind;
+	e->has_id = m->has_id;
+	e->id = m->id;
+	e->ts_ns = ts_ns;
+	e->status = L7_STATUS_OK;
+	memcpy(e->op, m->op, sizeof(e->op));
+	memcpy(e->text, m->text, sizeof(e->text));
+	return 0;
+}
+
+static void unpaired(struct l7_pair *p)
+{
+	if (p->cnt)
+		p->cnt->unpaired++;
+}
+
+static void by_id(struct l7_pair *p, const struct l7_msg *m, l7_pair_fn fn, void *ctx)
+{
+	for (unsigned i = 0; i < p->n; i++) {
+		struct l7_pending *e = at(p, i);
+		if (!e->has_id || !m->has_id || e->id != m->id)
+			continue;
+		struct l7_pending done = *e;
+		/* close the gap, keeping the order */
+		for (unsigned j = i; j + 1 < p->n; j++)
+			*at(p, j) = *at(p, j + 1);
+		p->n--;
+		fn(ctx, &done, m->status, m->code, false);
+		return;
+	}
+	unpaired(p);
+}
+
+static void fold(struct l7_pending *e, const struct l7_msg *m)
+{
+	if (m->status == L7_STATUS_FAILED && e->status != L7_STATUS_FAILED) {
+		e->status = L7_STATUS_FAILED;
+		memcpy(e->code, m->code, sizeof(e->code));
+	}
+}
+
+void l7_pair_response(struct l7_pair *p, const struct l7_msg *m, l7_pair_fn fn, void *ctx)
+{
+	if (m->kind == L7_MSG_LOST && p->mode == L7_PAIR_FIFO) {
+		/* in order, an unseen message would shift every pair after it */
+		l7_pair_reset(p);
+		return;
+	}
+	if (m->kind != L7_MSG_RESPONSE && m->kind != L7_MSG_SYNC_REPLY)
+		return;
+	if (p->mode == L7_PAIR_BY_ID) {
+		by_id(p, m, fn, ctx);
+		return;
+	}
+	if (m->kind == L7_MSG_RESPONSE) {
+		if (!p->n) {
+			if (p->ghosts)
+				p->ghosts--; /* the answer to a request the queue had no room for */
+			else
+				unpaired(p);
+			return;
+		}
+		struct l7_pending *e = at(p, 0);
+		if (e->kind == L7_MSG_REQUEST_UNTIL_SYNC) {
+			fold(e, m);
+			return;
+		}
+		if (e->kind == L7_MSG_SYNC)
+			return; /* a reply to something untracked before the barrier (a Parse alone) */
+		struct l7_pending done = *e;
+		drop_head(p);
+		fn(ctx, &done, m->status, m->code, false);
+		return;
+	}
+	/* SYNC_REPLY: up to and including the oldest barrier */
+	if (!p->n) {
+		p->ghosts = 0; /* a known point: what the full queue lost is over */
+		return;
+	}
+	while (p->n) {
+		struct l7_pending done = *at(p, 0);
+		drop_head(p);
+		if (done.kind == L7_MSG_SYNC)
+			return;
+		if (done.kind == L7_MSG_REQUEST_UNTIL_SYNC) {
+			fold(&done, m);
+			fn(ctx, &done, done.status, done.code, false);
+			return;
+		}
+		fn(ctx, &done, L7_STATUS_FAILED, "", true);
+	}
+}

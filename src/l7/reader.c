@@ -1,0 +1,80 @@
+/* The database parsers' unit reader. See reader.h. */
+#include "reader.h"
+
+#include <string.h>
+
+void l7_reader_next(struct l7_reader *r, enum l7_unit unit, uint64_t n)
+{
+	r->unit = unit;
+	r->left = unit == L7_U_FIXED && n > L7_READER_BUF ? L7_READER_BUF : n;
+	r->have = 0;
+	r->cut = false;
+	r->uncaptured = false;
+	r->started = false;
+}
+
+enum l7_take l7_reader_take(struct l7_reader *r, const uint8_t *data, size_t captured,
+			    size_t total, size_t *pos, uint64_t chunk)
+{
+	size_t p = *pos;
+
+	if (!data)
+		captured = 0;
+	if (!r->started && (p < total || (r->unit != L7_U_LINE && r->left == 0))) {
+		r->started = true;
+		r->chunk = chunk;
+	}
+	switch (r->unit) {
+	case L7_U_LINE:
+		while (p < total) {
+			if (p >= captured) {
+				*pos = p;
+				return L7_TAKE_LOST;
+			}
+			uint8_t c = data[p++];
+			if (c == '\n') {
+				*pos = p;
+				return L7_TAKE_DONE;
+			}
+			if (r->have < L7_READER_BUF)
+				r->buf[r->have++] = c;
+			else
+				r->cut = true;
+		}
+		*pos = p;
+		return L7_TAKE_MORE;
+	case L7_U_FIXED:
+	case L7_U_BODY:
+	case L7_U_SKIP: {
+		size_t n = total - p;
+		if (n > r->left)
+			n = (size_t)r->left;
+		if (r->unit != L7_U_SKIP) {
+			/* the captured part of these n bytes */
+			size_t cn = p < captured ? captured - p : 0;
+			if (cn > n)
+				cn = n;
+			if (r->unit == L7_U_FIXED && cn < n) {
+				*pos = p + cn;
+				return L7_TAKE_LOST;
+			}
+			if (cn < n)
+				r->uncaptured = true;
+			if (!r->cut) {
+				size_t keep = cn;
+				if (keep > L7_READER_BUF - r->have)
+					keep = L7_READER_BUF - r->have;
+				memcpy(r->buf + r->have, data + p, keep);
+				r->have += keep;
+				if (keep < n)
+					r->cut = true;
+			}
+		}
+		p += n;
+		r->left -= n;
+		*pos = p;
+		return r->left ? L7_TAKE_MORE : L7_TAKE_DONE;
+	}
+	}
+	return L7_TAKE_LOST;
+}

@@ -1,0 +1,296 @@
+/* Literal stripping for SQL statements. See sql_strip.h. */
+#include "sql_strip.h"
+
+#include <ctype.h>
+#include <string.h>
+
+#define MAX_DEPTH 32
+
+struct out {
+	char *p;
+	size_t cap, len;
+	bool full;
+	size_t open[MAX_DEPTH]; /* where each unclosed '(' is in the output */
+	unsigned depth;
+	bool space; /* blanks or a comment before the next token */
+};
+
+static bool ident_start(unsigned char c)
+{
+	return isalpha(c) || c == '_' || c >= 0x80;
+}
+
+static bool ident_char(unsigned char c)
+{
+	return isalnum(c) || c == '_' || c == '$' || c >= 0x80;
+}
+
+/* Room for s and a closing "...": otherwise the output is full. */
+static void put(struct out *o, const char *s, size_t n)
+{
+	if (o->full)
+		return;
+	if (o->space && o->len) {
+		o->space = false;
+		put(o, " ", 1);
+		if (o->full)
+			return;
+	}
+	o->space = false;
+	if (o->len + n + 4 > o->cap) {
+		o->full = true;
+		return;
+	}
+	memcpy(o->p + o->len, s, n);
+	o->len += n;
+}
+
+/* The output from `from` holds only `?`, commas and blanks, with one `?` at least. */
+static bool only_values(const struct out *o, size_t from, size_t to)
+{
+	bool any = false;
+	for (size_t i = from; i < to; i++) {
+		if (o->p[i] == '?')
+			any = true;
+		else if (o->p[i] != ',' && o->p[i] != ' ')
+			return false;
+	}
+	return any;
+}
+
+static void close_paren(struct out *o)
+{
+	put(o, ")", 1);
+	if (o->full || !o->depth)
+		return;
+	size_t open = o->open[--o->depth];
+	if (!only_values(o, open + 1, o->len - 1))
+		return;
+	/* (?, ?, ?) -> (?) */
+	memcpy(o->p + open, "(?)", 3);
+	o->len = open + 3;
+	/* "(?), (?)" -> "(?)": a repeated tuple of values */
+	size_t i = open;
+	while (i > 0 && o->p[i - 1] == ' ')
+		i--;
+	if (i > 0 && o->p[i - 1] == ',') {
+		size_t comma = i - 1, j = comma;
+		while (j > 0 && o->p[j - 1] == ' ')
+			j--;
+		if (j >= 3 && !memcmp(o->p + j - 3, "(?)", 3))
+			o->len = j;
+	}
+}
+
+/* Past a quoted literal or identifier that started at in[i] (the quote). */
+static size_t skip_quoted(const char *in, size_t n, size_t i, char q, bool backslash)
+{
+	for (i++; i < n; i++) {
+		if (backslash && in[i] == '\\') {
+			i++;
+			continue;
+		}
+		if (in[i] == q) {
+			if (i + 1 < n && in[i + 1] == q) {
+				i++;
+				continue;
+			}
+			return i + 1;
+		}
+	}
+	return n;
+}
+
+/* A PostgreSQL dollar-quote opener "$tag$" at in[i]: its length, or 0. */
+static size_t dollar_tag(const char *in, size_t n, size_t i)
+{
+	size_t j = i + 1;
+	if (j < n && isdigit((unsigned char)in[j]))
+		return 0; /* $1: a parameter */
+	while (j < n && (isalnum((unsigned char)in[j]) || in[j] == '_'))
+		j++;
+	return j < n && in[j] == '$' ? j + 1 - i : 0;
+}
+
+static size_t skip_number(const char *in, size_t n, size_t i)
+{
+	if (i + 1 < n && in[i] == '0' && (in[i + 1] == 'x' || in[i + 1] == 'X')) {
+		for (i += 2; i < n && (isxdigit((unsigned char)in[i]) || in[i] == '_'); i++)
+			;
+		return i;
+	}
+	while (i < n && (isdigit((unsigned char)in[i]) || in[i] == '.' || in[i] == '_'))
+		i++;
+	if (i < n && (in[i] == 'e' || in[i] == 'E')) {
+		size_t j = i + 1;
+		if (j < n && (in[j] == '+' || in[j] == '-'))
+			j++;
+		if (j < n && isdigit((unsigned char)in[j])) {
+			for (i = j; i < n && isdigit((unsigned char)in[i]); i++)
+				;
+		}
+	}
+	return i;
+}
+
+/* Replaces bytes that are not valid UTF-8 (or are control bytes) by '?'. */
+static void sanitize(char *s, size_t n)
+{
+	for (size_t i = 0; i < n;) {
+		unsigned char c = (unsigned char)s[i];
+		size_t len = c < 0x80 ? 1 : (c & 0xe0) == 0xc0 ? 2 : (c & 0xf0) == 0xe0 ? 3 :
+				       (c & 0xf8) == 0xf0	    ? 4 : 0;
+		bool ok = len && i + len <= n && !(c >= 0x80 && c < 0xc2);
+		for (size_t k = 1; ok && k < len; k++)
+			ok = ((unsigned char)s[i + k] & 0xc0) == 0x80;
+		if (!ok) {
+			s[i++] = '?';
+			continue;
+		}
+		if (c < 0x20 || c == 0x7f)
+			s[i] = ' ';
+		i += len;
+	}
+}
+
+size_t sql_strip(enum sql_dialect d, const char *in, size_t n, char *out, size_t cap)
+{
+	struct out o = { .p = out, .cap = cap };
+	size_t i = 0;
+
+	if (!cap)
+		return 0;
+	if (cap < 8) {
+		out[0] = '\0';
+		return 0;
+	}
+	while (i < n && !o.full) {
+		unsigned char c = (unsigned char)in[i];
+		if (isspace(c) || c < 0x20) {
+			o.space = true;
+			i++;
+		} else if (c == '-' && i + 1 < n && in[i + 1] == '-') {
+			while (i < n && in[i] != '\n')
+				i++;
+			o.space = true;
+		} else if (c == '#' && d == SQL_MYSQL) {
+			while (i < n && in[i] != '\n')
+				i++;
+			o.space = true;
+		} else if (c == '/' && i + 1 < n && in[i + 1] == '*') {
+			unsigned nest = 1;
+			for (i += 2; i < n && nest; i++) {
+				if (in[i] == '*' && i + 1 < n && in[i + 1] == '/') {
+					nest--;
+					i++;
+				} else if (d == SQL_POSTGRES && in[i] == '/' && i + 1 < n && in[i + 1] == '*') {
+					nest++;
+					i++;
+				}
+			}
+			o.space = true;
+		} else if (c == '\'' || (c == '"' && d == SQL_MYSQL)) {
+			i = skip_quoted(in, n, i, (char)c, d != SQL_POSTGRES);
+			put(&o, "?", 1);
+		} else if (c == '"' || c == '`') {
+			size_t end = skip_quoted(in, n, i, (char)c, false);
+			put(&o, in + i, end - i);
+			i = end;
+		} else if (c == '$' && d == SQL_POSTGRES && dollar_tag(in, n, i)) {
+			size_t t = dollar_tag(in, n, i);
+			const char *end = NULL;
+			for (size_t j = i + t; j + t <= n; j++) {
+				if (!memcmp(in + j, in + i, t)) {
+					end = in + j + t;
+					break;
+				}
+			}
+			i = end ? (size_t)(end - in) : n;
+			put(&o, "?", 1);
+		} else if (c == '$' && i + 1 < n && isdigit((unsigned char)in[i + 1])) {
+			/* $1: a parameter, kept */
+			size_t s = i++;
+			while (i < n && isdigit((unsigned char)in[i]))
+				i++;
+			put(&o, in + s, i - s);
+		} else if (isdigit(c) || (c == '.' && i + 1 < n && isdigit((unsigned char)in[i + 1]))) {
+			i = skip_number(in, n, i);
+			put(&o, "?", 1);
+		} else if (ident_start(c)) {
+			size_t s = i;
+			while (i < n && ident_char((unsigned char)in[i]))
+				i++;
+			size_t len = i - s;
+			/* E'..', B'..', X'..', N'..', _utf8'..': prefixed string literals */
+			if (i < n && in[i] == '\'' &&
+			    ((len == 1 && strchr("EeBbXxNn", in[s])) || in[s] == '_')) {
+				bool bs = d != SQL_POSTGRES || in[s] == 'E' || in[s] == 'e';
+				i = skip_quoted(in, n, i, '\'', bs);
+				put(&o, "?", 1);
+			} else {
+				put(&o, in + s, len);
+			}
+		} else if (c == '(') {
+			put(&o, "(", 1);
+			if (!o.full && o.depth < MAX_DEPTH)
+				o.open[o.depth++] = o.len - 1;
+			i++;
+		} else if (c == ')') {
+			close_paren(&o);
+			i++;
+		} else {
+			put(&o, in + i, 1);
+			i++;
+		}
+	}
+	if (o.full || i < n) {
+		/* cut at a character boundary */
+		while (o.len && ((unsigned char)out[o.len - 1] & 0xc0) == 0x80)
+			o.len--;
+		if (o.len && (unsigned char)out[o.len - 1] >= 0xc0)
+			o.len--;
+		memcpy(out + o.len, "...", 3);
+		o.len += 3;
+	}
+	out[o.len] = '\0';
+	sanitize(out, o.len);
+	return o.len;
+}
+
+void sql_mark_cut(char *out, size_t cap)
+{
+	size_t n = strnlen(out, cap);
+	if (n >= 3 && !memcmp(out + n - 3, "...", 3))
+		return;
+	if (n + 4 > cap)
+		n = cap - 4;
+	/* not inside a character */
+	while (n && ((unsigned char)out[n] & 0xc0) == 0x80)
+		n--;
+	memcpy(out + n, "...", 4);
+}
+
+void sql_operation(const char *in, size_t n, char *op, size_t cap)
+{
+	size_t i = 0, k = 0;
+
+	if (!cap)
+		return;
+	for (;;) {
+		while (i < n && (isspace((unsigned char)in[i]) || in[i] == '('))
+			i++;
+		if (i + 1 < n && in[i] == '-' && in[i + 1] == '-') {
+			while (i < n && in[i] != '\n')
+				i++;
+		} else if (i + 1 < n && in[i] == '/' && in[i + 1] == '*') {
+			for (i += 2; i + 1 < n && !(in[i] == '*' && in[i + 1] == '/'); i++)
+				;
+			i += 2;
+		} else {
+			break;
+		}
+	}
+	while (i < n && k + 1 < cap && isalpha((unsigned char)in[i]))
+		op[k++] = (char)toupper((unsigned char)in[i++]);
+	op[k] = '\0';
+}

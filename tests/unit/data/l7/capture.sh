@@ -1,0 +1,210 @@
+#!/bin/bash
+# Re-makes the database parser tests' captures (tests/unit/data/l7/*.cap) from Debian's
+# clients and servers, started here on loopback in a scratch directory and stopped at the end.
+# Run as root from the repository root; needs the packages `make deps` installs. The bytes differ
+# from run to run (ids, timestamps, salts), so the tests' expectations may need a look after.
+set -euo pipefail
+OUT=$(pwd)/tests/unit/data/l7
+PROXY=$OUT/capture_proxy.py
+PY=/usr/bin/python3
+W=$(mktemp -d /tmp/nodescope-capture.XXXXXX)
+chmod 755 "$W"
+PIDS=()
+cleanup() {
+	for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done
+	[ -f "$W/pg/postmaster.pid" ] && runuser -u postgres -- /usr/lib/postgresql/*/bin/pg_ctl -D "$W/pg" stop -m fast >/dev/null || true
+	rm -rf "$W"
+}
+trap cleanup EXIT
+wait_port() { while ! ss -ltn | grep -q "127.0.0.1:$1 "; do sleep 0.1; done; }
+
+# cap NAME PROXY_PORT SERVER_PORT CMD...: CMD's connections through the proxy into NAME.cap.
+cap() {
+	local name=$1 pp=$2 sp=$3
+	shift 3
+	rm -f "$OUT/$name.cap"
+	$PY "$PROXY" "$pp" "$sp" "$OUT/$name.cap" --all &
+	local proxy=$!
+	wait_port "$pp"
+	"$@" >/dev/null 2>&1 || true
+	sleep 0.3
+	kill $proxy
+	wait $proxy 2>/dev/null || true
+}
+
+openssl req -new -x509 -days 2 -nodes -subj /CN=localhost -keyout "$W/key.pem" -out "$W/cert.pem" 2>/dev/null
+
+# PostgreSQL, with TLS available
+chown postgres "$W"
+runuser -u postgres -- /usr/lib/postgresql/*/bin/initdb -D "$W/pg" -A trust -U postgres >/dev/null
+cp "$W/key.pem" "$W/cert.pem" "$W/pg/" && chown postgres "$W/pg/"*.pem && chmod 600 "$W/pg/key.pem"
+runuser -u postgres -- /usr/lib/postgresql/*/bin/pg_ctl -D "$W/pg" -l "$W/pg.log" -o \
+	"-p 19410 -k $W -c listen_addresses=127.0.0.1 -c ssl=on -c ssl_cert_file=cert.pem -c ssl_key_file=key.pem" start >/dev/null
+psql -h 127.0.0.1 -p 19410 -U postgres -c "CREATE TABLE t (id int, name text)" >/dev/null
+printf '1\tx\n2\ty\n' > "$W/copy.txt"
+PG="host=127.0.0.1 port=19411 user=postgres"
+cap pg_simple 19411 19410 psql "$PG sslmode=disable" -X -q \
+	-c "SELECT id, name FROM t WHERE name = 'secret' AND id IN (1, 2, 3)" -c "SELECT * FROM no_such_table" \
+	-c "INSERT INTO t VALUES (1, 'a'); SELECT 1; SELECT 1/0" -c "COPY t TO STDOUT" -c "\\copy t FROM '$W/copy.txt'"
+cap pg_ssl 19411 19410 psql "$PG sslmode=require" -X -q -c "SELECT 1"
+cat > "$W/pipe.sql" <<'SQL'
+\set v random(1, 100)
+\startpipeline
+SELECT name FROM t WHERE id = :v;
+INSERT INTO t VALUES (:v, 'pipelined');
+SELECT 1/0;
+SELECT 2;
+\endpipeline
+SQL
+printf "SELECT name FROM t WHERE id = 42;\nUPDATE t SET name = 'z' WHERE id = 42;\n" > "$W/ext.sql"
+chmod 644 "$W"/*.sql
+BENCH="runuser -u postgres -- env PGSSLMODE=disable pgbench -h 127.0.0.1 -p 19411 -U postgres -n"
+cap pg_pipeline 19411 19410 $BENCH -M prepared -t 1 -f "$W/pipe.sql" postgres
+cap pg_extended 19411 19410 $BENCH -M extended -t 2 -f "$W/ext.sql" postgres
+
+# MariaDB, with TLS available
+mkdir -p "$W/my" && chown mysql "$W/my"
+mariadb-install-db --user=mysql --datadir="$W/my/data" --auth-root-authentication-method=normal >/dev/null 2>&1
+cp "$W/key.pem" "$W/cert.pem" "$W/my/" && chown mysql "$W/my/"*.pem
+/usr/sbin/mariadbd --user=mysql --datadir="$W/my/data" --port=19420 --bind-address=127.0.0.1 \
+	--socket="$W/my/sock" --pid-file="$W/my/pid" --ssl-cert="$W/my/cert.pem" --ssl-key="$W/my/key.pem" \
+	>"$W/my.log" 2>&1 &
+PIDS+=($!)
+wait_port 19420
+mariadb -S "$W/my/sock" -uroot -e "CREATE DATABASE d; CREATE TABLE d.t (id int, name text);
+	CREATE USER 'u'@'127.0.0.1' IDENTIFIED BY 'pw'; GRANT ALL ON d.* TO 'u'@'127.0.0.1';"
+MY="mariadb -h 127.0.0.1 -P 19421 -uu -ppw"
+cap my_query 19421 19420 $MY --ssl=0 d -e "SELECT id, name FROM t WHERE name = 'secret' AND id IN (1,2,3); SELECT * FROM no_such_table"
+cap my_multi 19421 19420 $MY --ssl=0 d -e "INSERT INTO t VALUES (1, 'a'); SELECT 1; SELECT 2; SELECT name FROM t"
+cap my_multi2 19421 19420 $PY -c "
+import pymysql
+from pymysql.constants import CLIENT
+c = pymysql.connect(host='127.0.0.1', port=19421, user='u', password='pw', database='d', client_flag=CLIENT.MULTI_STATEMENTS)
+cur = c.cursor()
+cur.execute(\"SELECT 1; SELECT 2, 3; INSERT INTO t VALUES (7, 'x')\")
+while cur.nextset(): pass
+cur.execute('SELECT name FROM t WHERE id = %s', (5,))
+c.close()"
+cat > "$W/prep.pl" <<'PERL'
+use DBI;
+my $dbh = DBI->connect("DBI:MariaDB:database=d;host=127.0.0.1;port=19421;mariadb_server_prepare=1;mariadb_ssl=0",
+	"u", "pw", {RaiseError => 0, PrintError => 0});
+my $sth = $dbh->prepare("SELECT name FROM t WHERE id = ? AND name <> 'secret'");
+$sth->execute(1); $sth->fetchall_arrayref; $sth->execute(2); $sth->fetchall_arrayref;
+my $ins = $dbh->prepare("INSERT INTO t VALUES (?, ?)"); $ins->execute(3, "c");
+my $bad = $dbh->prepare("SELECT * FROM no_such_table WHERE id = ?");
+$sth->finish; undef $sth; undef $ins;
+$dbh->disconnect;
+PERL
+cap my_prepared 19421 19420 perl "$W/prep.pl"
+cap my_ssl 19421 19420 $MY --ssl d -e "SELECT 1"
+
+# Redis
+redis-server --port 19430 --bind 127.0.0.1 --dir "$W" --save "" --appendonly no --enable-debug-command yes \
+	>"$W/redis.log" 2>&1 &
+PIDS+=($!)
+wait_port 19430
+cap redis_py 19431 19430 $PY -c "
+import redis
+r = redis.Redis(port=19431)
+r.set('user:1', 'secret-value'); r.get('user:1'); r.get('missing')
+try: r.lpush('user:1', 'x')
+except redis.ResponseError: pass
+p = r.pipeline(transaction=True); p.incr('n'); p.hset('h', mapping={'a': '1', 'b': '2'}); p.hgetall('h'); p.execute()
+p = r.pipeline(transaction=False)
+for i in range(5): p.get('k%d' % i)
+p.execute()"
+cap redis_pubsub 19431 19430 $PY -c "
+import redis
+r = redis.Redis(port=19431)
+p = r.pubsub()
+p.subscribe('ch1', 'ch2')
+p.get_message(timeout=1); p.get_message(timeout=1)
+r2 = redis.Redis(port=19430)
+r2.publish('ch1', 'hello'); r2.publish('ch2', 'world')
+for _ in range(2): p.get_message(timeout=1)
+p.ping(); p.get_message(timeout=1)
+p.unsubscribe(); p.get_message(timeout=1); p.get_message(timeout=1)
+p.close()"
+redis-cli -p 19430 sadd s a b >/dev/null
+cap redis_resp3 19431 19430 $PY -c "
+import socket, time
+s = socket.create_connection(('127.0.0.1', 19431))
+def cmd(*a):
+    s.sendall(b'*%d\r\n' % len(a) + b''.join(b'\$%d\r\n%s\r\n' % (len(x), x) for x in (x.encode() for x in a)))
+    time.sleep(0.1); s.recv(65536)
+cmd('HELLO', '3')
+for c in [('HSET', 'h3', 'x', '1'), ('HGETALL', 'h3'), ('SMEMBERS', 's'), ('DEBUG', 'PROTOCOL', 'bignum'),
+          ('DEBUG', 'PROTOCOL', 'verbatim'), ('DEBUG', 'PROTOCOL', 'attrib'), ('DEBUG', 'PROTOCOL', 'double'),
+          ('DEBUG', 'PROTOCOL', 'null'), ('DEBUG', 'PROTOCOL', 'true'), ('DEBUG', 'PROTOCOL', 'push'),
+          ('GET', 'nokey'), ('INCR', 'h3'), ('CLIENT', 'TRACKING', 'on'), ('GET', 'tracked'), ('SET', 'tracked', 'v')]:
+    cmd(*c)
+s.sendall(b'PING\r\nGET user:1\r\n'); time.sleep(0.1); s.recv(65536)"
+
+# memcached
+memcached -p 19440 -l 127.0.0.1 -U 0 -u nobody >"$W/mc.log" 2>&1 &
+PIDS+=($!)
+wait_port 19440
+cap mc_text 19441 19440 $PY -c "
+from pymemcache.client.base import Client
+c = Client(('127.0.0.1', 19441))
+c.set('user:1', 'secret-value'); c.get('user:1'); c.get('missing'); c.get_many(['user:1', 'missing', 'n'])
+c.set('n', '5', noreply=True); c.incr('n', 3); c.gets('n'); c.cas('n', '9', b'999'); c.delete('n'); c.add('user:1', 'x', noreply=False)
+c.touch('user:1', 10); c.stats()
+c.incr('user:1', 1)"
+cap mc_raw 19441 19440 $PY -c "
+import socket, struct, time
+s = socket.create_connection(('127.0.0.1', 19441))
+def send(b):
+    s.sendall(b); time.sleep(0.1); s.recv(65536)
+for b in [b'ms m1 2 T0\r\nhi\r\n', b'mg m1 v k\r\n', b'mg nothere v\r\n', b'md m1 q\r\nmn\r\n', b'bogus command\r\n']:
+    send(b)
+s.close()
+s = socket.create_connection(('127.0.0.1', 19441))
+def binreq(op, key=b'', extras=b'', value=b'', opaque=0):
+    body = extras + key + value
+    return struct.pack('>BBHBBHIIQ', 0x80, op, len(key), len(extras), 0, 0, len(body), opaque, 0) + body
+send(binreq(0x01, b'b1', struct.pack('>II', 0, 0), b'secret', 1))
+send(binreq(0x00, b'b1', opaque=2))
+send(binreq(0x00, b'nokey', opaque=3))
+send(binreq(0x09, b'nokey', opaque=4) + binreq(0x0a, opaque=5))"
+
+# MongoDB: no server in Debian; pymongo against a stand-in answering with replies made by bson
+$PY "$OUT/mongo_standin.py" 19450 &
+PIDS+=($!)
+wait_port 19450
+cap mongo_pymongo 19451 19450 $PY -c "
+import pymongo
+c = pymongo.MongoClient('mongodb://127.0.0.1:19451/?directConnection=true', serverSelectionTimeoutMS=3000)
+db = c.db
+list(db.users.find({'name': 'secret'}))
+db.users.insert_many([{'name': 'a'}, {'name': 'b'}])
+try: db.command('drop', 'missing')
+except Exception: pass
+db.get_collection('users', write_concern=pymongo.WriteConcern(w=0)).insert_one({'name': 'unacked'})
+c.close()"
+
+# ClickHouse 18.16
+mkdir -p "$W/ch"
+cat > "$W/ch/config.xml" <<XML
+<?xml version="1.0"?>
+<yandex>
+    <logger><level>warning</level><log>$W/ch/server.log</log><errorlog>$W/ch/err.log</errorlog><console>0</console></logger>
+    <tcp_port>19400</tcp_port>
+    <listen_host>127.0.0.1</listen_host>
+    <path>$W/ch/data/</path>
+    <tmp_path>$W/ch/tmp/</tmp_path>
+    <user_files_path>$W/ch/user_files/</user_files_path>
+    <format_schema_path>$W/ch/fs/</format_schema_path>
+    <users_config>/etc/clickhouse-server/users.xml</users_config>
+    <default_profile>default</default_profile>
+    <default_database>default</default_database>
+    <mark_cache_size>5368709</mark_cache_size>
+</yandex>
+XML
+/usr/sbin/clickhouse-server --config-file="$W/ch/config.xml" >"$W/ch/out.log" 2>&1 &
+PIDS+=($!)
+wait_port 19400
+cap clickhouse_select 19401 19400 clickhouse-client --port 19401 -q "SELECT 1, 'secret' WHERE 1 IN (1, 2, 3)"
+cap clickhouse_error 19401 19400 clickhouse-client --port 19401 -q "SELECT * FROM no_such_table"
+echo "captures written to $OUT"
