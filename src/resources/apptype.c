@@ -215,3 +215,43 @@ int apptype_by_exe(const char *exe)
 	init_names();
 	return match(exe, strlen(exe), exe, strlen(exe), FIRST_VERSIONED);
 }
+
+int apptype_dotnet_bit(void)
+{
+	init_names();
+	return name_bit("dotnet");
+}
+
+/* The NUL-terminated argument i of cmdline ([s, s + *n)), or NULL past the last. */
+static const char *arg(const char *cmdline, size_t len, int i, size_t *n)
+{
+	size_t s = 0;
+	for (; i > 0; i--) {
+		const char *nul = memchr(cmdline + s, '\0', len - s);
+		if (!nul)
+			return NULL;
+		s = nul - cmdline + 1;
+	}
+	if (s > len)
+		return NULL;
+	*n = strnlen(cmdline + s, len - s);
+	return cmdline + s;
+}
+
+bool apptype_dotnet(const char *cmdline, size_t len, bool apphost)
+{
+	size_t n0, n1;
+	const char *a0 = arg(cmdline, len, 0, &n0), *a1;
+
+	if (!a0 || !len)
+		return false;
+	/* Coroot asks the JVM first: a java command line is never .NET (needs a NUL, as its). */
+	if (memchr(cmdline, '\0', len) && has_suffix(a0, n0, "java"))
+		return false;
+	/* Coroot splits at every NUL, the one ending the last argument too: argv[1] may be "". */
+	if (memchr(cmdline, '\0', len) && (a1 = arg(cmdline, len, 1, &n1)) &&
+	    has_suffix(a0, n0, "dotnet") && has_suffix(a1, n1, ".dll"))
+		return true;
+	/* The apphost's application name is argv[0]'s last path component: none, no monitor. */
+	return apphost && n0 && a0[n0 - 1] != '/';
+}

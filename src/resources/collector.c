@@ -2,6 +2,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -135,7 +136,7 @@ static const struct metric_def resources_metrics[] = {
 	    METRIC_COUNTER, CTR, restarts),
 	RES("container_application_type",
 	    "What the container's processes are (1 per type), by Coroot's rules: command line, "
-	    "executable, Go build info, Rust .comment.",
+	    "executable, Go build info, Rust .comment, .NET (dotnet NAME.dll, or an apphost).",
 	    METRIC_GAUGE, METRIC_LABELS("container_id", "application_type"), app_type),
 	{ "nodescope_container_resource_read_errors_total",
 	  "Container resource reads that failed at a scrape, by source (cgroup: no process "
@@ -340,9 +341,23 @@ static uint64_t member_types(struct resources *r, struct ctr_member *m, int *wor
 	if (n <= 0)
 		return 0; /* gone, or a kernel thread or zombie: nothing to say (Coroot skips it) */
 	int bit = apptype_by_cmdline(cmdline, n);
-	if (bit < 0 && e && e->exe[0])
-		bit = apptype_by_exe(e->exe);
-	m->types = (bit >= 0 ? 1ull << bit : 0) | exe_file_bits(r, m->pid, work);
+	if (bit < 0) {
+		/* Coroot reads the link, not the path exec was given (a symlink named otherwise). */
+		char exe_path[PATH_MAX];
+		snprintf(path, sizeof(path), "/proc/%u/exe", m->pid);
+		ssize_t l = readlink(path, exe_path, sizeof(exe_path) - 1);
+		(*work)++;
+		if (l > 0) {
+			exe_path[l] = '\0';
+			bit = apptype_by_exe(exe_path);
+		} else if (e && e->exe[0]) {
+			bit = apptype_by_exe(e->exe);
+		}
+	}
+	uint64_t file = exe_file_bits(r, m->pid, work);
+	if (apptype_dotnet(cmdline, (size_t)n, file & APPTYPE_FILE_APPHOST))
+		file |= 1ull << apptype_dotnet_bit();
+	m->types = (bit >= 0 ? 1ull << bit : 0) | (file & ~APPTYPE_FILE_APPHOST);
 	m->typed_exe = exe;
 	return m->types;
 }
@@ -368,7 +383,7 @@ static void read_types(struct resources *r, struct ctr *c, int *work)
 static void volume_series(struct resources *r, struct ctr *c, const struct disk_volume *v,
 			  const struct disk_usage *u, const struct disk_io *io)
 {
-	const char *labels[] = { c->name, v->mount_point, v->device, "" };
+	const char *labels[] = { c->name, v->mount_point, v->device, v->volume };
 	struct metric *gauges[] = { r->disk_size, r->disk_used, r->disk_reserved };
 	struct metric *counters[] = { r->disk_reads, r->disk_read_bytes, r->disk_writes,
 				      r->disk_written_bytes };

@@ -55,32 +55,114 @@ static int unescape(const char *s, const char *e, char *out, size_t len)
 	return 0;
 }
 
+/*
+ * One mountinfo line [line, end) of mount `want` (-1: any): its device, root
+ * and mount point into out. 0; -ENOENT when it is another mount's or no
+ * "ID PARENT MAJ:MIN" line; -EINVAL when its ROOT and MOUNT POINT are not there.
+ */
+static int mountinfo_line(const char *line, const char *end, int want, struct disk_mount *out)
+{
+	int id, parent, n = 0;
+
+	/* sscanf's blanks take newlines too: what it read must be on this line. */
+	if (sscanf(line, "%d %d %u:%u %n", &id, &parent, &out->major, &out->minor, &n) != 4 || !n ||
+	    line + n > end || memchr(line, '\n', n) || (want >= 0 && id != want))
+		return -ENOENT;
+	const char *root = line + n, *root_end = memchr(root, ' ', end - root);
+	if (!root_end || root_end == root)
+		return -EINVAL;
+	const char *mp = root_end + 1, *mp_end = memchr(mp, ' ', end - mp);
+	if (!mp_end || mp_end == mp)
+		return -EINVAL;
+	if (unescape(root, root_end, out->root, sizeof(out->root)) ||
+	    unescape(mp, mp_end, out->mount_point, sizeof(out->mount_point)))
+		return -EINVAL;
+	return 0;
+}
+
 int disk_mountinfo_find(const char *text, int mnt_id, struct disk_mount *out)
 {
 	for (const char *line = text; line && *line;) {
 		const char *eol = strchr(line, '\n');
-		const char *end = eol ? eol : line + strlen(line);
-		int id, parent, n = 0;
-		unsigned major, minor;
-		/* sscanf's blanks take newlines too: what it read must be on this line. */
-		if (sscanf(line, "%d %d %u:%u %n", &id, &parent, &major, &minor, &n) == 4 && n &&
-		    line + n <= end && !memchr(line, '\n', n) && id == mnt_id) {
-			/* Then ROOT and MOUNT POINT, blank-separated. */
-			const char *root = line + n, *root_end = memchr(root, ' ', end - root);
-			if (!root_end)
-				return -EINVAL;
-			const char *mp = root_end + 1, *mp_end = memchr(mp, ' ', end - mp);
-			if (!mp_end || mp_end == mp)
-				return -EINVAL;
-			if (unescape(mp, mp_end, out->mount_point, sizeof(out->mount_point)))
-				return -EINVAL;
-			out->major = major;
-			out->minor = minor;
-			return 0;
-		}
+		int err = mountinfo_line(line, eol ? eol : line + strlen(line), mnt_id, out);
+		if (err != -ENOENT)
+			return err;
 		line = eol ? eol + 1 : NULL;
 	}
 	return -ENOENT;
+}
+
+static bool is_hex(const char *s, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))
+			return false;
+	return true;
+}
+
+/* "pvc-" and 8-4-4-4-12 lower-case hex digits at s. */
+static bool pvc_at(const char *s, size_t left)
+{
+	static const int groups[] = { 8, 4, 4, 4, 12 };
+
+	if (left < 40 || memcmp(s, "pvc-", 4))
+		return false;
+	s += 4;
+	for (int g = 0; g < 5; g++) {
+		if (!is_hex(s, groups[g]))
+			return false;
+		s += groups[g];
+		if (g < 4 && *s++ != '-')
+			return false;
+	}
+	return true;
+}
+
+int disk_volume_from_path(const char *path, char out[DISK_VOLUME_MAX])
+{
+	size_t n = strlen(path);
+
+	/* Coroot's ".+(pvc-...).*": the greedy ".+" makes it the last match past the first byte. */
+	for (size_t i = n; i-- > 1;) {
+		if (pvc_at(path + i, n - i)) {
+			memcpy(out, path + i, 40);
+			out[40] = '\0';
+			return 0;
+		}
+	}
+	return -ENOENT;
+}
+
+/* host's root holds root (a path component boundary): the rest of root, else NULL. */
+static const char *below(const char *host_root, const char *root)
+{
+	if (!strcmp(host_root, "/"))
+		return strcmp(root, "/") ? root : "";
+	size_t l = strlen(host_root);
+	if (strncmp(root, host_root, l) || (root[l] && root[l] != '/'))
+		return NULL;
+	return root + l;
+}
+
+int disk_volume_name(const char *host_mountinfo, const struct disk_mount *m,
+		     char out[DISK_VOLUME_MAX])
+{
+	struct disk_mount h;
+	char path[sizeof(h.mount_point) + sizeof(m->root)];
+
+	for (const char *line = host_mountinfo; line && *line;) {
+		const char *eol = strchr(line, '\n');
+		const char *end = eol ? eol : line + strlen(line);
+		const char *rest;
+		if (mountinfo_line(line, end, -1, &h) == 0 && h.major == m->major &&
+		    h.minor == m->minor && (rest = below(h.root, m->root))) {
+			snprintf(path, sizeof(path), "%s%s", h.mount_point, rest);
+			if (disk_volume_from_path(path, out) == 0)
+				return 0;
+		}
+		line = eol ? eol + 1 : NULL;
+	}
+	return disk_volume_from_path(m->root, out);
 }
 
 int disk_iostat_parse(const char *text, unsigned major, unsigned minor, struct disk_io *out)

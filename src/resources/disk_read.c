@@ -63,7 +63,8 @@ static void whole_disk(struct disk_volume *v)
 int disk_scan_process(uint32_t pid, struct disk_volumes *vols)
 {
 	char path[320], target[PATH_MAX], info[512];
-	char *mountinfo = NULL;
+	char *mountinfo = NULL, *host = NULL;
+	bool host_read = false;
 	int added = 0;
 
 	snprintf(path, sizeof(path), "/proc/%u/fd", pid);
@@ -102,10 +103,21 @@ int disk_scan_process(uint32_t pid, struct disk_volumes *vols)
 		v->major = m.major;
 		v->minor = m.minor;
 		whole_disk(v);
+		if (!host_read) { /* read once per call, only when a volume is new */
+			host_read = true;
+			host = malloc(MOUNTINFO_MAX);
+			if (host && file_read_small("/proc/1/mountinfo", host, MOUNTINFO_MAX) <= 0) {
+				free(host);
+				host = NULL;
+			}
+		}
+		if (disk_volume_name(host, &m, v->volume))
+			v->volume[0] = '\0';
 		added++;
 	}
 	closedir(d);
 	free(mountinfo);
+	free(host);
 	return added;
 }
 

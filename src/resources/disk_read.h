@@ -5,7 +5,11 @@
  * each process's descriptors open for writing on regular files (not under
  * /proc, /dev or /sys), their mount ids (fdinfo) and /proc/PID/mountinfo.
  * A mount seen once stays the container's until it is gone, as in Coroot;
- * a file opened and closed between two scrapes is not seen.
+ * a file opened and closed between two scrapes is not seen (only an open
+ * event can tell which mount it was on: the cgroup's I/O files count per
+ * disk, and a container's overlay root and its volumes often share one).
+ * Volumes are named as Coroot names Kubernetes ones (disk_volume_name), from
+ * the host's mountinfo (/proc/1/mountinfo), with no runtime asked.
  */
 #ifndef NODESCOPE_RESOURCES_DISK_READ_H
 #define NODESCOPE_RESOURCES_DISK_READ_H
@@ -21,6 +25,7 @@ struct disk_volume {
 	int mnt_id;
 	char mount_point[256];
 	char device[64];	   /* the whole block device ("vda" for vda1), "" when none */
+	char volume[DISK_VOLUME_MAX]; /* "pvc-..." or "" */
 	unsigned major, minor;	   /* the mount's device */
 	unsigned dmajor, dminor;   /* the whole disk's, which the cgroup's I/O files name */
 };

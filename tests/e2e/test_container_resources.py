@@ -4,9 +4,9 @@ reading (the cgroup's own files, the processes' /proc/PID/schedstat) taken while
 stopped, so nothing races.
 
 This machine is hybrid (v1 hierarchies, cgroup2 at /sys/fs/cgroup/unified with no controllers):
-a container's processes are put in a cgroup of the same path in the v1 cpu, cpuacct and memory
-hierarchies and in the v2 tree, as a runtime does. Its container_id is the v2 path (Coroot's
-choice); CPU and memory come from v1, pressure from v2.
+a container's processes are put in a cgroup of the same path in the v1 cpu, cpuacct, memory and
+blkio hierarchies and in the v2 tree, as a runtime does. Its container_id is the v2 path (Coroot's
+choice); CPU, memory and disk I/O come from v1, pressure from v2.
 """
 import os
 import signal
@@ -18,7 +18,7 @@ import pytest
 from conftest import cgroup2_root
 
 V1 = "/sys/fs/cgroup"
-HIERARCHIES = ("cpu", "cpuacct", "memory")
+HIERARCHIES = ("cpu", "cpuacct", "memory", "blkio")
 
 
 class Container:
@@ -301,43 +301,226 @@ def test_many_containers_scraped_in_slices(agent_factory, container):
     assert slices >= 2 * scrapes, (slices, scrapes)
 
 
-def test_volume_written_to(agent_factory, container, tmp_path):
-    """A container writing to a file system of its own (ext4 on a loop device, mounted here):
-    the volume is found from the file it holds open for writing (no probe), named by its mount
-    point and disk, and its size, used and reserved bytes are statfs's, read while the writer
-    waits. /proc, pipes and read-only files make no volume. (This kernel's v1 blkio files count
-    no I/O, so the I/O families are only checked to follow the cgroup's files: none here.)"""
-    img, mnt = tmp_path / "img", tmp_path / "mnt"
-    os.makedirs(mnt)
-    subprocess.run(["truncate", "-s", "64M", str(img)], check=True)
-    subprocess.run(["mkfs.ext4", "-q", str(img)], check=True)
-    subprocess.run(["mount", "-o", "loop", str(img), str(mnt)], check=True)
-    p = None
-    try:
-        dev = os.path.basename(subprocess.run(["findmnt", "-no", "SOURCE", str(mnt)], check=True,
-                                              capture_output=True, text=True).stdout.strip())
-        a = agent_factory("--events", "proc")
-        c = container("disk")
-        writer = ("import sys\nf = open(%r, 'wb')\nf.write(b'x' * (8 << 20)); f.flush()\n"
-                  "g = open('/etc/hostname')\nsys.stdout.write('ready\\n'); sys.stdout.flush()\n"
-                  "sys.stdin.readline()\n") % str(mnt / "data")
-        # stderr to /dev/null: pytest's capture file (on /) would be a volume it writes to too.
-        p = c.run("/usr/bin/python3", "-c", writer, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                  stderr=subprocess.DEVNULL, text=True)
-        assert p.stdout.readline() == "ready\n"
-        exec_seen(a, p.pid, c.id)
+class LoopFs:
+    """An ext4 file system on a loop device, mounted at mnt."""
+
+    def __init__(self, img, mnt, size_mib=160):
+        subprocess.run(["truncate", "-s", f"{size_mib}M", str(img)], check=True)
+        subprocess.run(["mkfs.ext4", "-q", "-F", str(img)], check=True)
+        os.makedirs(mnt, exist_ok=True)
+        subprocess.run(["mount", "-o", "loop", str(img), str(mnt)], check=True)
+        self.mnt = mnt
+        self.dev = os.path.basename(subprocess.run(["findmnt", "-no", "SOURCE", str(mnt)], check=True,
+                                                   capture_output=True, text=True).stdout.strip())
+        with open(f"/sys/block/{self.dev}/dev") as f:
+            self.majmin = f.read().strip()
+
+    def close(self):
+        # Lazily when still busy (a test that failed with a writer alive): the loop device goes
+        # with the last reference.
+        if subprocess.run(["umount", str(self.mnt)]).returncode:
+            subprocess.run(["umount", "-l", str(self.mnt)], check=True)
+
+
+@pytest.fixture
+def loop_fs(tmp_path):
+    """Makes LoopFs at mnt (default tmp_path/mnt). Ask for it before `container`, so that the
+    containers' processes are gone before it is unmounted."""
+    made = []
+
+    def make(mnt=None):
+        fs = LoopFs(tmp_path / f"img{len(made)}", mnt or tmp_path / f"mnt{len(made)}")
+        made.append(fs)
+        return fs
+    yield make
+    for fs in made:
+        fs.close()
+
+
+def count_block_io(majmin):
+    """Makes the kernel's v1 blkio.throttle.* files count the I/O of disk majmin. Kernels since
+    "blk-throttle: delay initialization until configuration" (a3166c51702b) count nothing for a
+    disk until a throttle rule was written for it; writing "MAJ:MIN 0" (no limit) to the root
+    cgroup's file is such a rule, and limits nothing."""
+    with open(f"{V1}/blkio/blkio.throttle.read_bps_device", "w") as f:
+        f.write(f"{majmin} 0")
+
+
+def blkio(c, majmin):
+    """The container's (reads, read bytes, writes, written bytes) on majmin, from its cgroup."""
+    def rw(name):
+        r = w = 0
+        for line in c.read("blkio", name).splitlines():
+            f = line.split()
+            if len(f) == 3 and f[0] == majmin and f[1] in ("Read", "Write"):
+                r, w = (int(f[2]), w) if f[1] == "Read" else (r, int(f[2]))
+        return r, w
+    (reads, writes), (rbytes, wbytes) = rw("blkio.throttle.io_serviced"), rw("blkio.throttle.io_service_bytes")
+    return reads, rbytes, writes, wbytes
+
+
+IO_FAMILIES = ("container_resources_disk_reads_total", "container_resources_disk_read_bytes_total",
+               "container_resources_disk_writes_total", "container_resources_disk_written_bytes_total")
+
+# Holds FILE open for writing (so the agent knows the volume) and waits.
+HOLD = ("import sys\nf = open(sys.argv[1], 'ab')\nsys.stdout.write('ready\\n'); sys.stdout.flush()\n"
+        "sys.stdin.readline()\n")
+
+
+def test_disk_io_within_1pct(agent_factory, loop_fs, container):
+    """dd with direct I/O in a container writes then reads 32 MiB on a loop-device ext4: the
+    container's disk I/O series on that volume grow by 32 MiB within 1 % each way, and exactly as
+    the cgroup's own blkio.throttle.io_service_bytes / io_serviced (read after dd has exited, with
+    the volume held open by a waiting process of the container)."""
+    size = 32 << 20
+    fs = loop_fs()
+    count_block_io(fs.majmin)
+    a = agent_factory("--events", "proc")
+    c = container("dio")
+    data = str(fs.mnt / "data")
+    holder = c.run("/usr/bin/python3", "-c", HOLD, data, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                   stderr=subprocess.DEVNULL, text=True)
+    assert holder.stdout.readline() == "ready\n"
+    exec_seen(a, holder.pid, c.id)
+    key = frozenset({("container_id", c.id), ("mount_point", str(fs.mnt)), ("device", fs.dev),
+                     ("volume", "")})
+
+    def agent_io():
         m = a.metrics()
-        st = os.statvfs(mnt)
-        key = frozenset({("container_id", c.id), ("mount_point", str(mnt)), ("device", dev),
-                         ("volume", "")})
-        assert m["container_resources_disk_size_bytes"][key] == st.f_blocks * st.f_bsize
-        assert m["container_resources_disk_used_bytes"][key] == (st.f_blocks - st.f_bfree) * st.f_bsize
-        assert m["container_resources_disk_reserved_bytes"][key] == (st.f_bfree - st.f_bavail) * st.f_bsize
-        mounts = {dict(k)["mount_point"] for k in m["container_resources_disk_size_bytes"]
-                  if dict(k)["container_id"] == c.id}
-        assert mounts == {str(mnt)}, mounts
-    finally:
-        if p:
-            p.kill()
-            p.wait()
-        subprocess.run(["umount", str(mnt)], check=True)
+        assert key in m["container_resources_disk_size_bytes"]  # the volume is known
+        return tuple(m.get(f, {}).get(key, 0) for f in IO_FAMILIES)
+    before, cg_before = agent_io(), blkio(c, fs.majmin)
+    for argv in (["dd", "if=/dev/zero", f"of={data}", "bs=1M", f"count={size >> 20}", "oflag=direct",
+                  "conv=notrunc", "status=none"],
+                 ["dd", f"if={data}", "of=/dev/null", "bs=1M", "iflag=direct", "status=none"]):
+        assert c.run(*argv).wait() == 0, argv
+    after, cg_after = agent_io(), blkio(c, fs.majmin)
+    grew = [x - y for x, y in zip(after, before)]
+    cg_grew = [x - y for x, y in zip(cg_after, cg_before)]
+    print("FIGURES disk io: agent grew", grew, "cgroup grew", cg_grew, "dd bytes", size)
+    assert grew == cg_grew, (grew, cg_grew)
+    reads, rbytes, writes, wbytes = grew
+    assert abs(wbytes - size) <= 0.01 * size, grew
+    assert abs(rbytes - size) <= 0.01 * size, grew
+    assert writes >= size >> 20 and reads >= size >> 20, grew  # at least one per 1 MiB block
+
+
+@pytest.fixture
+def delay_accounting():
+    """kernel.task_delayacct on for the test (container_resources_disk_delay_seconds_total needs
+    it), then as it was."""
+    path = "/proc/sys/kernel/task_delayacct"
+    with open(path) as f:
+        old = f.read().strip()
+    with open(path, "w") as f:
+        f.write("1")
+    yield
+    with open(path, "w") as f:
+        f.write(old)
+
+
+# Direct I/O of MiB mebibytes to FILE (written, synced, read back) when told, then waits.
+DIO = r"""
+import mmap, os, sys
+path, mib = sys.argv[1], int(sys.argv[2])
+buf = mmap.mmap(-1, 1 << 20)  # page-aligned, as O_DIRECT wants
+buf.write(b"x" * (1 << 20))
+fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_DIRECT)
+sys.stdout.write("ready\n"); sys.stdout.flush()
+sys.stdin.readline()
+for i in range(mib):
+    os.pwrite(fd, buf, i << 20)
+os.fsync(fd)
+for i in range(mib):
+    os.preadv(fd, [buf], i << 20)
+sys.stdout.write("done\n"); sys.stdout.flush()
+sys.stdin.readline()
+"""
+
+
+def test_disk_delay(agent_factory, loop_fs, container, delay_accounting):
+    """With kernel.task_delayacct=1, a process doing 64 MiB of direct I/O each way waits for the
+    disk: the container's disk delay grows, and is the process's own block I/O delay as
+    /proc/PID/stat (delayacct_blkio_ticks, in clock ticks) says, read while it waits on stdin."""
+    fs = loop_fs()
+    a = agent_factory("--events", "proc")
+    c = container("ddelay")
+    p = c.run("/usr/bin/python3", "-c", DIO, str(fs.mnt / "data"), "64", stdin=subprocess.PIPE,
+              stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    assert p.stdout.readline() == "ready\n"
+    exec_seen(a, p.pid, c.id)
+    assert series(a, "nodescope_delay_accounting_enabled") == 1
+    before = series(a, "container_resources_disk_delay_seconds_total", container_id=c.id)
+    p.stdin.write("\n")
+    p.stdin.flush()
+    assert p.stdout.readline() == "done\n"
+    delay = series(a, "container_resources_disk_delay_seconds_total", container_id=c.id)
+    with open(f"/proc/{p.pid}/stat") as f:
+        ticks = int(f.read().rpartition(")")[2].split()[39])  # field 42
+    hz = os.sysconf("SC_CLK_TCK")
+    print("FIGURES disk delay: before", before, "after", delay, "ticks", ticks)
+    assert delay > before, (before, delay)
+    assert ticks >= 1, ticks  # 128 MiB of direct I/O on a loop device waits for more than a tick
+    # The same nanoseconds, which /proc/PID/stat rounds down to ticks.
+    assert ticks / hz <= delay + 1e-9 and delay < (ticks + 1) / hz, (delay, ticks)
+
+
+def test_volume_written_to(agent_factory, loop_fs, container, tmp_path):
+    """A container writing to a Kubernetes volume: an ext4 on a loop device mounted at the host
+    path kubelet gives a CSI volume (/var/lib/kubelet/pods/UID/volumes/kubernetes.io~csi/pvc-ID/mount,
+    under tmp_path) and bind-mounted into the container's own mount namespace at /data's place,
+    as a runtime does. The volume is found from the file the container holds open for writing
+    (no probe), labelled with its mount point inside the container, its disk and Coroot's volume
+    name (pvc-ID, from the host path); its size, used and reserved bytes are statfs's, read while
+    the writer waits. /proc, pipes and read-only files make no volume."""
+    pvc = "pvc-0b6f3c9e-5d0a-4c5e-9a7b-1f2e3d4c5b6a"
+    host = tmp_path / "var/lib/kubelet/pods/8d3c1c55-6f0e-4f61-b3f0-2b7a1f9d0c11/volumes" \
+        / "kubernetes.io~csi" / pvc / "mount"
+    fs = loop_fs(host)
+    inside = tmp_path / "data"
+    os.makedirs(inside)
+    a = agent_factory("--events", "proc")
+    c = container("disk")
+    writer = ("import sys\nf = open(%r, 'wb')\nf.write(b'x' * (8 << 20)); f.flush()\n"
+              "g = open('/etc/hostname')\nsys.stdout.write('ready\\n'); sys.stdout.flush()\n"
+              "sys.stdin.readline()\n") % str(inside / "data")
+    # stderr to /dev/null: pytest's capture file (on /) would be a volume it writes to too.
+    p = c.run("/usr/bin/unshare", "--mount", "--propagation", "private", "/bin/sh", "-c",
+              f'mount --bind {host} {inside} && exec "$@"', "sh", "/usr/bin/python3", "-c", writer,
+              stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    assert p.stdout.readline() == "ready\n"
+    exec_seen(a, p.pid, c.id)
+    m = a.metrics()
+    st = os.statvfs(host)
+    key = frozenset({("container_id", c.id), ("mount_point", str(inside)), ("device", fs.dev),
+                     ("volume", pvc)})
+    assert m["container_resources_disk_size_bytes"][key] == st.f_blocks * st.f_bsize
+    assert m["container_resources_disk_used_bytes"][key] == (st.f_blocks - st.f_bfree) * st.f_bsize
+    assert m["container_resources_disk_reserved_bytes"][key] == (st.f_bfree - st.f_bavail) * st.f_bsize
+    mounts = {(dict(k)["mount_point"], dict(k)["volume"]) for k in m["container_resources_disk_size_bytes"]
+              if dict(k)["container_id"] == c.id}
+    assert mounts == {(str(inside), pvc)}, mounts
+
+
+def test_dotnet_application_type(agent_factory, container, tmp_path):
+    """Coroot's two .NET rules on real processes (Debian has no .NET runtime): `dotnet NAME.dll`
+    (python3 run through a symlink named dotnet, its script named App.dll) and an apphost (a C
+    program linked with the apphost's run path, $ORIGIN/netcoredeps). Both containers get
+    application_type="dotnet"; the same C program without that run path does not."""
+    src = tmp_path / "wait.c"
+    src.write_text("#include <unistd.h>\nint main(void) { pause(); return 0; }\n")
+    subprocess.run(["cc", "-o", str(tmp_path / "Accounting"), str(src), "-Wl,-rpath,$ORIGIN/netcoredeps"],
+                   check=True)
+    subprocess.run(["cc", "-o", str(tmp_path / "plain"), str(src)], check=True)
+    os.symlink("/usr/bin/python3", tmp_path / "dotnet")
+    (tmp_path / "App.dll").write_text("import time\ntime.sleep(3600)\n")
+    a = agent_factory("--events", "proc")
+    argv = {"dll": [str(tmp_path / "dotnet"), str(tmp_path / "App.dll")],
+            "apphost": [str(tmp_path / "Accounting")], "plain": [str(tmp_path / "plain")]}
+    cs = {tag: container(tag) for tag in argv}
+    for tag, c in cs.items():
+        exec_seen(a, c.run(*argv[tag]).pid, c.id)
+    m = a.metrics()["container_application_type"]
+    types = {tag: {dict(k)["application_type"] for k in m if dict(k)["container_id"] == c.id}
+             for tag, c in cs.items()}
+    assert types == {"dll": {"dotnet", "python"}, "apphost": {"dotnet"}, "plain": set()}, types

@@ -62,8 +62,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (disk_fdinfo_parse(t[0], &flags, &mnt_id) == 0)
 		CHECK(mnt_id >= 0);
 	struct disk_mount dm;
-	if (disk_mountinfo_find(t[0], (int)(u & 0xff), &dm) == 0)
+	char vol[DISK_VOLUME_MAX];
+	if (disk_mountinfo_find(t[0], (int)(u & 0xff), &dm) == 0) {
 		CHECK(strlen(dm.mount_point) < sizeof(dm.mount_point));
+		CHECK(strlen(dm.root) < sizeof(dm.root));
+		/* The host's mountinfo is another file: a name found is always a whole pvc-UUID. */
+		if (disk_volume_name(t[1], &dm, vol) == 0)
+			CHECK(strlen(vol) == 40 && !strncmp(vol, "pvc-", 4));
+	}
+	if (disk_volume_from_path(t[3], vol) == 0)
+		CHECK(strlen(vol) == 40);
 	struct disk_io io;
 	disk_iostat_parse(t[1], (unsigned)(u & 0xff), 0, &io);
 	disk_blkio_parse(t[2], t[3], 7, (unsigned)(u & 3), &io);

@@ -2,7 +2,9 @@
  * container_application_type's rules (src/resources/apptype.c), on command
  * lines and executable paths as Coroot classifies them, and the golang and
  * rust tests on real files built here (a Go program, a C program whose
- * .comment names rustc, as rustc writes it).
+ * .comment names rustc, as rustc writes it), and Coroot's .NET rules (a
+ * `dotnet NAME.dll` command line, or an apphost: a C program linked with the
+ * run path "$ORIGIN/netcoredeps" stands in for one).
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -72,6 +74,48 @@ static void test_exe(void **state)
 	assert_int_equal(apptype_by_exe("/usr/sbin/nginx"), -1);
 }
 
+/* apptype_dotnet() of argv strings. */
+static bool dotnet(bool apphost, int argc, ...)
+{
+	char buf[256];
+	size_t n = 0;
+	va_list ap;
+	va_start(ap, argc);
+	for (int i = 0; i < argc; i++) {
+		const char *a = va_arg(ap, const char *);
+		size_t l = strlen(a) + 1;
+		memcpy(buf + n, a, l);
+		n += l;
+	}
+	va_end(ap);
+	return apptype_dotnet(buf, n, apphost);
+}
+
+static void test_dotnet(void **state)
+{
+	assert_string_equal(apptype_name(apptype_dotnet_bit()), "dotnet");
+	/* dotnet NAME.dll, wherever dotnet is. */
+	assert_true(dotnet(false, 2, "dotnet", "Accounting.dll"));
+	assert_true(dotnet(false, 3, "/usr/share/dotnet/dotnet", "/app/Api.dll", "--urls"));
+	assert_false(dotnet(false, 2, "dotnet", "Accounting.exe"));
+	assert_false(dotnet(false, 1, "dotnet"));
+	assert_false(dotnet(false, 3, "dotnet", "exec", "App.dll")); /* argv[1] only */
+	assert_false(dotnet(false, 2, "python3", "App.dll"));
+	/* An apphost: its argv[0] names the application. */
+	assert_true(dotnet(true, 1, "/app/Accounting"));
+	assert_true(dotnet(true, 1, "Accounting"));
+	assert_false(dotnet(true, 1, "/app/"));
+	assert_false(dotnet(true, 1, ""));
+	/* A JVM never is (Coroot asks the JVM first). */
+	assert_false(dotnet(true, 2, "/usr/bin/java", "-jar"));
+	assert_false(dotnet(false, 2, "/opt/dotnet/java", "x.dll"));
+	assert_true(dotnet(false, 2, "/opt/java/dotnet", "x.dll"));
+	/* No NUL at all (a rewritten title): no argv[1]; a JVM needs a NUL in Coroot's test. */
+	assert_false(apptype_dotnet("dotnet x.dll", 12, false));
+	assert_true(apptype_dotnet("java", 4, true));
+	assert_false(apptype_dotnet("", 0, true));
+}
+
 static void test_names(void **state)
 {
 	/* Each name once; golang and rust have bits of their own; all fit in 64. */
@@ -123,6 +167,14 @@ static void test_files(void **state)
 			     "GOTOOLCHAIN=local; go build -ldflags='-s -w' -o gobin main.go"),
 			 0);
 	assert_int_equal(file_bits("gobin"), 1ull << apptype_golang());
+	/* The .NET apphost's run path, as DT_RPATH or DT_RUNPATH; not with another entry. */
+	assert_int_equal(run("cc -o apphost plain.c -Wl,--disable-new-dtags,-rpath,'$ORIGIN/netcoredeps' && "
+			     "cc -o apphost2 plain.c -Wl,--enable-new-dtags,-rpath,'$ORIGIN/netcoredeps' && "
+			     "cc -o notapphost plain.c -Wl,-rpath,'$ORIGIN/netcoredeps:/opt/lib'"),
+			 0);
+	assert_int_equal(file_bits("apphost"), APPTYPE_FILE_APPHOST);
+	assert_int_equal(file_bits("apphost2"), APPTYPE_FILE_APPHOST);
+	assert_int_equal(file_bits("notapphost"), 0);
 	/* Not an ELF file at all. */
 	assert_int_equal(write_text("text", "#!/bin/sh\n"), 0);
 	assert_int_equal(file_bits("text"), 0);
@@ -134,6 +186,7 @@ int main(void)
 		cmocka_unit_test(test_cmdline),
 		cmocka_unit_test(test_exe),
 		cmocka_unit_test(test_names),
+		cmocka_unit_test(test_dotnet),
 		cmocka_unit_test_setup_teardown(test_files, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
