@@ -425,12 +425,14 @@ int http_server_start(struct loop *l, struct metric_registry *r, const char *lis
 	if (ss.ss_family == AF_INET6)
 		flags |= MHD_USE_IPv6;
 	/* libmicrohttpd's own cap above ours, so ours (counted) is the one that refuses. */
+	/* The logger first: libmicrohttpd complains (through its own logger) otherwise. */
 	s->d = MHD_start_daemon(flags, 0, http_accept_policy, s, http_answer, s,
+				MHD_OPTION_EXTERNAL_LOGGER, http_log, s,
 				MHD_OPTION_SOCK_ADDR, &ss, MHD_OPTION_CONNECTION_TIMEOUT,
 				HTTP_IDLE_TIMEOUT_S, MHD_OPTION_CONNECTION_LIMIT,
 				HTTP_MAX_CONNECTIONS + 64u, MHD_OPTION_NOTIFY_COMPLETED,
 				http_completed, s, MHD_OPTION_NOTIFY_CONNECTION, http_conn_notify, s,
-				MHD_OPTION_EXTERNAL_LOGGER, http_log, s, MHD_OPTION_END);
+				MHD_OPTION_END);
 	if (!s->d) {
 		int err = errno ? errno : EADDRINUSE;
 		log_error("cannot listen on %s: %s", listen, strerror(err));
