@@ -351,10 +351,6 @@ static void mc_feed(void *sv, enum l7_dir dir, const uint8_t *data, size_t captu
 	size_t pos = 0;
 	uint8_t hdr[24];
 
-	if (!data)
-		captured = 0;
-	if (captured > total)
-		captured = total;
 	if (d->st == MC_LOST) {
 		if (!(req ? mc_detect_request : mc_detect_response)(data, captured))
 			return;

@@ -395,10 +395,6 @@ static void mg_feed(void *sv, enum l7_dir dir, const uint8_t *data, size_t captu
 	bool req = dir == L7_DIR_REQUEST;
 	size_t pos = 0;
 
-	if (!data)
-		captured = 0;
-	if (captured > total)
-		captured = total;
 	if (d->lost) {
 		if (!detect(data, captured, req))
 			return;

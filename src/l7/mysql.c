@@ -555,10 +555,6 @@ static void my_feed(void *sv, enum l7_dir dir, const uint8_t *data, size_t captu
 	bool req = dir == L7_DIR_REQUEST, tls = s->tls;
 	size_t pos = 0;
 
-	if (!data)
-		captured = 0;
-	if (captured > total)
-		captured = total;
 	if (d->lost) {
 		if (!(req ? my_detect_request : my_detect_response)(data, captured))
 			return;

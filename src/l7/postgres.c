@@ -413,10 +413,6 @@ static void pg_feed(void *sv, enum l7_dir dir, const uint8_t *data, size_t captu
 	bool req = dir == L7_DIR_REQUEST;
 	size_t pos = 0;
 
-	if (!data)
-		captured = 0;
-	if (captured > total)
-		captured = total;
 	if (d->st == PG_LOST) {
 		if (!detect(data, captured, req))
 			return;

@@ -27,6 +27,11 @@ void l7_proto_feed(const struct l7_proto *p, void *state, enum l7_dir dir, const
 {
 	const struct l7_counters *c = p->counters(state);
 	uint64_t before = c->lost + c->unparseable;
+	/* The parsers see data[0..captured) with captured <= total, data NULL only when 0. */
+	if (!data)
+		captured = 0;
+	if (captured > total)
+		captured = total;
 	p->feed(state, dir, data, captured, total, fn, ctx);
 	if (dir == L7_DIR_RESPONSE && !p->one_in_flight && c->lost + c->unparseable != before) {
 		struct l7_msg m = { .kind = L7_MSG_LOST };

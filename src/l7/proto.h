@@ -122,6 +122,7 @@ struct l7_proto {
 	bool (*detect_request)(const uint8_t *data, size_t len);
 	bool (*detect_response)(const uint8_t *data, size_t len);
 	int (*init)(void *state);
+	/* Called through l7_proto_feed only, which makes captured <= total (0 when !data). */
 	void (*feed)(void *state, enum l7_dir dir, const uint8_t *data, size_t captured,
 		     size_t total, l7_msg_fn fn, void *ctx);
 	void (*free)(void *state);

@@ -433,10 +433,6 @@ static void rd_feed(void *sv, enum l7_dir dir, const uint8_t *data, size_t captu
 	bool req = dir == L7_DIR_REQUEST;
 	size_t pos = 0;
 
-	if (!data)
-		captured = 0;
-	if (captured > total)
-		captured = total;
 	if (d->lost) {
 		if (!(req ? rd_detect_request : rd_detect_response)(data, captured))
 			return;
