@@ -99,6 +99,24 @@ void l7_counters_add(struct l7_counters *sum, const struct l7_counters *c);
 enum l7_pair_mode { L7_PAIR_FIFO, L7_PAIR_BY_ID };
 
 /*
+ * Which of Coroot's metric families a protocol's requests are counted in
+ * (the infix is the protocol's name).
+ */
+enum l7_family {
+	/* container_<name>_queries_total{status} + _queries_duration_seconds_total, and the
+	 * _inbound_ pair (PostgreSQL, MySQL, Redis, memcached, MongoDB, ClickHouse, Cassandra) */
+	L7_FAMILY_QUERIES,
+	/* container_<name>_requests_total ... the same shape (Kafka, ZooKeeper, Dubbo) */
+	L7_FAMILY_REQUESTS,
+	/*
+	 * container_<name>_messages_total{status, method}: no histogram, no inbound
+	 * (RabbitMQ, NATS). Each message is an L7_MSG_REQUEST_NOREPLY whose op is
+	 * "produce" (the client publishes) or "consume" (the server delivers).
+	 */
+	L7_FAMILY_MESSAGES,
+};
+
+/*
  * One protocol. detect_*: do these first bytes of a chunk (a message
  * boundary, not necessarily the connection's start) look like this
  * protocol's client / server data? They are cheap and reject garbage and the
@@ -110,6 +128,7 @@ enum l7_pair_mode { L7_PAIR_FIFO, L7_PAIR_BY_ID };
  */
 struct l7_proto {
 	const char *name; /* metric infix: container_<name>_queries_total */
+	enum l7_family family;
 	enum l7_pair_mode pair;
 	int default_port; /* a hint only, never used to decide */
 	/*
