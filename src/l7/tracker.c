@@ -226,6 +226,7 @@ static void table_free(struct l7_tracker *t, struct l7_conn *c)
 		return;
 	l7_counters_add(&t->gone[c->tab->idx], c->tab->p->counters(c->tab->state));
 	c->tab->p->free(c->tab->state);
+	l7_pair_free(&c->tab->pair);
 	free(c->tab);
 	c->tab = NULL;
 }
