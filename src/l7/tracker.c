@@ -48,6 +48,16 @@ struct l7_table_conn {
 	unsigned idx; /* 1 + its index in l7_protos */
 	const struct l7_proto *p;
 	struct l7_pair pair;
+	/*
+	 * Per direction: when the message being read began (its first chunk's
+	 * time), as a parser reports a message once it is complete — a result
+	 * set read in a hundred chunks is answered at its first. fresh: the
+	 * last message ended, the next begins with the next chunk (or in the
+	 * rest of this one: one that begins there and ends in a later chunk is
+	 * dated by that later chunk).
+	 */
+	uint64_t begun_ts[2];
+	bool fresh[2];
 	_Alignas(16) unsigned char state[]; /* p->state_size */
 };
 
@@ -416,13 +426,13 @@ static void conn_addresses(struct l7_conn *c, const struct ns_l7_sock *s)
  * slots compare it by address), its latency observed, and r (the
  * protocol's fields filled in) traced.
  */
-static void record_pair(struct l7_chunk *k, uint64_t req_ts, const char *status,
+static void record_pair(struct l7_chunk *k, uint64_t req_ts, uint64_t resp_ts, const char *status,
 			struct trace_l7 *r)
 {
 	struct l7_tracker *t = k->t;
 	struct l7_conn *c = k->c;
 	const struct ns_l7_sock *s = &k->e->conn;
-	uint64_t dur = k->e->ts_ns > req_ts ? k->e->ts_ns - req_ts : 0;
+	uint64_t dur = resp_ts > req_ts ? resp_ts - req_ts : 0;
 	const char *container = proc_table_container_of(t->o.procs, k->e->pid);
 
 	conn_addresses(c, s);
@@ -451,7 +461,7 @@ static void record_http(struct l7_chunk *k, const struct l7_request *rq, int sta
 		.path = rq->path,
 		.status = status,
 	};
-	record_pair(k, rq->ts_ns, http_status_class(status), &r);
+	record_pair(k, rq->ts_ns, k->e->ts_ns, http_status_class(status), &r);
 }
 
 static int on_http_msg(void *ctx, const struct http_msg *m)
@@ -485,6 +495,23 @@ static int on_http_msg(void *ctx, const struct http_msg *m)
 	return verdict;
 }
 
+/* When the message just reported began; the next one begins afresh. */
+static uint64_t message_began(struct l7_table_conn *tc, enum l7_dir d, const struct ns_l7_event *e)
+{
+	uint64_t ts = tc->fresh[d] ? e->ts_ns : tc->begun_ts[d];
+	tc->fresh[d] = true;
+	return ts;
+}
+
+/* A chunk arrives: it begins a message unless one is under way. */
+static void chunk_arrives(struct l7_table_conn *tc, enum l7_dir d, const struct ns_l7_event *e)
+{
+	if (tc->fresh[d]) {
+		tc->begun_ts[d] = e->ts_ns;
+		tc->fresh[d] = false;
+	}
+}
+
 /* A request of a table protocol answered (or passed over by the server: skipped). */
 static void on_table_pair(void *ctx, const struct l7_pending *req, enum l7_status status,
 			  const char *code, bool skipped)
@@ -498,7 +525,7 @@ static void on_table_pair(void *ctx, const struct l7_pending *req, enum l7_statu
 		.error_code = code,
 		.skipped = skipped,
 	};
-	record_pair(k, req->ts_ns, r.status_name, &r);
+	record_pair(k, req->ts_ns, message_began(k->c->tab, L7_DIR_RESPONSE, k->e), r.status_name, &r);
 }
 
 /* A message of a messaging protocol (produce, consume): counted by method, not paired. */
@@ -523,9 +550,10 @@ static void on_table_msg(void *ctx, const struct l7_msg *m)
 	case L7_MSG_REQUEST:
 	case L7_MSG_REQUEST_UNTIL_SYNC:
 	case L7_MSG_SYNC:
-		l7_pair_request(&tc->pair, m, k->e->ts_ns);
+		l7_pair_request(&tc->pair, m, message_began(tc, L7_DIR_REQUEST, k->e));
 		break;
 	case L7_MSG_REQUEST_NOREPLY:
+		message_began(tc, L7_DIR_REQUEST, k->e);
 		/* No answer, so no latency: only the messaging families count these. */
 		if (tc->p->family == L7_FAMILY_MESSAGES && !k->c->inbound)
 			record_message(k, m);
@@ -554,6 +582,7 @@ static bool table_start(struct l7_tracker *t, struct l7_conn *c, size_t i)
 		return false;
 	}
 	l7_pair_init(&tc->pair, p->pair, p->counters(tc->state));
+	tc->fresh[L7_DIR_REQUEST] = tc->fresh[L7_DIR_RESPONSE] = true;
 	c->tab = tc;
 	return true;
 }
@@ -699,8 +728,10 @@ static int on_data(struct l7_tracker *t, const struct ns_l7_event *e)
 		detect(t, c, e, request_dir);
 	struct l7_chunk k = { t, c, e };
 	if (c->proto == L7_TABLE) {
-		l7_proto_feed(c->tab->p, c->tab->state, request_dir ? L7_DIR_REQUEST : L7_DIR_RESPONSE,
-			      e->data, e->captured, e->total, on_table_msg, &k);
+		enum l7_dir d = request_dir ? L7_DIR_REQUEST : L7_DIR_RESPONSE;
+		chunk_arrives(c->tab, d, e);
+		l7_proto_feed(c->tab->p, c->tab->state, d, e->data, e->captured, e->total, on_table_msg,
+			      &k);
 		return 0;
 	}
 	if (c->proto != L7_HTTP)
