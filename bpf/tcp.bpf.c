@@ -241,6 +241,20 @@ static __always_inline int connect_enter(__s32 fd, __u64 uaddr)
 	return 0;
 }
 
+/*
+ * A UDP socket connected to a DNS server (what glibc's, musl's and Go's
+ * resolvers and dig do): its datagrams are captured as DNS messages.
+ */
+static __always_inline void udp_connected(__u32 pid, const struct pending_connect *pc)
+{
+	struct sock *sk = sk_of_fd(pc->fd);
+	if (!sk_is_udp(sk))
+		return;
+	struct ns_l7_sock ls = { .sock = (__u64)sk, .start_ns = bpf_ktime_get_ns(), .flags = NS_L7_F_DNS };
+	fill_from_sock(&ls, sk);
+	track_for_l7(pid, pc->fd, &ls);
+}
+
 static __always_inline int connect_exit(void *ctx, long ret)
 {
 	__u64 id = bpf_get_current_pid_tgid();
@@ -248,6 +262,8 @@ static __always_inline int connect_exit(void *ctx, long ret)
 
 	if (!pc)
 		return 0;
+	if (ret == 0 && pc->port == 53 && (pc->family == AF_INET || pc->family == AF_INET6))
+		udp_connected(id >> 32, pc);
 	/* A connect that failed before any SYN was sent (no route, bad address...). */
 	if (ret < 0 && ret != -EINPROGRESS && ret != -EALREADY && !pc->syn_sent &&
 	    (pc->family == AF_INET || pc->family == AF_INET6)) {
