@@ -550,7 +550,7 @@ static int agent_start(struct agent *a)
 				      &a->routes, &a->http))
 			return NS_EXIT_LISTEN;
 		log_info("serving http://%s/ (metrics at /metrics; per client %u connections, "
-			 "%u in all, %us for a request head, %us for a stalled response)",
+			 "%u in all, %us for a request head, %us idle)",
 			 c->listen, lim.max_per_client, lim.max_connections, lim.head_timeout_s,
 			 lim.idle_timeout_s);
 	}

@@ -181,8 +181,8 @@ const struct cli_opt cli_opts[] = {
 		  "last response; one that sends nothing, or too slowly, is cut and counted" },
 	{ CLI_SECONDS, "http-idle-timeout", .env = "NODESCOPE_HTTP_IDLE_TIMEOUT", .metavar = "TIME",
 	  FIELD(http_idle_timeout_s), .min = 1, .max = 3600, .def = "10s",
-	  .help = "an HTTP response the client stops reading is dropped after this long without "
-		  "progress" },
+	  .help = "an HTTP connection on which nothing moves either way for this long is closed "
+		  "(a response the client stops reading, too)" },
 	{ CLI_CUSTOM, "events", .env = "NODESCOPE_EVENTS", .metavar = "LIST", FIELD(stream_mask),
 	  .def = "all", .parse = parse_events, .form = "comma-separated streams, or all",
 	  .help = "trace: streams to print, comma-separated: proc, tcp, l7, files (TLS probing "

@@ -35,7 +35,7 @@ struct http_limits {
 	unsigned max_per_client;  /* open connections per source address */
 	unsigned max_connections; /* open connections in all */
 	unsigned head_timeout_s;  /* to send each request head, from the accept or the last response */
-	unsigned idle_timeout_s;  /* a response the client stops reading is dropped */
+	unsigned idle_timeout_s;  /* nothing moving either way: closed (libmicrohttpd's timeout) */
 };
 
 /*
