@@ -593,13 +593,13 @@ static void check_dests(const struct ns_config *c)
 {
 	assert_int_equal(c->max_destinations, 9);
 }
-static void check_fqdns(const struct ns_config *c)
-{
-	assert_int_equal(c->max_fqdns, 7);
-}
 static void check_label(const struct ns_config *c)
 {
 	assert_int_equal(c->max_label_length, 100);
+}
+static void check_fqdns(const struct ns_config *c)
+{
+	assert_int_equal(c->max_fqdns, 7);
 }
 static void check_cgroup(const struct ns_config *c)
 {
