@@ -9,7 +9,7 @@ import glob
 import os
 
 PREFIXES = {"postgres": "pg", "mysql": "my", "redis": "redis", "memcached": "mc",
-            "mongo": "mongo", "clickhouse": "clickhouse"}
+            "mongo": "mongo", "clickhouse": "clickhouse", "kafka": "kafka"}
 LIMIT = 4096
 
 

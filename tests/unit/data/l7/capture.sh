@@ -184,6 +184,26 @@ except Exception: pass
 db.get_collection('users', write_concern=pymongo.WriteConcern(w=0)).insert_one({'name': 'unacked'})
 c.close()"
 
+# Kafka: no server in Debian; python3-kafka's producers and consumer against a stand-in broker
+# answering with that library's own response encoders (advertising the proxy's port)
+$PY "$OUT/kafka_standin.py" 19460 19461 &
+PIDS+=($!)
+wait_port 19460
+cap kafka_python 19461 19460 $PY -c "
+from kafka import KafkaProducer, KafkaConsumer, TopicPartition
+p = KafkaProducer(bootstrap_servers='127.0.0.1:19461', client_id='shop-api', acks=1, retries=0)
+p.send('events', key=b'k1', value=b'secret-payload').get(timeout=5)
+p.send('events', value=b'second').get(timeout=5)
+try: p.send('full', value=b'x' * 100).get(timeout=5)
+except Exception: pass
+p.close()
+p0 = KafkaProducer(bootstrap_servers='127.0.0.1:19461', client_id='fire-and-forget', acks=0)
+p0.send('events', value=b'unacked'); p0.flush(); p0.close()
+c = KafkaConsumer(bootstrap_servers='127.0.0.1:19461', client_id='reader', group_id=None, enable_auto_commit=False, fetch_max_wait_ms=100)
+c.assign([TopicPartition('events', 0)]); c.seek(TopicPartition('events', 0), 0)
+c.poll(timeout_ms=150); c.poll(timeout_ms=150)
+c.close()"
+
 # ClickHouse 18.16
 mkdir -p "$W/ch"
 cat > "$W/ch/config.xml" <<XML
