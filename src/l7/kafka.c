@@ -26,13 +26,6 @@
 
 #define KF_MAX_LEN (1u << 28)	  /* framing: longer is garbage */
 #define KF_DETECT_MAX (1u << 24) /* detection: a request is trusted below 16 MiB */
-/*
- * An answer has nothing but a length and a correlation id to tell it by:
- * detection trusts one below 64 KiB with an id below 2^30. The parser's own
- * resynchronisation takes any length with an id it waits for.
- */
-#define KF_DETECT_RESP_MAX (1u << 16)
-#define KF_DETECT_CORR_MAX (1u << 30)
 #define KF_INFLIGHT 64		  /* correlation ids remembered, more than pair.h keeps */
 #define KF_NOFLEX 0xff
 
@@ -498,21 +491,15 @@ static bool kf_detect_request(const uint8_t *p, size_t n)
 	return printable(p + 14, have);
 }
 
+/*
+ * An answer is a length and a correlation id, then an api's body: nothing a
+ * chunk alone can tell from another length-prefixed protocol (ZooKeeper's
+ * answers look the same). So no chunk is taken for a Kafka answer by its
+ * bytes alone; the parser resynchronises on an id it waits for.
+ */
 static bool kf_detect_response(const uint8_t *p, size_t n)
 {
-	if (!p || n < 8)
-		return false;
-	size_t off = 0;
-	/* every whole message in the chunk, and the start of the next */
-	while (n - off >= 8) {
-		uint32_t len = l7_be32(p + off);
-		if (len < 6 || len >= KF_DETECT_RESP_MAX || l7_be32(p + off + 4) >= KF_DETECT_CORR_MAX)
-			return false;
-		if (len > n - off - 4)
-			return true;
-		off += 4 + len;
-	}
-	return true;
+	return false;
 }
 
 static int kf_init(void *sv)

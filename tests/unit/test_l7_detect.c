@@ -29,8 +29,9 @@ static const struct {
 	{ "memcached", "mc_raw.cap", 2, 6 },	   { "mongo", "mongo_pymongo.cap", 2, 10 },
 	{ "clickhouse", "clickhouse_select.cap", 1, 3 },
 	{ "clickhouse", "clickhouse_error.cap", 1, 4 },
-	{ "kafka", "kafka_python.cap", 1, 6 },	   { "kafka", "kafka_python.cap", 2, 6 },
-	{ "kafka", "kafka_python.cap", 4, 1 },	   { "kafka", "kafka_python.cap", 6, 5 },
+	/* Kafka: requests only (an answer cannot be told by its bytes, see kafka.c) */
+	{ "kafka", "kafka_python.cap", 1, 3 },	   { "kafka", "kafka_python.cap", 2, 3 },
+	{ "kafka", "kafka_python.cap", 4, 1 },	   { "kafka", "kafka_python.cap", 6, 3 },
 };
 
 static bool detects(const struct l7_proto *p, const struct h_chunk *c)
