@@ -474,6 +474,33 @@ static bool printable(const uint8_t *p, size_t n)
 	return true;
 }
 
+static bool topic_name(const uint8_t *p, int64_t n)
+{
+	if (n < 1 || n > 249)
+		return false;
+	for (int64_t i = 0; i < n; i++)
+		if (!((p[i] >= 'a' && p[i] <= 'z') || (p[i] >= 'A' && p[i] <= 'Z') ||
+		      (p[i] >= '0' && p[i] <= '9') || p[i] == '.' || p[i] == '_' || p[i] == '-'))
+			return false;
+	return true;
+}
+
+/* A Produce's fields up to its first topic's name, all in the chunk and sane. */
+static bool produce_plausible(const uint8_t *p, size_t n, int key, int ver)
+{
+	struct kc c = { .p = p + 4, .n = n - 4, .off = 8 };
+	const uint8_t *name = NULL;
+	kc_bytes(&c, false, NULL);
+	c.flex = flexible(key, ver);
+	kc_tags(&c);
+	if (ver >= 3)
+		kc_bytes(&c, false, NULL);
+	int64_t acks = kc_int(&c, 2), timeout = kc_int(&c, 4), topics = kc_array(&c);
+	int64_t nl = kc_bytes(&c, false, &name);
+	return !c.bad && acks >= -1 && acks <= 1 && timeout >= 0 && topics >= 1 &&
+	       topics <= 100000 && name && topic_name(name, nl);
+}
+
 static bool kf_detect_request(const uint8_t *p, size_t n)
 {
 	int key, ver;
@@ -488,7 +515,13 @@ static bool kf_detect_request(const uint8_t *p, size_t n)
 		return false;
 	/* the client id, as far as this chunk holds it: printable */
 	size_t have = n - 14 < (size_t)(cl > 0 ? cl : 0) ? n - 14 : (size_t)(cl > 0 ? cl : 0);
-	return printable(p + 14, have);
+	if (!printable(p + 14, have))
+		return false;
+	/*
+	 * A Produce is checked further: ZooKeeper's first requests (xid 1..20)
+	 * read as Produce versions 1..20 with an empty client id.
+	 */
+	return key != K_PRODUCE || produce_plausible(p, n, key, ver);
 }
 
 /*

@@ -9,7 +9,8 @@ import glob
 import os
 
 PREFIXES = {"postgres": "pg", "mysql": "my", "redis": "redis", "memcached": "mc",
-            "mongo": "mongo", "clickhouse": "clickhouse", "kafka": "kafka"}
+            "mongo": "mongo", "clickhouse": "clickhouse", "kafka": "kafka",
+            "zookeeper": "zk"}
 LIMIT = 4096
 
 

@@ -32,6 +32,7 @@ static const struct {
 	/* Kafka: requests only (an answer cannot be told by its bytes, see kafka.c) */
 	{ "kafka", "kafka_python.cap", 1, 3 },	   { "kafka", "kafka_python.cap", 2, 3 },
 	{ "kafka", "kafka_python.cap", 4, 1 },	   { "kafka", "kafka_python.cap", 6, 3 },
+	{ "zookeeper", "zk_cli.cap", 1, 16 },	   { "zookeeper", "zk_kazoo.cap", 1, 30 },
 };
 
 static bool detects(const struct l7_proto *p, const struct h_chunk *c)

@@ -204,6 +204,38 @@ c.assign([TopicPartition('events', 0)]); c.seek(TopicPartition('events', 0), 0)
 c.poll(timeout_ms=150); c.poll(timeout_ms=150)
 c.close()"
 
+# ZooKeeper 3.8: zkCli.sh, then python3-kazoo (auth, a watch fired by a second client, multi)
+cat > "$W/zoo.cfg" <<CFG
+tickTime=2000
+dataDir=$W/zk
+clientPort=19470
+clientPortAddress=127.0.0.1
+admin.enableServer=false
+CFG
+java -cp /etc/zookeeper/conf:/usr/share/java/zookeeper.jar org.apache.zookeeper.server.ZooKeeperServerMain \
+	"$W/zoo.cfg" >"$W/zk.log" 2>&1 &
+PIDS+=($!)
+wait_port 19470
+cap zk_cli 19471 19470 sh -c "printf 'create /app secret-value\nget /app\nset /app v2\nls /\nstat /missing\ncreate /app again\ndelete /app\nquit\n' |
+	/usr/share/zookeeper/bin/zkCli.sh -server 127.0.0.1:19471"
+cap zk_kazoo 19471 19470 $PY -c "
+import time
+from kazoo.client import KazooClient
+from kazoo.exceptions import NoNodeError
+zk = KazooClient(hosts='127.0.0.1:19471', timeout=4)
+zk.start()
+zk.add_auth('digest', 'user:secret-password')
+zk.ensure_path('/svc')
+zk.get_children('/svc', watch=lambda e: None)
+other = KazooClient(hosts='127.0.0.1:19470'); other.start(); other.create('/svc/n1', b'x'); other.stop()
+t = zk.transaction(); t.create('/svc/a', b'1'); t.set_data('/svc/n1', b'2'); t.delete('/svc/a'); t.commit()
+t = zk.transaction(); t.check('/svc/n1', 99); t.delete('/svc/n1'); t.commit()
+try: zk.get('/nowhere')
+except NoNodeError: pass
+time.sleep(3)
+zk.delete('/svc', recursive=True)
+zk.stop(); zk.close()"
+
 # ClickHouse 18.16
 mkdir -p "$W/ch"
 cat > "$W/ch/config.xml" <<XML
