@@ -10,7 +10,7 @@ import os
 
 PREFIXES = {"postgres": "pg", "mysql": "my", "redis": "redis", "memcached": "mc",
             "mongo": "mongo", "clickhouse": "clickhouse", "kafka": "kafka",
-            "zookeeper": "zk"}
+            "zookeeper": "zk", "nats": "nats"}
 LIMIT = 4096
 
 

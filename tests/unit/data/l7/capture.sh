@@ -236,6 +236,31 @@ time.sleep(3)
 zk.delete('/svc', recursive=True)
 zk.stop(); zk.close()"
 
+# NATS 2.9, with a client written here (Debian has no NATS client library)
+nats-server -a 127.0.0.1 -p 19480 >"$W/nats.log" 2>&1 &
+PIDS+=($!)
+wait_port 19480
+cap nats_raw 19481 19480 $PY -c "
+import socket
+def rx(s, t=0.2):
+    s.settimeout(t)
+    try:
+        while s.recv(65536): pass
+    except socket.timeout: pass
+s = socket.create_connection(('127.0.0.1', 19481)); rx(s)
+for b in [b'CONNECT {\"verbose\":false,\"pedantic\":false,\"headers\":true,\"name\":\"orders\",\"lang\":\"python\",\"version\":\"0\"}\r\nPING\r\n',
+          b'SUB orders.* 1\r\n', b'PUB orders.new 14\r\nsecret-payload\r\n',
+          b'HPUB orders.paid 21 26\r\nNATS/1.0\r\nX-Id: 7\r\n\r\nhello\r\n',
+          b'PUB orders.ask _INBOX.r1 3\r\nask\r\nPUB orders.a 0\r\n\r\nPUB orders.b 1\r\nb\r\nPING\r\n',
+          b'UNSUB 1\r\nPUB orders.gone 1\r\nx\r\nPING\r\n']:
+    s.sendall(b); rx(s)
+s.close()
+s = socket.create_connection(('127.0.0.1', 19481)); rx(s)
+for b in [b'CONNECT {\"verbose\":true,\"pedantic\":true,\"name\":\"verbose\"}\r\n', b'SUB jobs 9\r\n',
+          b'PUB jobs 2\r\nj1\r\n', b'PUB jobs.* 1\r\nx\r\n', b'PING\r\n']:
+    s.sendall(b); rx(s)
+s.close()"
+
 # ClickHouse 18.16
 mkdir -p "$W/ch"
 cat > "$W/ch/config.xml" <<XML
