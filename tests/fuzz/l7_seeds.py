@@ -10,7 +10,8 @@ import os
 
 PREFIXES = {"postgres": "pg", "mysql": "my", "redis": "redis", "memcached": "mc",
             "mongo": "mongo", "clickhouse": "clickhouse", "kafka": "kafka",
-            "zookeeper": "zk", "nats": "nats"}
+            "zookeeper": "zk", "nats": "nats",
+            "rabbitmq": "amqp"}
 LIMIT = 4096
 
 

@@ -34,6 +34,7 @@ static const struct {
 	{ "kafka", "kafka_python.cap", 4, 1 },	   { "kafka", "kafka_python.cap", 6, 3 },
 	{ "zookeeper", "zk_cli.cap", 1, 16 },	   { "zookeeper", "zk_kazoo.cap", 1, 30 },
 	{ "nats", "nats_raw.cap", 1, 9 },	   { "nats", "nats_raw.cap", 2, 5 },
+	{ "rabbitmq", "amqp_pika.cap", 1, 30 },
 };
 
 static bool detects(const struct l7_proto *p, const struct h_chunk *c)

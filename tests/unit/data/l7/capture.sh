@@ -261,6 +261,36 @@ for b in [b'CONNECT {\"verbose\":true,\"pedantic\":true,\"name\":\"verbose\"}\r\
     s.sendall(b); rx(s)
 s.close()"
 
+# RabbitMQ 3.10 and pika
+mkdir -p "$W/rmq/home" && echo '[].' > "$W/rmq/plugins" && echo 'loopback_users = none' > "$W/rmq/rabbitmq.conf"
+HOME=$W/rmq/home RABBITMQ_NODENAME=capture@localhost RABBITMQ_NODE_IP_ADDRESS=127.0.0.1 RABBITMQ_NODE_PORT=19490 \
+	RABBITMQ_DIST_PORT=19495 ERL_EPMD_PORT=19496 RABBITMQ_MNESIA_BASE=$W/rmq/mnesia RABBITMQ_LOG_BASE=$W/rmq/log \
+	RABBITMQ_ENABLED_PLUGINS_FILE=$W/rmq/plugins RABBITMQ_CONFIG_FILE=$W/rmq/rabbitmq \
+	/usr/lib/rabbitmq/bin/rabbitmq-server >"$W/rmq.log" 2>&1 &
+PIDS+=($!)
+wait_port 19490
+cap amqp_pika 19491 19490 $PY -c "
+import pika
+c = pika.BlockingConnection(pika.ConnectionParameters(host='127.0.0.1', port=19491, heartbeat=0))
+ch = c.channel()
+ch.exchange_declare('orders', exchange_type='topic'); ch.queue_declare('jobs'); ch.queue_bind('jobs', 'orders', routing_key='order.*')
+ch.basic_publish('orders', 'order.new', b'secret-payload')
+ch.basic_publish('', 'jobs', b'x' * 300, pika.BasicProperties(content_type='text/plain', delivery_mode=2))
+ch.basic_publish('orders', 'order.paid', b'')
+ch.basic_get('jobs', auto_ack=True)
+got = []
+def on(ch_, method, props, body):
+    got.append(body); ch_.basic_ack(method.delivery_tag)
+    if len(got) == 2: ch_.stop_consuming()
+ch.basic_consume('jobs', on); ch.start_consuming()
+ch2 = c.channel()
+try:
+    ch2.basic_publish('no-such-exchange', 'k', b'lost'); ch2.queue_declare('jobs', passive=True)
+    ch2.queue_declare('missing-queue', passive=True)
+except Exception: pass
+ch.queue_delete('jobs'); ch.exchange_delete('orders')
+c.close()"
+
 # ClickHouse 18.16
 mkdir -p "$W/ch"
 cat > "$W/ch/config.xml" <<XML
