@@ -167,7 +167,7 @@ const struct l7_proto *l7_proto_by_name(const char *name);
 
 extern const struct l7_proto l7_proto_postgres, l7_proto_mysql, l7_proto_mongo, l7_proto_redis,
 	l7_proto_memcached, l7_proto_clickhouse, l7_proto_kafka, l7_proto_zookeeper,
-	l7_proto_nats, l7_proto_rabbitmq;
+	l7_proto_nats, l7_proto_rabbitmq, l7_proto_cassandra;
 
 /* Status labels as Coroot gives them. */
 const char *l7_status_name(enum l7_status s);

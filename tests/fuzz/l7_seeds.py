@@ -11,7 +11,7 @@ import os
 PREFIXES = {"postgres": "pg", "mysql": "my", "redis": "redis", "memcached": "mc",
             "mongo": "mongo", "clickhouse": "clickhouse", "kafka": "kafka",
             "zookeeper": "zk", "nats": "nats",
-            "rabbitmq": "amqp"}
+            "rabbitmq": "amqp", "cassandra": "cql"}
 LIMIT = 4096
 
 

@@ -35,6 +35,8 @@ static const struct {
 	{ "zookeeper", "zk_cli.cap", 1, 16 },	   { "zookeeper", "zk_kazoo.cap", 1, 30 },
 	{ "nats", "nats_raw.cap", 1, 9 },	   { "nats", "nats_raw.cap", 2, 5 },
 	{ "rabbitmq", "amqp_pika.cap", 1, 30 },
+	/* v5: the start-up only (segments cannot be told without their CRC) */
+	{ "cassandra", "cql_v4.cap", 1, 22 },	   { "cassandra", "cql_v5.cap", 1, 4 },
 };
 
 static bool detects(const struct l7_proto *p, const struct h_chunk *c)

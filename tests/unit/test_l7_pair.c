@@ -173,7 +173,7 @@ static void test_counters(void **state)
 	assert_string_equal(l7_counter_fields[1].name, "unparseable");
 	/* the table names each protocol once, with Coroot's infix */
 	const char *names[] = { "postgres", "mysql", "mongo", "clickhouse", "redis", "memcached",
-				"kafka", "zookeeper", "nats", "rabbitmq" };
+				"kafka", "zookeeper", "nats", "rabbitmq", "cassandra" };
 	const size_t n = sizeof(names) / sizeof(names[0]);
 	assert_int_equal(l7_n_protos, n);
 	for (size_t i = 0; i < n; i++)

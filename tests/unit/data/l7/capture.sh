@@ -291,6 +291,30 @@ except Exception: pass
 ch.queue_delete('jobs'); ch.exchange_delete('orders')
 c.close()"
 
+# Cassandra: no server in Debian; python3-cassandra's connection (v4, then v5) against a stand-in
+$PY "$OUT/cql_standin.py" 19500 &
+PIDS+=($!)
+wait_port 19500
+for v in 4 5; do
+cap cql_v$v 19501 19500 $PY -c "
+from cassandra import ConsistencyLevel
+from cassandra.io.asyncorereactor import AsyncoreConnection
+from cassandra.protocol import QueryMessage, PrepareMessage, ExecuteMessage, BatchMessage
+from cassandra.query import BatchType
+AsyncoreConnection.initialize_reactor()
+c = AsyncoreConnection.factory('127.0.0.1', 5, port=19501, protocol_version=$v)
+one = ConsistencyLevel.ONE
+q = lambda s: c.wait_for_response(QueryMessage(s, one))
+q('USE shop')
+q(\"SELECT name FROM users WHERE id = 'secret-id' AND age IN (1, 2, 3)\")
+q(\"INSERT INTO users (id, name) VALUES ('u1', 'secret-name')\")
+p = c.wait_for_response(PrepareMessage('SELECT name FROM users WHERE id = ?'))
+c.wait_for_response(ExecuteMessage(p.query_id, [b'u1'], one, result_metadata_id=getattr(p, 'result_metadata_id', None)))
+c.wait_for_response(BatchMessage(BatchType.LOGGED, [(False, \"INSERT INTO users (id, name) VALUES ('u2', 'x')\", []), (True, p.query_id, [b'u3'])], one))
+c.wait_for_responses(*[QueryMessage(\"SELECT name FROM users WHERE id = 'p%d'\" % i, one) for i in range(3)], timeout=5)
+q('SELECT * FROM no_such_table')"
+done
+
 # ClickHouse 18.16
 mkdir -p "$W/ch"
 cat > "$W/ch/config.xml" <<XML
