@@ -57,9 +57,10 @@ struct cq_dir {
 	uint8_t hdr[CQ_HEADER];
 	/* version 5's segments, once on */
 	bool segments;
-	struct l7_reader sr;
 	enum seg_st seg;
-	uint32_t seg_left;
+	uint8_t seg_hdr[SEG_HEADER];
+	unsigned seg_have;
+	uint32_t seg_left; /* payload or CRC bytes still to come */
 	bool seg_lost;
 	uint64_t chunks;
 };
@@ -442,7 +443,7 @@ static void envelopes(struct cq_state *s, struct cq_dir *d, bool req, const uint
 		if (d->segments != was_segments) {
 			/* the rest of this chunk is segments */
 			d->seg = SEG_HEAD;
-			l7_reader_next(&d->sr, L7_U_FIXED, SEG_HEADER);
+			d->seg_have = 0;
 			if (pos < total) {
 				size_t cap = captured > pos ? captured - pos : 0;
 				segments(s, d, req, cap ? data + pos : NULL, cap, total - pos, chunk,
@@ -459,9 +460,40 @@ static void segments(struct cq_state *s, struct cq_dir *d, bool req, const uint8
 {
 	size_t pos = 0;
 	while (pos < total && !d->seg_lost) {
-		if (d->seg == SEG_PAYLOAD) {
-			size_t n = total - pos < d->seg_left ? total - pos : d->seg_left;
-			size_t cap = captured > pos ? captured - pos : 0;
+		size_t n = total - pos, cap = captured > pos ? captured - pos : 0;
+		switch (d->seg) {
+		case SEG_HEAD: {
+			if (n > SEG_HEADER - d->seg_have)
+				n = SEG_HEADER - d->seg_have;
+			if (cap < n) {
+				/* no segment can be told from its bytes without its CRC24: given up */
+				s->cnt.lost++;
+				d->seg_lost = true;
+				return;
+			}
+			memcpy(d->seg_hdr + d->seg_have, data + pos, n);
+			d->seg_have += (unsigned)n;
+			pos += n;
+			if (d->seg_have < SEG_HEADER)
+				return;
+			uint32_t hdr = l7_le24(d->seg_hdr);
+			bool self_contained = hdr >> 17 & 1;
+			if (s->compression) {
+				/* 5 header bytes: the other 2 of the CRC24 go with the payload */
+				d->seg_left = (hdr & 0x1ffff) + 2;
+			} else {
+				d->seg_left = hdr & 0x1ffff;
+				if (self_contained && (d->lost || d->in_body || d->r.started))
+					reset_envelopes(d); /* an envelope starts here: a loss ends */
+			}
+			d->seg = d->seg_left ? SEG_PAYLOAD : SEG_CRC;
+			if (!d->seg_left)
+				d->seg_left = 4;
+			break;
+		}
+		case SEG_PAYLOAD:
+			if (n > d->seg_left)
+				n = d->seg_left;
 			if (cap > n)
 				cap = n;
 			if (s->compression)
@@ -472,37 +504,20 @@ static void segments(struct cq_state *s, struct cq_dir *d, bool req, const uint8
 			d->seg_left -= (uint32_t)n;
 			if (!d->seg_left) {
 				d->seg = SEG_CRC;
-				l7_reader_next(&d->sr, L7_U_SKIP, 4);
+				d->seg_left = 4;
 			}
-			continue;
+			break;
+		case SEG_CRC:
+			if (n > d->seg_left)
+				n = d->seg_left;
+			pos += n;
+			d->seg_left -= (uint32_t)n;
+			if (!d->seg_left) {
+				d->seg = SEG_HEAD;
+				d->seg_have = 0;
+			}
+			break;
 		}
-		enum l7_take t = l7_reader_take(&d->sr, data, captured, total, &pos, chunk);
-		if (t == L7_TAKE_MORE)
-			return;
-		if (t == L7_TAKE_LOST) {
-			/* no segment can be told from its bytes without its CRC24: given up */
-			s->cnt.lost++;
-			d->seg_lost = true;
-			return;
-		}
-		if (d->seg == SEG_CRC) {
-			d->seg = SEG_HEAD;
-			l7_reader_next(&d->sr, L7_U_FIXED, SEG_HEADER);
-			continue;
-		}
-		uint32_t hdr = l7_le24(d->sr.buf);
-		bool self_contained = hdr >> 17 & 1;
-		if (s->compression) {
-			/* 5 header bytes: read the other 2 with the payload's first (CRC24 included) */
-			d->seg_left = (hdr & 0x1ffff) + 2;
-		} else {
-			d->seg_left = hdr & 0x1ffff;
-			if (self_contained && (d->lost || d->in_body || d->r.started))
-				reset_envelopes(d); /* an envelope starts here: a loss ends */
-		}
-		d->seg = d->seg_left ? SEG_PAYLOAD : SEG_CRC;
-		if (!d->seg_left)
-			l7_reader_next(&d->sr, L7_U_SKIP, 4);
 	}
 }
 

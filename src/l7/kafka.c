@@ -26,7 +26,7 @@
 
 #define KF_MAX_LEN (1u << 28)	  /* framing: longer is garbage */
 #define KF_DETECT_MAX (1u << 24) /* detection: a request is trusted below 16 MiB */
-#define KF_INFLIGHT 64		  /* correlation ids remembered, more than pair.h keeps */
+#define KF_INFLIGHT 256		  /* correlation ids remembered (librdkafka pipelines deep) */
 #define KF_NOFLEX 0xff
 
 struct kf_api {
@@ -560,13 +560,14 @@ static bool kf_tls_started(void *sv)
 
 /*
  * Remembers a request's api by correlation id. When full the oldest is
- * forgotten without a count: pair.h holds fewer and counts the drop there.
+ * forgotten (counted table_full): its answer's status is then unknown.
  */
 static void remember(struct kf_state *s, int32_t corr, int key, int ver)
 {
 	if (s->n == KF_INFLIGHT) {
 		s->head = (s->head + 1) % KF_INFLIGHT;
 		s->n--;
+		s->cnt.table_full++;
 	}
 	struct kf_inflight *e = &s->q[(s->head + s->n++) % KF_INFLIGHT];
 	e->corr = corr;
