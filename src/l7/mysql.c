@@ -165,7 +165,7 @@ static bool my_detect_request(const uint8_t *p, size_t n)
 		 * a COM_CREATE_DB of four zero bytes.
 		 */
 		if ((c == COM_INIT_DB || c == 0x05 || c == 0x06) &&
-		    (len < 2 || p[off + 5] < 0x20 || !printable(p + off + 5, avail - 1)))
+		    (len < 2 || (avail >= 2 && p[off + 5] < 0x20) || !printable(p + off + 5, avail - 1)))
 			return false;
 		if (c == COM_STMT_EXECUTE && len < 10)
 			return false;

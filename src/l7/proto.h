@@ -21,7 +21,7 @@
 
 #define L7_OP_LEN 32	/* "query", "execute", "GET", "find" */
 #define L7_TEXT_LEN 256 /* statement or key form, literals stripped */
-#define L7_CODE_LEN 16	/* SQLSTATE "42P01", MySQL "1064", Redis "WRONGTYPE", Mongo "26" */
+#define L7_CODE_LEN 32 /* SQLSTATE "42P01", MySQL "1064", Redis "WRONGTYPE", "grpc:FAILED_PRECONDITION" */
 
 enum l7_dir { L7_DIR_REQUEST, L7_DIR_RESPONSE };
 
@@ -114,6 +114,12 @@ enum l7_family {
 	 * "produce" (the client publishes) or "consume" (the server delivers).
 	 */
 	L7_FAMILY_MESSAGES,
+	/*
+	 * HTTP's own families (container_http_requests_total...): HTTP/2 and
+	 * gRPC, whose code is the status label ("2xx", "grpc:OK"). Not in the
+	 * table: the tracker counts these with HTTP/1's.
+	 */
+	L7_FAMILY_HTTP,
 };
 
 /*

@@ -11,7 +11,8 @@ import os
 PREFIXES = {"postgres": "pg", "mysql": "my", "redis": "redis", "memcached": "mc",
             "mongo": "mongo", "clickhouse": "clickhouse", "kafka": "kafka",
             "zookeeper": "zk", "nats": "nats",
-            "rabbitmq": "amqp", "cassandra": "cql"}
+            "rabbitmq": "amqp", "cassandra": "cql",
+            "http2": "h2"}
 LIMIT = 4096
 
 

@@ -315,6 +315,25 @@ c.wait_for_responses(*[QueryMessage(\"SELECT name FROM users WHERE id = 'p%d'\" 
 q('SELECT * FROM no_such_table')"
 done
 
+# HTTP/2 without TLS: nghttpd, nghttp (three streams on one connection) and curl
+mkdir -p "$W/h2" && echo hello > "$W/h2/index.html"
+nghttpd --no-tls -d "$W/h2" 19510 >"$W/nghttpd.log" 2>&1 &
+PIDS+=($!)
+wait_port 19510
+rm -f "$OUT/h2_nghttp.cap"
+$PY "$PROXY" 19511 19510 "$OUT/h2_nghttp.cap" --all &
+H2PROXY=$!
+wait_port 19511
+nghttp -n http://127.0.0.1:19511/index.html http://127.0.0.1:19511/missing "http://127.0.0.1:19511/index.html?q=secret"
+sleep 0.2
+curl -s -o /dev/null --http2-prior-knowledge -H "Cookie: session=secret-cookie" http://127.0.0.1:19511/index.html
+sleep 0.2
+curl -s -o /dev/null --http2-prior-knowledge -d 'secret=1' http://127.0.0.1:19511/missing
+sleep 0.3
+kill $H2PROXY
+# HPACK blocks from python3-hpack's encoder
+$PY "$OUT/hpack_blocks.py" > "$OUT/hpack_blocks.txt"
+
 # ClickHouse 18.16
 mkdir -p "$W/ch"
 cat > "$W/ch/config.xml" <<XML
