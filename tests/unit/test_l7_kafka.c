@@ -195,6 +195,10 @@ static void test_flexible(void **state)
 	be(&b, 4, 4), be(&b, 0, 4), be(&b, 27, 2);
 	add(&v, L7_DIR_RESPONSE, &b);
 
+	/* every request is recognised at its start, the flexible ones too */
+	for (size_t i = 0; i < v.n; i++)
+		if (v.c[i].dir == L7_DIR_REQUEST)
+			assert_true(KF->detect_request(v.c[i].data, v.c[i].len));
 	h_check_splits(KF, &v, &r);
 	assert_string_equal(r.pairs.s, "ApiVersions | ApiVersions => ok\n"
 				       "Fetch | Fetch payments => failed 1\n"
@@ -263,12 +267,51 @@ static void test_loss(void **state)
 	h_free(&v);
 }
 
+/*
+ * More requests in flight than the parser remembers (256): the oldest is
+ * forgotten, counted table_full, and its answer's status is unknown.
+ */
+static void test_inflight_full(void **state)
+{
+	struct h_conv v = { 0 };
+	static struct h_run r;
+	static uint8_t all[300 * 30];
+	size_t n = 0;
+	struct b b;
+	for (uint32_t corr = 1; corr <= 257; corr++) {
+		req_header(&b, 12, 1, corr);
+		b.n--;
+		str16(&b, "g");
+		be(&b, 1, 4);
+		str16(&b, "m");
+		all[n] = all[n + 1] = 0;
+		all[n + 2] = (uint8_t)(b.n >> 8);
+		all[n + 3] = (uint8_t)b.n;
+		memcpy(all + n + 4, b.p, b.n);
+		n += b.n + 4;
+	}
+	h_add(&v, L7_DIR_REQUEST, all, n);
+	v.c[0].no_split = true;
+	b.n = 0;
+	be(&b, 1, 4), be(&b, 0, 4), be(&b, 27, 2);
+	add(&v, L7_DIR_RESPONSE, &b);
+	b.n = 0;
+	be(&b, 257, 4), be(&b, 0, 4), be(&b, 27, 2);
+	add(&v, L7_DIR_RESPONSE, &b);
+	h_run(KF, &v, &r);
+	assert_int_equal(r.cnt.table_full, 1);
+	assert_string_equal(r.pairs.s, "Heartbeat | Heartbeat g => unknown\n"
+				       "Heartbeat | Heartbeat g => failed 27\n");
+	h_free(&v);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_python_kafka),
 		cmocka_unit_test(test_flexible),
 		cmocka_unit_test(test_loss),
+		cmocka_unit_test(test_inflight_full),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
