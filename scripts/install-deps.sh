@@ -11,6 +11,8 @@ PKGS="clang llvm lld bpftool libbpf-dev libelf-dev zlib1g-dev libmicrohttpd-dev 
       postgresql mariadb-server mariadb-client redis-server redis-tools memcached
       clickhouse-server clickhouse-client python3-psycopg2 python3-pymysql python3-redis
       python3-pymemcache python3-pymongo libdbd-mariadb-perl
+      python3-kafka zookeeperd python3-kazoo nats-server rabbitmq-server python3-pika python3-cassandra
+      nghttp2-server nghttp2-client python3-hpack
       libprotobuf-c-dev protobuf-c-compiler libsnappy-dev libcurl4-openssl-dev
       dnsmasq-base bind9-dnsutils"
 # Only for tests/unit/data/containers/capture.sh (scripts/install-deps.sh --fixtures),
