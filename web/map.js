@@ -360,7 +360,11 @@ function containerDetails(body, id, d) {
 async function select(sel) {
   state.selected = sel;
   const aside = document.getElementById('details');
-  aside.hidden = false;
+  if (aside.hidden) {
+    aside.hidden = false;
+    cy.resize(); // the map is narrower now: keep it all in view
+    cy.fit(undefined, 30);
+  }
   showDetails(null);
   if (sel.kind === 'node' && !sel.id.startsWith('dest:')) {
     try {
@@ -426,6 +430,7 @@ function start() {
   document.getElementById('close').addEventListener('click', () => {
     state.selected = null;
     document.getElementById('details').hidden = true;
+    cy.resize();
   });
   for (const b of document.querySelectorAll('#window button')) {
     b.addEventListener('click', () => {
