@@ -243,7 +243,13 @@ function makeGraph() {
 function render(model) {
   const els = [];
   const kinds = new Set();
+  const linked = new Set();
+  for (const e of model.edges.values()) { linked.add(e.source); linked.add(e.target); }
+  const q = document.getElementById('search').value.trim().toLowerCase();
+  const showIdle = document.getElementById('idle').checked;
   for (const n of model.nodes.values()) {
+    // A container with no connection is left off unless asked for (or searched for).
+    if (!linked.has(n.id) && !showIdle && !(q && (n.label || n.id).toLowerCase().includes(q))) continue;
     kinds.add(n.kind);
     els.push({ group: 'nodes', data: { id: n.id, parent: 'kind:' + n.kind, label: n.label || n.id, outside: n.outside,
       size: 18 + Math.min(22, 4 * Math.log2(1 + n.processes)) } });
@@ -327,11 +333,6 @@ function containerDetails(body, id, d) {
   section(body, 'Processes', d.processes.length
     ? table(['pid', 'command', 'executable'], d.processes.sort((a, b) => a.pid - b.pid).map((p) => [p.pid, p.comm, p.exe]), [1, 0, 0])
     : el('p', 'none running', 'muted'));
-  const exits = d.exits.filter((x) => !state.windowS || x.ago <= state.windowS);
-  section(body, 'Recent exits and OOM kills', exits.length
-    ? table(['ago', 'pid', 'command', 'exit', 'ran'], exits.slice(0, 30).map((x) => [fmtSec(x.ago), x.pid, x.comm,
-      x.oom ? 'OOM killed' : x.signal ? `signal ${x.signal}` : `code ${x.code}`, x.oom ? '' : fmtSec(x.duration)]), [1, 1, 0, 0, 1])
-    : el('p', 'none', 'muted'));
   const li = fam.container_net_tcp_listen_info;
   section(body, 'Listening on', li && li.rows.length ? table(['address'], li.rows.map((r) => [r.labels.listen_addr])) : el('p', 'nothing', 'muted'));
   const reqs = d.requests.map((q) => {
@@ -342,6 +343,11 @@ function containerDetails(body, id, d) {
     ? table(['', 'protocol', 'request', 'count', 'errors', 'mean'], reqs.slice(0, 20).map(({ q, c, e, s }) =>
       [q.inbound ? 'in' : 'out', q.proto, `${q.method} ${q.path}`, c, e, fmtSec(s / c)]), [0, 0, 0, 1, 1, 1])
     : el('p', 'none seen', 'muted'));
+  const exits = d.exits.filter((x) => !state.windowS || x.ago <= state.windowS);
+  section(body, 'Recent exits and OOM kills', exits.length
+    ? table(['ago', 'pid', 'command', 'exit', 'ran'], exits.slice(0, 10).map((x) => [fmtSec(x.ago), x.pid, x.comm,
+      x.oom ? 'OOM killed' : x.signal ? `signal ${x.signal}` : `code ${x.code}`, x.oom ? '' : fmtSec(x.duration)]), [1, 1, 0, 0, 1])
+    : el('p', 'none', 'muted'));
   const res = [];
   const pick = (name, label, fmt) => { const v = sumRows(fam[name]); if (v !== null) res.push([label, fmt(v)]); };
   pick('container_resources_cpu_usage_seconds_total', 'CPU used since start', fmtSec);
@@ -421,7 +427,8 @@ function onMap(ev) {
 function start() {
   makeGraph();
   window.nodescopeMap = { cy, state, buildModel }; // for the browser test
-  document.getElementById('search').addEventListener('input', applySearch);
+  document.getElementById('search').addEventListener('input', () => { if (state.model) render(state.model); });
+  document.getElementById('idle').addEventListener('change', () => { if (state.model) render(state.model); });
   document.getElementById('search').addEventListener('keydown', (ev) => {
     if (ev.key !== 'Enter') return;
     const n = cy.nodes().filter((x) => !x.isParent() && !x.hasClass('dim'))[0];

@@ -7,8 +7,12 @@
 #include "metrics/registry.h"
 #include "trace/json.h"
 
-/* Constant labels that say which node, not which series: the page knows its node. */
-static const char *const node_labels[] = { "machine_id", "system_uuid", "az", "region", NULL };
+/*
+ * Labels the page has no use for: the node's identity (the same on every
+ * series; the page knows its node) and app_id (derived from container_id).
+ */
+static const char *const node_labels[] = { "machine_id", "system_uuid", "az", "region", "app_id",
+					   NULL };
 
 struct walk {
 	const struct families_select *sel;
