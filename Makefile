@@ -112,11 +112,13 @@ WEB_MODS   := $(WEB_BUILD)/node_modules
 WEB_VENDOR := $(WEB_MODS)/layout-base/layout-base.js $(WEB_MODS)/cose-base/cose-base.js \
               $(WEB_MODS)/cytoscape/dist/cytoscape.min.js $(WEB_MODS)/cytoscape-fcose/cytoscape-fcose.js
 WEB_FILES  := index.html map.js map.css vendor.js
+# One download cache for every build directory (build-asan, build-arm64, the .deb's build-deb).
+NPM_CACHE  ?= $(CURDIR)/build/npm-cache
 $(WEB_MODS)/.package-lock.json: web/package.json web/package-lock.json
 	@mkdir -p $(WEB_BUILD)
 	cp web/package.json web/package-lock.json $(WEB_BUILD)/
 	cd $(WEB_BUILD) && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error \
-		--cache $(abspath $(BUILD))/npm-cache
+		--cache $(NPM_CACHE)
 	@touch $@
 $(WEB_VENDOR): $(WEB_MODS)/.package-lock.json
 $(WEB_BUILD)/vendor.js: $(WEB_MODS)/.package-lock.json

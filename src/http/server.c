@@ -390,6 +390,9 @@ static enum MHD_Result sse_respond(struct MHD_Connection *conn, struct http_sse 
 	struct MHD_Response *r =
 		MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 16384, sse_read, st, sse_free);
 	if (!r) {
+		if (st->closed)
+			st->closed(st->ctx, st);
+		strbuf_free(&st->buf);
 		free(st);
 		return MHD_NO;
 	}
