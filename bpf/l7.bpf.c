@@ -145,6 +145,8 @@ static __always_inline int l7_enter(void *ctx, __s32 fd, __u64 ptr, __u32 op, __
 
 	if (!sock)
 		return 0; /* not a tracked socket: the common, cheap case */
+	if (!l7_sock_adopt(sock, key, fd))
+		return 0;
 	if (l7_inside_tls_call(id, fd, sp, ptr, op, kind, sock))
 		return 0;
 	if (sock->flags & NS_L7_F_ENCRYPTED) {

@@ -14,9 +14,6 @@ NS_STREAM_DEFINE(tcp, sizeof(struct ns_tcp_event))
 
 #define AF_INET 2
 #define AF_INET6 10
-#define IPPROTO_TCP 6
-#define S_IFMT 00170000
-#define S_IFSOCK 0140000
 #define EINPROGRESS 115
 #define EALREADY 114
 #define ECONNABORTED 103
@@ -61,29 +58,6 @@ struct {
 	__type(value, __s32);
 } tcp_listening SEC(".maps");
 
-
-/* The socket behind fd of the current task, or NULL if fd is no socket. */
-static __always_inline struct sock *sk_of_fd(int fd)
-{
-	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
-	struct file **fds = BPF_CORE_READ(task, files, fdt, fd);
-	unsigned int max = BPF_CORE_READ(task, files, fdt, max_fds);
-	struct file *f = NULL;
-
-	if (fd < 0 || (unsigned int)fd >= max)
-		return NULL;
-	if (bpf_probe_read_kernel(&f, sizeof(f), &fds[fd]) || !f)
-		return NULL;
-	if ((BPF_CORE_READ(f, f_inode, i_mode) & S_IFMT) != S_IFSOCK)
-		return NULL;
-	struct socket *sock = BPF_CORE_READ(f, private_data);
-	return BPF_CORE_READ(sock, sk);
-}
-
-static __always_inline bool sk_is_tcp(struct sock *sk)
-{
-	return sk && BPF_CORE_READ_BITFIELD_PROBED(sk, sk_protocol) == IPPROTO_TCP;
-}
 
 /* Local and remote address of sk into e (local = s*, remote = d*). */
 #define fill_from_sock(e, sk)                                                       \
