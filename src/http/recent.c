@@ -109,10 +109,12 @@ void page_recent_on_proc(void *ctx, const struct proc_event *e, const char *cont
 	copy_cut(x->container, sizeof(x->container), container ? container : "/");
 }
 
-/* Whether a response says the request failed: HTTP 5xx, or a protocol's error. */
+/* Whether the request failed: HTTP 5xx, or what another protocol's parser calls failed. */
 static bool failed(const struct trace_l7 *rq)
 {
-	return rq->status >= 500 || rq->status < 0;
+	if (rq->method)
+		return rq->status >= 500;
+	return rq->status_name && !strcmp(rq->status_name, "failed");
 }
 
 static char *dup_cut(const char *s, size_t max, const char *stop)
@@ -132,11 +134,12 @@ void page_recent_on_l7(void *ctx, const struct trace_l7 *rq)
 {
 	struct page_recent *r = ctx;
 	/* A query string carries values, not the resource: it is cut. */
-	const char *stop = rq->proto && !strcmp(rq->proto, "http") ? "?#" : "";
+	const char *stop = rq->method ? "?#" : "";
 	const char *container = rq->container ? rq->container : "/";
 	const char *proto = rq->proto ? rq->proto : "";
-	const char *method = rq->method ? rq->method : "";
-	const char *path = rq->path ? rq->path : "";
+	/* HTTP has a method and path; the other protocols an operation and statement. */
+	const char *method = rq->method ? rq->method : rq->op ? rq->op : "";
+	const char *path = rq->method ? (rq->path ? rq->path : "") : (rq->statement ? rq->statement : "");
 	size_t plen = strcspn(path, stop);
 	if (plen > RECENT_PATH_LEN)
 		plen = RECENT_PATH_LEN;

@@ -51,6 +51,11 @@ static inline bool trace_on(const struct trace *t)
 {
 	return t && t->fd >= 0 && !t->broken;
 }
+/* Whether anyone hears the events: lines are written, or a tap listens (build them then). */
+static inline bool trace_wanted(const struct trace *t)
+{
+	return trace_on(t) || (t && t->tap);
+}
 void trace_ready(struct trace *t);
 /* container: the process' container as known now (may be NULL). */
 void trace_proc(struct trace *t, const struct proc_event *e, const char *container);

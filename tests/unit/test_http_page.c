@@ -182,6 +182,19 @@ static void test_recent_requests(void **state)
 			    "{\"proto\":\"http\",\"inbound\":false,\"method\":\"GET\","
 			    "\"path\":\"/<script>\",\"count\":1,\"errors\":0,\"seconds\":0.01,"
 			    "\"recent\":[1,0,0.01]}]");
+	/* Another protocol: its operation and stripped statement, failed as its parser says. */
+	struct trace_l7 pg = { .proto = "postgres", .op = "query", .statement = "SELECT $1 WHERE a = ?",
+			       .status_name = "failed", .ts_ns = 602 * S, .duration_ns = S,
+			       .container = "/pg", .inbound = true };
+	page_recent_on_l7(r, &pg);
+	pg.status_name = "ok";
+	page_recent_on_l7(r, &pg);
+	strbuf_reset(&out);
+	page_recent_json(r, "/pg", 603 * S, 10, &out);
+	assert_string_equal(strbuf_str(&out),
+			    "\"exits\":[],\"requests\":[{\"proto\":\"postgres\",\"inbound\":true,"
+			    "\"method\":\"query\",\"path\":\"SELECT $1 WHERE a = ?\",\"count\":2,"
+			    "\"errors\":1,\"seconds\":2,\"recent\":[2,1,2]}]");
 	/* At most max, the largest counts. */
 	strbuf_reset(&out);
 	page_recent_json(r, "/c", 603 * S, 1, &out);
@@ -193,7 +206,7 @@ static void test_recent_requests(void **state)
 		snprintf(path, sizeof(path), "/p%d", i);
 		request(r, "/d", path, 200, 700 * S);
 	}
-	assert_int_equal(*page_recent_refused(r), 3 + 3); /* /c and /other hold 3 keys */
+	assert_int_equal(*page_recent_refused(r), 3 + 4); /* /c, /other and /pg hold 4 keys */
 	request(r, "/c", "/a", 200, 700 * S);
 	strbuf_reset(&out);
 	page_recent_json(r, "/c", 700 * S, 1, &out);
