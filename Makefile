@@ -115,6 +115,7 @@ WEB_FILES  := index.html map.js map.css vendor.js
 # One download cache for every build directory (build-asan, build-arm64, the .deb's build-deb).
 NPM_CACHE  ?= $(CURDIR)/build/npm-cache
 $(WEB_MODS)/.package-lock.json: web/package.json web/package-lock.json
+	@command -v npm >/dev/null || { echo "nodescope: npm is missing: sudo make deps (Debian's npm)" >&2; exit 1; }
 	@mkdir -p $(WEB_BUILD)
 	cp web/package.json web/package-lock.json $(WEB_BUILD)/
 	cd $(WEB_BUILD) && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error \

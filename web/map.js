@@ -264,7 +264,8 @@ function render(model) {
     cy.elements().remove();
     cy.add(els);
     const name = typeof cytoscapeFcose !== 'undefined' ? 'fcose' : 'cose';
-    cy.layout({ name, animate: false, nodeRepulsion: 9000, idealEdgeLength: 140, nestingFactor: 0.6, padding: 30 }).run();
+    cy.layout({ name, animate: false, nodeDimensionsIncludeLabels: true, nodeRepulsion: 12000,
+      idealEdgeLength: 200, nestingFactor: 0.6, padding: 30 }).run();
     state.layoutKey = key;
   } else {
     for (const x of els) cy.getElementById(x.data.id).data(x.data);
@@ -340,8 +341,8 @@ function containerDetails(body, id, d) {
     return { q, c, e, s };
   }).filter((x) => x.c).sort((a, b) => b.c - a.c);
   section(body, `Top requests (${state.windowS ? 'last 5 min' : 'since start'})`, reqs.length
-    ? table(['', 'protocol', 'request', 'count', 'errors', 'mean'], reqs.slice(0, 20).map(({ q, c, e, s }) =>
-      [q.inbound ? 'in' : 'out', q.proto, `${q.method} ${q.path}`, c, e, fmtSec(s / c)]), [0, 0, 0, 1, 1, 1])
+    ? table(['protocol', 'request', 'count', 'errors', 'mean'], reqs.slice(0, 20).map(({ q, c, e, s }) =>
+      [`${q.proto} ${q.inbound ? 'in' : 'out'}`, `${q.method} ${q.path}`, c, e, fmtSec(s / c)]), [0, 0, 1, 1, 1])
     : el('p', 'none seen', 'muted'));
   const exits = d.exits.filter((x) => !state.windowS || x.ago <= state.windowS);
   section(body, 'Recent exits and OOM kills', exits.length
