@@ -37,6 +37,7 @@ static __always_inline __u64 l7_key(__u32 tgid, __s32 fd)
 }
 
 #define IPPROTO_TCP 6
+#define IPPROTO_UDP 17
 #define S_IFMT 00170000
 #define S_IFSOCK 0140000
 
@@ -61,6 +62,11 @@ static __always_inline struct sock *sk_of_fd(int fd)
 static __always_inline bool sk_is_tcp(struct sock *sk)
 {
 	return sk && BPF_CORE_READ_BITFIELD_PROBED(sk, sk_protocol) == IPPROTO_TCP;
+}
+
+static __always_inline bool sk_is_udp(struct sock *sk)
+{
+	return sk && BPF_CORE_READ_BITFIELD_PROBED(sk, sk_protocol) == IPPROTO_UDP;
 }
 
 /*

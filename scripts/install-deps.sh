@@ -12,7 +12,7 @@ PKGS="clang llvm lld bpftool libbpf-dev libelf-dev zlib1g-dev libmicrohttpd-dev 
       clickhouse-server clickhouse-client python3-psycopg2 python3-pymysql python3-redis
       python3-pymemcache python3-pymongo libdbd-mariadb-perl
       libprotobuf-c-dev protobuf-c-compiler libsnappy-dev libcurl4-openssl-dev
-      chromium python3-websocket"
+      dnsmasq-base bind9-dnsutils chromium python3-websocket"
 # npm fetches the web page's graph library at build time (web/package-lock.json). Debian's
 # npm, unless an npm is already there: a nodejs from elsewhere that bundles its own npm
 # conflicts with Debian's package.

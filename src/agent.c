@@ -511,6 +511,7 @@ static int agent_start(struct agent *a)
 		.trace = (c->stream_mask & (1u << NS_STREAM_L7)) ? &a->trace : NULL,
 		.max_connections = c->max_l7_connections,
 		.max_series = c->max_series,
+		.max_fqdns = c->max_fqdns,
 	};
 	struct tls_manager_opts so = {
 		.registry = a->registry,

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "events.h"
+#include "dns_flow.h"
 #include "families.h"
 #include "http.h"
 #include "pair.h"
@@ -119,6 +120,8 @@ struct l7_tracker {
 	struct l7_families fam[1 + L7_MAX_PROTOS];
 	/* The table protocols' drop points: what forgotten connections counted. */
 	struct l7_counters gone[1 + L7_MAX_PROTOS];
+	struct l7_dns *dns;
+	struct l7_counters dns_cnt;
 	struct metric *m_fields[8]; /* nodescope_l7_<field>_total{proto}, l7_counter_fields' order */
 	struct metric *m_errors, *m_conns;
 };
@@ -175,11 +178,12 @@ static void l7_collect(void *ctx)
 	metric_set(t->m_conns, NULL, (double)t->conns.count);
 	memcpy(sum, t->gone, sizeof(sum));
 	hmap_foreach(&t->conns, sum_live, sum);
-	for (size_t i = 0; i < l7_n_protos; i++) {
-		const char *proto = l7_protos[i]->name;
+	for (size_t i = 0; i <= l7_n_protos; i++) {
+		const char *proto = i < l7_n_protos ? l7_protos[i]->name : "dns";
+		const struct l7_counters *c = i < l7_n_protos ? &sum[1 + i] : &t->dns_cnt;
 		for (size_t f = 0; f < l7_n_counter_fields; f++)
 			metric_set(t->m_fields[f], &proto,
-				   (double)*(const uint64_t *)((const char *)&sum[1 + i] +
+				   (double)*(const uint64_t *)((const char *)c +
 							       l7_counter_fields[f].offset));
 	}
 }
@@ -219,7 +223,10 @@ int l7_tracker_new(const struct l7_tracker_opts *o, struct l7_tracker **out)
 	for (size_t i = 0; !bad && i < l7_n_protos; i++)
 		bad = l7_families_register(r, l7_protos[i]->name, l7_protos[i]->family, o->max_series,
 					   &t->fam[1 + i]);
-	if (bad || register_fields(t, r) ||
+	struct l7_dns_opts dno = { .registry = r, .procs = o->procs, .trace = o->trace,
+				   .max_series = o->max_series, .max_fqdns = o->max_fqdns ? o->max_fqdns : 50,
+				   .cnt = &t->dns_cnt };
+	if (bad || register_fields(t, r) || l7_dns_new(&dno, &t->dns) ||
 	    metric_register_defs(r, l7_metrics, METRIC_DEFS_COUNT(l7_metrics), t, o->max_series)) {
 		l7_tracker_free(t);
 		return -EINVAL;
@@ -280,6 +287,7 @@ void l7_tracker_free(struct l7_tracker *t)
 		free(t->unbound[i].e);
 	while ((n = hmap_pop(&t->conns)))
 		conn_free(t, hmap_entry(n, struct l7_conn, node));
+	l7_dns_free(t->dns);
 	hmap_destroy(&t->conns);
 	free(t);
 }
@@ -700,6 +708,10 @@ int l7_tracker_on_record(void *ctx, const void *data, size_t len)
 	}
 	if (e->conn.flags & NS_L7_F_UNBOUND) {
 		unbound_keep(t, e, NS_L7_HEADER_SIZE + e->captured);
+		return 0;
+	}
+	if (e->conn.flags & NS_L7_F_DNS) {
+		l7_dns_on_record(t->dns, e);
 		return 0;
 	}
 	return on_data(t, e);
