@@ -264,8 +264,8 @@ function render(model) {
     cy.elements().remove();
     cy.add(els);
     const name = typeof cytoscapeFcose !== 'undefined' ? 'fcose' : 'cose';
-    cy.layout({ name, animate: false, nodeDimensionsIncludeLabels: true, nodeRepulsion: 12000,
-      idealEdgeLength: 200, nestingFactor: 0.6, padding: 30 }).run();
+    cy.layout({ name, animate: false, nodeDimensionsIncludeLabels: true, idealEdgeLength: 120,
+      gravity: 0.6, padding: 30 }).run();
     state.layoutKey = key;
   } else {
     for (const x of els) cy.getElementById(x.data.id).data(x.data);
