@@ -456,7 +456,7 @@ static void record_pair(struct l7_chunk *k, uint64_t req_ts, uint64_t resp_ts, c
 	metric_series_add(series->count, 1);
 	const struct l7_families *f = conn_families(t, c);
 	metric_series_observe(c->inbound ? f->in_duration : f->duration, series->duration, dur / 1e9);
-	if (!trace_on(t->o.trace))
+	if (!trace_wanted(t->o.trace))
 		return;
 	r->pid = k->e->pid;
 	r->inbound = c->inbound;
