@@ -9,6 +9,7 @@
 #include "events.h"
 #include "dns_flow.h"
 #include "families.h"
+#include "h2.h"
 #include "http.h"
 #include "pair.h"
 #include "proto.h"
@@ -42,7 +43,10 @@
 
 enum l7_kind { L7_UNKNOWN, L7_HTTP, L7_TABLE, L7_OTHER };
 
-/* The protocols' families and counters: [0] is HTTP, [1 + i] is l7_protos[i]. */
+/*
+ * The protocols' families and counters: [1 + i] is l7_protos[i]; [0] holds
+ * HTTP's families (HTTP/1 and HTTP/2 count there) and HTTP/2's counters.
+ */
 #define L7_MAX_PROTOS 24
 
 /* A connection speaking a protocol of the table (proto.h): its parser and pairing. */
@@ -187,9 +191,11 @@ static void l7_collect(void *ctx)
 	metric_set(t->m_conns, NULL, (double)t->conns.count);
 	memcpy(sum, t->gone, sizeof(sum));
 	hmap_foreach(&t->conns, sum_live, sum);
-	for (size_t i = 0; i <= l7_n_protos; i++) {
-		const char *proto = i < l7_n_protos ? l7_protos[i]->name : "dns";
-		const struct l7_counters *c = i < l7_n_protos ? &sum[1 + i] : &t->dns_cnt;
+	for (size_t i = 0; i <= l7_n_protos + 1; i++) {
+		const char *proto = i < l7_n_protos ? l7_protos[i]->name
+				    : i == l7_n_protos ? "dns" : l7_proto_http2.name;
+		const struct l7_counters *c = i < l7_n_protos ? &sum[1 + i]
+					      : i == l7_n_protos ? &t->dns_cnt : &sum[0];
 		for (size_t f = 0; f < l7_n_counter_fields; f++)
 			metric_set(t->m_fields[f], &proto,
 				   (double)*(const uint64_t *)((const char *)c +
@@ -529,17 +535,39 @@ static void chunk_arrives(struct l7_table_conn *tc, enum l7_dir d, const struct 
 	}
 }
 
+/*
+ * The status label of an HTTP/2 answer, its parser's code ("2xx",
+ * "grpc:OK"), as one of these strings: the connection's series slots
+ * compare labels by address.
+ */
+static const char *http2_status_label(const char *code)
+{
+	static const char *const labels[] = {
+		"1xx", "2xx", "3xx", "4xx", "5xx", "reset",
+		"grpc:OK", "grpc:CANCELLED", "grpc:UNKNOWN", "grpc:INVALID_ARGUMENT",
+		"grpc:DEADLINE_EXCEEDED", "grpc:NOT_FOUND", "grpc:ALREADY_EXISTS",
+		"grpc:PERMISSION_DENIED", "grpc:RESOURCE_EXHAUSTED", "grpc:FAILED_PRECONDITION",
+		"grpc:ABORTED", "grpc:OUT_OF_RANGE", "grpc:UNIMPLEMENTED", "grpc:INTERNAL",
+		"grpc:UNAVAILABLE", "grpc:DATA_LOSS", "grpc:UNAUTHENTICATED",
+	};
+	for (size_t i = 0; i < sizeof(labels) / sizeof(labels[0]); i++)
+		if (!strcmp(code, labels[i]))
+			return labels[i];
+	return "unknown";
+}
+
 /* A request of a table protocol answered (or passed over by the server: skipped). */
 static void on_table_pair(void *ctx, const struct l7_pending *req, enum l7_status status,
 			  const char *code, bool skipped)
 {
 	struct l7_chunk *k = ctx;
+	bool http = k->c->tab->p->family == L7_FAMILY_HTTP;
 	struct trace_l7 r = {
 		.proto = k->c->tab->p->name,
 		.op = req->op,
 		.statement = req->text,
-		.status_name = l7_status_name(status),
-		.error_code = code,
+		.status_name = http ? http2_status_label(code) : l7_status_name(status),
+		.error_code = http ? "" : code,
 		.skipped = skipped,
 	};
 	record_pair(k, req->ts_ns, message_began(k->c->tab, L7_DIR_RESPONSE, k->e), r.status_name, &r);
@@ -585,14 +613,22 @@ static void on_table_msg(void *ctx, const struct l7_msg *m)
 	}
 }
 
-/* Starts parsing a connection as table protocol i. Returns false when out of memory. */
-static bool table_start(struct l7_tracker *t, struct l7_conn *c, size_t i)
+/* Where a parser's families and counters are: see L7_MAX_PROTOS. */
+static unsigned proto_index(const struct l7_proto *p)
 {
-	const struct l7_proto *p = l7_protos[i];
+	for (size_t i = 0; i < l7_n_protos; i++)
+		if (l7_protos[i] == p)
+			return 1 + (unsigned)i;
+	return 0; /* HTTP/2 */
+}
+
+/* Starts parsing a connection with parser p. Returns false when out of memory. */
+static bool table_start(struct l7_tracker *t, struct l7_conn *c, const struct l7_proto *p)
+{
 	struct l7_table_conn *tc = malloc(sizeof(*tc) + p->state_size);
 	if (!tc)
 		return false;
-	tc->idx = 1 + (unsigned)i;
+	tc->idx = proto_index(p);
 	tc->p = p;
 	if (p->init(tc->state)) {
 		free(tc);
@@ -631,15 +667,25 @@ static struct ns_l7_event *join_stash(const struct l7_conn *c, const struct ns_l
 	return j;
 }
 
-/* Whether data starts a client message of a protocol this tracker parses: HTTP 0, table i + 1. */
-static int detect_in(const uint8_t *data, size_t n)
+/*
+ * Whether data starts a client message of a protocol this tracker parses:
+ * HTTP/1 (*p NULL), or one with a parser of the table's kind (*p).
+ */
+static bool detect_in(const uint8_t *data, size_t n, const struct l7_proto **p)
 {
+	*p = NULL;
 	if (http_looks_like_request((const char *)data, n))
-		return 0;
+		return true;
+	if (l7_proto_http2.detect_request(data, n)) {
+		*p = &l7_proto_http2;
+		return true;
+	}
 	for (size_t i = 0; i < l7_n_protos; i++)
-		if (l7_protos[i]->detect_request(data, n))
-			return 1 + (int)i;
-	return -1;
+		if (l7_protos[i]->detect_request(data, n)) {
+			*p = l7_protos[i];
+			return true;
+		}
+	return false;
 }
 
 /*
@@ -656,16 +702,17 @@ static const struct ns_l7_event *detect(struct l7_tracker *t, struct l7_conn *c,
 {
 	if (!request_dir)
 		return e;
-	int found = detect_in(e->data, e->captured);
+	const struct l7_proto *p;
+	bool found = detect_in(e->data, e->captured, &p);
 	const struct ns_l7_event *use = e;
-	if (found < 0 && c->stash_len) {
+	if (!found && c->stash_len) {
 		struct ns_l7_event *j = join_stash(c, e);
-		if (j && (found = detect_in(j->data, j->captured)) >= 0)
+		if (j && (found = detect_in(j->data, j->captured, &p)))
 			use = j;
 		else
 			free(j);
 	}
-	if (found < 0) {
+	if (!found) {
 		bool whole_and_short = e->captured == e->total && e->captured <= L7_STASH;
 		c->stash_len = whole_and_short ? (uint8_t)e->captured : 0;
 		memcpy(c->stash, e->data, c->stash_len);
@@ -676,12 +723,12 @@ static const struct ns_l7_event *detect(struct l7_tracker *t, struct l7_conn *c,
 		return e;
 	}
 	c->stash_len = 0;
-	if (found == 0 ? !http_start(t, c) : !table_start(t, c, (size_t)found - 1)) {
+	if (!p ? !http_start(t, c) : !table_start(t, c, p)) {
 		t->n_refused++;
 		c->proto = L7_OTHER;
 		return use;
 	}
-	c->proto = found == 0 ? L7_HTTP : L7_TABLE;
+	c->proto = !p ? L7_HTTP : L7_TABLE;
 	return use;
 }
 
