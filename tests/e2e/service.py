@@ -142,3 +142,39 @@ class Service:
             except OSError:
                 time.sleep(0.05)
         shutil.rmtree(self.dir, ignore_errors=True)
+
+
+class ClientCgroup:
+    """A cgroup of its own for client programs (pgbench, redis-benchmark, ...), so the agent's
+    outbound series of that container_id count exactly what they sent. run() starts a program
+    in it; remove() deletes the cgroup once they have exited."""
+
+    def __init__(self, name):
+        self.container = f"/nodescope-e2e-{name}-{os.getpid()}-{free_port()}"
+        self.cgroup = cgroup2_root() + self.container
+        os.makedirs(self.cgroup, exist_ok=True)
+
+    def _enter(self):
+        with open(os.path.join(self.cgroup, "cgroup.procs"), "w") as f:
+            f.write("0")
+
+    def run(self, argv, timeout=300, env=None, check=True):
+        """Runs a client to completion in the cgroup; returns the CompletedProcess (text)."""
+        p = subprocess.run(argv, stdin=subprocess.DEVNULL, capture_output=True, text=True, env=env,
+                           timeout=timeout, preexec_fn=self._enter)
+        if check:
+            assert p.returncode == 0, f"{argv} exited with {p.returncode}:\n{p.stdout}{p.stderr}"
+        return p
+
+    def popen(self, argv, **kw):
+        return subprocess.Popen(argv, preexec_fn=self._enter, **kw)
+
+    def remove(self):
+        for _ in range(200):
+            try:
+                os.rmdir(self.cgroup)
+                return
+            except FileNotFoundError:
+                return
+            except OSError:
+                time.sleep(0.05)
