@@ -2,7 +2,6 @@
 in a temporary directory (native protocol and HTTP on free ports of 127.0.0.1, data and logs in
 the directory, the package's users.xml), run as the clickhouse user in the foreground."""
 import shutil
-import subprocess
 
 from conftest import free_port
 from service import Service, need
@@ -39,12 +38,3 @@ class ClickHouse(Service):
 
     def logs(self, *extra):
         return super().logs(self.path("error.log"), *extra)
-
-    def client(self, query, check=True, **kw):
-        """Runs clickhouse-client (the native protocol) with one query; returns the CompletedProcess."""
-        p = subprocess.run([need("clickhouse-client", "clickhouse-client"), "--host", "127.0.0.1",
-                            "--port", str(self.port), "--query", query], capture_output=True, text=True,
-                           timeout=60, **kw)
-        if check:
-            assert p.returncode == 0, f"clickhouse-client {query!r}: {p.stderr}"
-        return p
