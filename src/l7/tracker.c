@@ -7,7 +7,10 @@
 #include <string.h>
 
 #include "events.h"
+#include "families.h"
 #include "http.h"
+#include "pair.h"
+#include "proto.h"
 #include "metrics/registry.h"
 #include "proc/table.h"
 #include "tcp/addr.h"
@@ -15,7 +18,11 @@
 #include "util/hmap.h"
 
 #define L7_PENDING 16	  /* requests awaiting a response per connection (pipelining) */
-#define L7_DETECT_CHUNKS 4 /* chunks looked at before a connection is called unknown */
+/*
+ * Client chunks looked at before a connection is called unknown: a MySQL
+ * client's auth packets come before its first command.
+ */
+#define L7_DETECT_CHUNKS 8
 /*
  * How long a closed connection's state outlives its close. The close comes
  * from the TCP state change, which is not the end of its data: a reset
@@ -31,7 +38,18 @@
 #define L7_UNBOUND_MAX 256
 #define L7_UNBOUND_MAX_AGE_NS 5000000000ull
 
-enum l7_proto { L7_UNKNOWN, L7_HTTP, L7_OTHER };
+enum l7_kind { L7_UNKNOWN, L7_HTTP, L7_TABLE, L7_OTHER };
+
+/* The protocols' families and counters: [0] is HTTP, [1 + i] is l7_protos[i]. */
+#define L7_MAX_PROTOS 24
+
+/* A connection speaking a protocol of the table (proto.h): its parser and pairing. */
+struct l7_table_conn {
+	unsigned idx; /* 1 + its index in l7_protos */
+	const struct l7_proto *p;
+	struct l7_pair pair;
+	_Alignas(16) unsigned char state[]; /* p->state_size */
+};
 
 /*
  * The series a connection's requests last went to, per status: a request is
@@ -56,8 +74,8 @@ struct l7_conn {
 	struct hmap_node node;
 	uint64_t sock;
 	uint64_t start_ns;
-	enum l7_proto proto;
-	unsigned chunks_seen;
+	enum l7_kind proto;
+	unsigned chunks_seen; /* client chunks looked at while unknown */
 	bool inbound;
 	bool tls; /* plaintext comes from TLS library probes; raw bytes are ignored */
 	char actual[TCP_ADDR_STRLEN]; /* outbound: the destination after NAT, once known */
@@ -67,6 +85,7 @@ struct l7_conn {
 				     * connection's placeholder is most of them: small) */
 	unsigned p_head, p_tail;
 	struct http_stream *req, *resp; /* allocated once HTTP is detected */
+	struct l7_table_conn *tab;	/* allocated once a table protocol is detected */
 	/* When the connection was seen closed (0: open); it is kept a while. */
 	uint64_t closed_ns;
 	struct l7_conn *closing_next;
@@ -87,33 +106,15 @@ struct l7_tracker {
 	/* Closed connections whose last records may be unread, oldest first. */
 	struct l7_conn *closing, **closing_tail;
 	uint64_t n_refused, n_unpaired, n_overflow, n_unknown, n_truncated;
-	struct metric *requests, *duration, *in_requests, *in_duration;
+	struct l7_families fam[1 + L7_MAX_PROTOS];
+	/* The table protocols' drop points: what forgotten connections counted. */
+	struct l7_counters gone[1 + L7_MAX_PROTOS];
+	struct metric *m_fields[8]; /* nodescope_l7_<field>_total{proto}, l7_counter_fields' order */
 	struct metric *m_errors, *m_conns;
 };
 
-/* Coroot's buckets, in seconds. */
-static const double duration_bounds[] = { 0.005, 0.01, 0.025, 0.05, 0.1, 0.25,
-					  0.5,	 1,    2.5,   5,    10 };
 #define T struct l7_tracker
-#define OUT_LABELS METRIC_LABELS("container_id", "destination", "actual_destination", "status")
-#define OUT_HIST_LABELS METRIC_LABELS("container_id", "destination", "actual_destination")
-/* Coroot's inbound set: no listen address (the server maps instances by the listens). */
 static const struct metric_def l7_metrics[] = {
-	{ "container_http_requests_total", "Outbound HTTP requests, by response status.",
-	  METRIC_COUNTER, OUT_LABELS, .capped = true, .expires = true, METRIC_HANDLE(T, requests) },
-	{ "container_http_requests_duration_seconds_total",
-	  "Outbound HTTP request latency: first byte of the request written to first byte of the "
-	  "response read.",
-	  METRIC_HISTOGRAM, OUT_HIST_LABELS, METRIC_BOUNDS(duration_bounds), .capped = true, .expires = true,
-	  METRIC_HANDLE(T, duration) },
-	{ "container_http_inbound_requests_total",
-	  "HTTP requests the container served, by response status.", METRIC_COUNTER,
-	  METRIC_LABELS("container_id", "status"), .capped = true, .expires = true, METRIC_HANDLE(T, in_requests) },
-	{ "container_http_inbound_requests_duration_seconds_total",
-	  "Served HTTP request latency: first byte of the request read to first byte of the "
-	  "response written.",
-	  METRIC_HISTOGRAM, METRIC_LABELS("container_id"), METRIC_BOUNDS(duration_bounds),
-	  .capped = true, .expires = true, METRIC_HANDLE(T, in_duration) },
 	{ "nodescope_l7_parse_errors_total",
 	  "Malformed, truncated or unfollowable protocol data (each a resynchronisation).",
 	  METRIC_COUNTER, METRIC_LABELS("proto"), METRIC_HANDLE(T, m_errors) },
@@ -134,12 +135,10 @@ static const struct metric_def l7_metrics[] = {
 	  "TLS plaintext whose socket never became known (a library on memory BIOs whose "
 	  "ciphertext write was not seen).",
 	  METRIC_COUNTER, METRIC_VALUE(T, n_unbound_dropped) },
-	{ "nodescope_l7_truncated_total",
+	{ "nodescope_l7_captures_truncated_total",
 	  "Reads and writes captured only in part (longer than the capture size).",
 	  METRIC_COUNTER, METRIC_VALUE(T, n_truncated) },
 };
-#undef OUT_LABELS
-#undef OUT_HIST_LABELS
 #undef T
 static const char *const http_proto = "http";
 
@@ -150,11 +149,47 @@ struct l7_chunk {
 	const struct ns_l7_event *e;
 };
 
+static void sum_live(void *ctx, struct hmap_node *n)
+{
+	struct l7_counters *sum = ctx;
+	struct l7_conn *c = hmap_entry(n, struct l7_conn, node);
+	if (c->tab)
+		l7_counters_add(&sum[c->tab->idx], c->tab->p->counters(c->tab->state));
+}
+
 static void l7_collect(void *ctx)
 {
 	struct l7_tracker *t = ctx;
+	struct l7_counters sum[1 + L7_MAX_PROTOS];
 
 	metric_set(t->m_conns, NULL, (double)t->conns.count);
+	memcpy(sum, t->gone, sizeof(sum));
+	hmap_foreach(&t->conns, sum_live, sum);
+	for (size_t i = 0; i < l7_n_protos; i++) {
+		const char *proto = l7_protos[i]->name;
+		for (size_t f = 0; f < l7_n_counter_fields; f++)
+			metric_set(t->m_fields[f], &proto,
+				   (double)*(const uint64_t *)((const char *)&sum[1 + i] +
+							       l7_counter_fields[f].offset));
+	}
+}
+
+/* nodescope_l7_<field>_total{proto}: the table protocols' drop points, one family a field. */
+static int register_fields(struct l7_tracker *t, struct metric_registry *r)
+{
+	static const char *const proto_label[] = { "proto" };
+	if (l7_n_counter_fields > sizeof(t->m_fields) / sizeof(t->m_fields[0]))
+		return -EINVAL;
+	for (size_t f = 0; f < l7_n_counter_fields; f++) {
+		char name[96], help[160];
+		snprintf(name, sizeof(name), "nodescope_l7_%s_total", l7_counter_fields[f].name);
+		snprintf(help, sizeof(help), "Protocol parsers' %s count (proto.h, struct l7_counters).",
+			 l7_counter_fields[f].name);
+		t->m_fields[f] = metric_register(r, name, help, METRIC_COUNTER, 0, 1, proto_label);
+		if (!t->m_fields[f])
+			return -EINVAL;
+	}
+	return 0;
 }
 
 int l7_tracker_new(const struct l7_tracker_opts *o, struct l7_tracker **out)
@@ -169,7 +204,13 @@ int l7_tracker_new(const struct l7_tracker_opts *o, struct l7_tracker **out)
 		return -ENOMEM;
 	}
 	struct metric_registry *r = o->registry;
-	if (metric_register_defs(r, l7_metrics, METRIC_DEFS_COUNT(l7_metrics), t, o->max_series)) {
+	bool bad = l7_n_protos > L7_MAX_PROTOS ||
+		   l7_families_register(r, http_proto, L7_FAMILY_REQUESTS, o->max_series, &t->fam[0]);
+	for (size_t i = 0; !bad && i < l7_n_protos; i++)
+		bad = l7_families_register(r, l7_protos[i]->name, l7_protos[i]->family, o->max_series,
+					   &t->fam[1 + i]);
+	if (bad || register_fields(t, r) ||
+	    metric_register_defs(r, l7_metrics, METRIC_DEFS_COUNT(l7_metrics), t, o->max_series)) {
 		l7_tracker_free(t);
 		return -EINVAL;
 	}
@@ -179,17 +220,37 @@ int l7_tracker_new(const struct l7_tracker_opts *o, struct l7_tracker **out)
 	return 0;
 }
 
-static void conn_free(struct l7_conn *c)
+static void table_free(struct l7_tracker *t, struct l7_conn *c)
 {
+	if (!c->tab)
+		return;
+	l7_counters_add(&t->gone[c->tab->idx], c->tab->p->counters(c->tab->state));
+	c->tab->p->free(c->tab->state);
+	free(c->tab);
+	c->tab = NULL;
+}
+
+static void conn_free(struct l7_tracker *t, struct l7_conn *c)
+{
+	table_free(t, c);
 	free(c->req);
 	free(c->resp);
 	free(c->pending);
 	free(c);
 }
 
-/* What was seen before was the handshake's ciphertext: start over on plaintext. */
-static void conn_switch_to_tls(struct l7_conn *c)
+/*
+ * What was seen before was the handshake's ciphertext: start over on
+ * plaintext — unless the protocol itself switched to TLS (PostgreSQL's
+ * SSLRequest, MySQL's SSL request), whose state goes on where it was.
+ */
+static void conn_switch_to_tls(struct l7_tracker *t, struct l7_conn *c)
 {
+	if (c->tab && c->tab->p->tls_started(c->tab->state)) {
+		c->tls = true;
+		return;
+	}
+	table_free(t, c);
 	free(c->req);
 	free(c->resp);
 	c->req = c->resp = NULL;
@@ -207,7 +268,7 @@ void l7_tracker_free(struct l7_tracker *t)
 	for (unsigned i = 0; i < t->n_unbound; i++)
 		free(t->unbound[i].e);
 	while ((n = hmap_pop(&t->conns)))
-		conn_free(hmap_entry(n, struct l7_conn, node));
+		conn_free(t, hmap_entry(n, struct l7_conn, node));
 	hmap_destroy(&t->conns);
 	free(t);
 }
@@ -237,7 +298,7 @@ static struct l7_conn *conn_find(struct l7_tracker *t, uint64_t sock, uint64_t s
 static void conn_forget(struct l7_tracker *t, struct l7_conn *c)
 {
 	hmap_unlink(&t->conns, &c->node);
-	conn_free(c);
+	conn_free(t, c);
 }
 
 void l7_tracker_reap(struct l7_tracker *t, uint64_t now_ns);
@@ -299,13 +360,20 @@ static const char *conn_actual(struct l7_tracker *t, struct l7_conn *c, const st
 	return c->actual[0] ? c->actual : remote;
 }
 
+/* The families a connection's requests go to. */
+static const struct l7_families *conn_families(struct l7_tracker *t, const struct l7_conn *c)
+{
+	return &t->fam[c->tab ? c->tab->idx : 0];
+}
+
 /* The request and duration series of one pair, from the connection's slots when they hold. */
 static const struct l7_series *pair_series(struct l7_tracker *t, struct l7_conn *c,
 					   const struct ns_l7_sock *s, const char *container,
 					   const char *code)
 {
-	struct metric *count = c->inbound ? t->in_requests : t->requests;
-	struct metric *duration = c->inbound ? t->in_duration : t->duration;
+	const struct l7_families *f = conn_families(t, c);
+	struct metric *count = c->inbound ? f->in_count : f->count;
+	struct metric *duration = c->inbound ? f->in_duration : f->duration;
 	uint64_t gen = metric_generation(count) + metric_generation(duration);
 	struct l7_series *slot = &c->series[0];
 
@@ -333,37 +401,56 @@ static const struct l7_series *pair_series(struct l7_tracker *t, struct l7_conn 
 	return slot;
 }
 
-static void record_pair(struct l7_chunk *k, const struct l7_request *rq, int status)
+/* Formats the connection's addresses once, at its first pair. */
+static void conn_addresses(struct l7_conn *c, const struct ns_l7_sock *s)
+{
+	if (c->remote[0])
+		return;
+	tcp_addr_format(s->family, s->saddr, s->sport, c->local, sizeof(c->local));
+	tcp_addr_format(s->family, s->daddr, s->dport, c->remote, sizeof(c->remote));
+}
+
+/*
+ * One answered request: counted under status (a static string: the series
+ * slots compare it by address), its latency observed, and r (the
+ * protocol's fields filled in) traced.
+ */
+static void record_pair(struct l7_chunk *k, uint64_t req_ts, const char *status,
+			struct trace_l7 *r)
 {
 	struct l7_tracker *t = k->t;
 	struct l7_conn *c = k->c;
 	const struct ns_l7_sock *s = &k->e->conn;
-	uint64_t dur = k->e->ts_ns > rq->ts_ns ? k->e->ts_ns - rq->ts_ns : 0;
+	uint64_t dur = k->e->ts_ns > req_ts ? k->e->ts_ns - req_ts : 0;
 	const char *container = proc_table_container_of(t->o.procs, k->e->pid);
 
-	if (!c->remote[0]) {
-		tcp_addr_format(s->family, s->saddr, s->sport, c->local, sizeof(c->local));
-		tcp_addr_format(s->family, s->daddr, s->dport, c->remote, sizeof(c->remote));
-	}
-	const char *local = c->local, *remote = c->remote;
-	const struct l7_series *series = pair_series(t, c, s, container, http_status_class(status));
+	conn_addresses(c, s);
+	const struct l7_series *series = pair_series(t, c, s, container, status);
 	metric_series_add(series->count, 1);
-	metric_series_observe(c->inbound ? t->in_duration : t->duration, series->duration, dur / 1e9);
+	const struct l7_families *f = conn_families(t, c);
+	metric_series_observe(c->inbound ? f->in_duration : f->duration, series->duration, dur / 1e9);
+	if (!trace_on(t->o.trace))
+		return;
+	r->pid = k->e->pid;
+	r->inbound = c->inbound;
+	r->tls = k->e->conn.flags & NS_L7_F_TLS;
+	r->ts_ns = req_ts;
+	r->duration_ns = dur;
+	r->src = c->inbound ? c->remote : c->local;
+	r->dst = c->inbound ? c->local : c->remote;
+	r->container = container;
+	trace_l7(t->o.trace, r);
+}
+
+static void record_http(struct l7_chunk *k, const struct l7_request *rq, int status)
+{
 	struct trace_l7 r = {
-		.proto = "http",
-		.pid = k->e->pid,
-		.inbound = k->c->inbound,
-		.tls = k->e->conn.flags & NS_L7_F_TLS,
+		.proto = http_proto,
 		.method = rq->method,
 		.path = rq->path,
 		.status = status,
-		.ts_ns = rq->ts_ns,
-		.duration_ns = dur,
-		.src = k->c->inbound ? remote : local,
-		.dst = k->c->inbound ? local : remote,
-		.container = container,
 	};
-	trace_l7(t->o.trace, &r);
+	record_pair(k, rq->ts_ns, http_status_class(status), &r);
 }
 
 static int on_http_msg(void *ctx, const struct http_msg *m)
@@ -393,16 +480,132 @@ static int on_http_msg(void *ctx, const struct http_msg *m)
 	if (m->resp.status >= 100 && m->resp.status < 200 && m->resp.status != 101)
 		return 0;
 	c->p_head++;
-	record_pair(k, rq, m->resp.status);
+	record_http(k, rq, m->resp.status);
 	return verdict;
 }
 
-static bool detect(const struct ns_l7_event *e, bool is_request_dir)
+/* A request of a table protocol answered (or passed over by the server: skipped). */
+static void on_table_pair(void *ctx, const struct l7_pending *req, enum l7_status status,
+			  const char *code, bool skipped)
 {
-	const char *d = (const char *)e->data;
-	if (is_request_dir)
-		return http_looks_like_request(d, e->captured);
-	return http_looks_like_response(d, e->captured);
+	struct l7_chunk *k = ctx;
+	struct trace_l7 r = {
+		.proto = k->c->tab->p->name,
+		.op = req->op,
+		.statement = req->text,
+		.status_name = l7_status_name(status),
+		.error_code = code,
+		.skipped = skipped,
+	};
+	record_pair(k, req->ts_ns, r.status_name, &r);
+}
+
+/* A message of a messaging protocol (produce, consume): counted by method, not paired. */
+static void record_message(struct l7_chunk *k, const struct l7_msg *m)
+{
+	struct l7_tracker *t = k->t;
+	struct l7_conn *c = k->c;
+	const char *container = proc_table_container_of(t->o.procs, k->e->pid);
+
+	conn_addresses(c, &k->e->conn);
+	const char *actual = conn_actual(t, c, &k->e->conn, c->remote);
+	const char *labels[] = { container, c->remote, actual, l7_status_name(L7_STATUS_OK), m->op };
+	metric_add(t->fam[c->tab->idx].count, labels, 1);
+}
+
+static void on_table_msg(void *ctx, const struct l7_msg *m)
+{
+	struct l7_chunk *k = ctx;
+	struct l7_table_conn *tc = k->c->tab;
+
+	switch (m->kind) {
+	case L7_MSG_REQUEST:
+	case L7_MSG_REQUEST_UNTIL_SYNC:
+	case L7_MSG_SYNC:
+		l7_pair_request(&tc->pair, m, k->e->ts_ns);
+		break;
+	case L7_MSG_REQUEST_NOREPLY:
+		/* No answer, so no latency: only the messaging families count these. */
+		if (tc->p->family == L7_FAMILY_MESSAGES && !k->c->inbound)
+			record_message(k, m);
+		break;
+	case L7_MSG_RESPONSE:
+	case L7_MSG_SYNC_REPLY:
+	case L7_MSG_LOST:
+		l7_pair_response(&tc->pair, m, on_table_pair, k);
+		break;
+	case L7_MSG_PUSH:
+		break;
+	}
+}
+
+/* Starts parsing a connection as table protocol i. Returns false when out of memory. */
+static bool table_start(struct l7_tracker *t, struct l7_conn *c, size_t i)
+{
+	const struct l7_proto *p = l7_protos[i];
+	struct l7_table_conn *tc = malloc(sizeof(*tc) + p->state_size);
+	if (!tc)
+		return false;
+	tc->idx = 1 + (unsigned)i;
+	tc->p = p;
+	if (p->init(tc->state)) {
+		free(tc);
+		return false;
+	}
+	l7_pair_init(&tc->pair, p->pair, p->counters(tc->state));
+	c->tab = tc;
+	return true;
+}
+
+static bool http_start(struct l7_tracker *t, struct l7_conn *c)
+{
+	c->req = malloc(sizeof(*c->req));
+	c->resp = malloc(sizeof(*c->resp));
+	if (!c->pending)
+		c->pending = malloc(L7_PENDING * sizeof(*c->pending));
+	if (!c->req || !c->resp || !c->pending)
+		return false;
+	http_stream_init(c->req, true);
+	http_stream_init(c->resp, false);
+	return true;
+}
+
+/*
+ * Picks the connection's protocol from a client chunk (a message boundary,
+ * not necessarily the connection's first: one opened before the agent is
+ * joined in its middle): HTTP first (the common case, and its test is the
+ * cheapest), then the table in its order. Server chunks wait: only the
+ * client's side is tested, as a server's greeting alone says little.
+ */
+static void detect(struct l7_tracker *t, struct l7_conn *c, const struct ns_l7_event *e,
+		   bool request_dir)
+{
+	if (!request_dir)
+		return;
+	if (http_looks_like_request((const char *)e->data, e->captured)) {
+		if (!http_start(t, c)) {
+			t->n_refused++;
+			c->proto = L7_OTHER;
+			return;
+		}
+		c->proto = L7_HTTP;
+		return;
+	}
+	for (size_t i = 0; i < l7_n_protos; i++) {
+		if (!l7_protos[i]->detect_request(e->data, e->captured))
+			continue;
+		if (!table_start(t, c, i)) {
+			t->n_refused++;
+			c->proto = L7_OTHER;
+			return;
+		}
+		c->proto = L7_TABLE;
+		return;
+	}
+	if (++c->chunks_seen >= L7_DETECT_CHUNKS) {
+		c->proto = L7_OTHER;
+		t->n_unknown++;
+	}
 }
 
 static void unbound_drop_first(struct l7_tracker *t)
@@ -485,38 +688,23 @@ static int on_data(struct l7_tracker *t, const struct ns_l7_event *e)
 		c->inbound = e->conn.flags & NS_L7_F_INBOUND; /* its first record says */
 	if (e->conn.flags & NS_L7_F_TLS) {
 		if (!c->tls)
-			conn_switch_to_tls(c);
+			conn_switch_to_tls(t, c);
 	} else if (c->tls) {
 		return 0; /* ciphertext that slipped past the BPF side's filter */
 	}
 	bool request_dir = c->inbound ? e->op == NS_L7_READ : e->op == NS_L7_WRITE;
 
-	if (c->proto == L7_UNKNOWN) {
-		if (detect(e, request_dir)) {
-			c->req = malloc(sizeof(*c->req));
-			c->resp = malloc(sizeof(*c->resp));
-			if (!c->pending)
-				c->pending = malloc(L7_PENDING * sizeof(*c->pending));
-			if (!c->req || !c->resp || !c->pending) {
-				t->n_refused++;
-				c->proto = L7_OTHER;
-				return 0;
-			}
-			http_stream_init(c->req, true);
-			http_stream_init(c->resp, false);
-			c->proto = L7_HTTP;
-		} else if (++c->chunks_seen >= L7_DETECT_CHUNKS) {
-			c->proto = L7_OTHER;
-			t->n_unknown++;
-			return 0;
-		} else {
-			return 0;
-		}
+	if (c->proto == L7_UNKNOWN)
+		detect(t, c, e, request_dir);
+	struct l7_chunk k = { t, c, e };
+	if (c->proto == L7_TABLE) {
+		l7_proto_feed(c->tab->p, c->tab->state, request_dir ? L7_DIR_REQUEST : L7_DIR_RESPONSE,
+			      e->data, e->captured, e->total, on_table_msg, &k);
+		return 0;
 	}
 	if (c->proto != L7_HTTP)
 		return 0;
 
-	struct l7_chunk k = { t, c, e };
 	struct http_stream *s = request_dir ? c->req : c->resp;
 	uint64_t errors = s->errors;
 	http_stream_feed(s, (const char *)e->data, e->captured, e->total, on_http_msg, &k);

@@ -239,9 +239,19 @@ void trace_format_l7(struct strbuf *sb, const struct trace_l7 *r, int64_t mono_t
 	json_key_str(sb, "proto", r->proto);
 	json_key_u64(sb, "pid", r->pid);
 	json_key_str(sb, "dir", r->inbound ? "in" : "out");
-	json_key_str(sb, "method", r->method);
-	json_key_str(sb, "path", r->path);
-	json_key_i64(sb, "status", r->status);
+	if (r->method) {
+		json_key_str(sb, "method", r->method);
+		json_key_str(sb, "path", r->path);
+		json_key_i64(sb, "status", r->status);
+	} else {
+		json_key_str(sb, "op", r->op ? r->op : "");
+		json_key_str(sb, "statement", r->statement ? r->statement : "");
+		json_key_str(sb, "status", r->status_name ? r->status_name : "unknown");
+		if (r->error_code && r->error_code[0])
+			json_key_str(sb, "error_code", r->error_code);
+		if (r->skipped)
+			json_key_bool(sb, "skipped", true);
+	}
 	json_key_u64(sb, "duration_ns", r->duration_ns);
 	json_key_bool(sb, "tls", r->tls);
 	json_key_str(sb, "src", r->src);

@@ -45,13 +45,20 @@ void trace_proc(struct trace *t, const struct proc_event *e, const char *contain
 
 /* One application-protocol request with its response, as trace prints it. */
 struct trace_l7 {
-	const char *proto; /* "http" */
+	const char *proto; /* "http", "postgres", ... */
 	uint32_t pid;
 	bool inbound; /* this process served the request */
 	bool tls;
+	/* HTTP (method set): */
 	const char *method;
 	const char *path;
 	int status;
+	/* The other protocols (method NULL): */
+	const char *op;		 /* "query", "GET", "find" */
+	const char *statement;	 /* literals stripped; "" when unknown */
+	const char *status_name; /* "ok", "failed", "unknown" */
+	const char *error_code;	 /* SQLSTATE, errno, Redis error word; "" when none */
+	bool skipped;		 /* the server passed over it (an error earlier in its batch) */
 	uint64_t ts_ns; /* when the request started, CLOCK_MONOTONIC */
 	uint64_t duration_ns;
 	const char *src; /* the client, "ip:port" */

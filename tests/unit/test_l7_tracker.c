@@ -13,12 +13,14 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stdio.h>
 #include <sys/socket.h>
 
 #include "events.h"
 #include "l7/tracker.h"
 #include "metrics/registry.h"
 #include "proc/table.h"
+#include "util/strbuf.h"
 
 #define SEC 1000000000ull
 
@@ -50,21 +52,27 @@ static int teardown(void **state)
 	return 0;
 }
 
-static void feed(struct l7_tracker *t, uint64_t sock, uint32_t op, const char *text, uint64_t ts)
+static void feed_bytes(struct l7_tracker *t, uint64_t sock, uint32_t op, uint16_t flags,
+		       const void *data, size_t n, uint64_t ts)
 {
 	struct ns_l7_event *e = calloc(1, sizeof(*e));
 	e->op = op;
 	e->pid = 42;
 	e->ts_ns = ts;
 	e->fd = 4;
-	e->total = e->captured = (uint32_t)strlen(text);
+	e->total = e->captured = (uint32_t)n;
 	e->conn.sock = sock;
 	e->conn.start_ns = 7;
 	e->conn.family = AF_INET;
-	e->conn.flags = NS_L7_F_TLS;
-	memcpy(e->data, text, e->captured);
+	e->conn.flags = flags;
+	memcpy(e->data, data, n);
 	assert_int_equal(l7_tracker_on_record(t, e, NS_L7_HEADER_SIZE + e->captured), 0);
 	free(e);
+}
+
+static void feed(struct l7_tracker *t, uint64_t sock, uint32_t op, const char *text, uint64_t ts)
+{
+	feed_bytes(t, sock, op, NS_L7_F_TLS, text, strlen(text), ts);
 }
 
 static const char req[] = "GET /ok HTTP/1.1\r\nHost: x\r\n\r\n";
@@ -197,6 +205,106 @@ static void test_malformed_bind_is_refused(void **state)
 	assert_int_equal(l7_tracker_on_record(f->t, &e, NS_L7_HEADER_SIZE + 4), -EINVAL);
 }
 
+/* A series' value in the exposition ("" labels: none), -1 when absent. */
+static double exposed(struct fixture *f, const char *series)
+{
+	struct strbuf out = { 0 };
+	double v = -1;
+	metric_registry_write(f->r, &out);
+	char key[256];
+	snprintf(key, sizeof(key), "\n%s ", series);
+	const char *p = strstr(out.buf, key);
+	if (p)
+		v = strtod(p + strlen(key), NULL);
+	strbuf_free(&out);
+	return v;
+}
+
+#define REDIS_OUT "container_redis_queries_total{container_id=\"/\",destination=\"0.0.0.0:0\"," \
+		  "actual_destination=\"0.0.0.0:0\",status="
+
+static void test_pipelined_redis_requests_each_paired(void **state)
+{
+	struct fixture *f = *state;
+	static const char cmds[] = "*1\r\n$4\r\nPING\r\n*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$1\r\nv\r\n"
+				   "*2\r\n$4\r\nLPOP\r\n$1\r\nk\r\n";
+	feed_bytes(f->t, 0x9000, NS_L7_WRITE, 0, cmds, strlen(cmds), 1 * SEC);
+	/* The answers come in two reads; the third is an error. */
+	feed_bytes(f->t, 0x9000, NS_L7_READ, 0, "+PONG\r\n+OK\r\n", 12, 1 * SEC + 1000);
+	static const char err[] = "-WRONGTYPE Operation against a key holding the wrong kind of value\r\n";
+	feed_bytes(f->t, 0x9000, NS_L7_READ, 0, err, strlen(err), 1 * SEC + 2000);
+	assert_true(exposed(f, REDIS_OUT "\"ok\"}") == 2);
+	assert_true(exposed(f, REDIS_OUT "\"failed\"}") == 1);
+	/* One more answer than requests: unpaired, counted for redis. */
+	feed_bytes(f->t, 0x9000, NS_L7_READ, 0, "+OK\r\n", 5, 1 * SEC + 3000);
+	assert_true(exposed(f, "nodescope_l7_unpaired_total{proto=\"redis\"}") == 1);
+	assert_true(exposed(f, "nodescope_l7_messages_total{proto=\"redis\"}") == 7);
+	/* The counts outlive the connection. */
+	l7_tracker_conn_closed(f->t, 0x9000, 7, 2 * SEC);
+	l7_tracker_reap(f->t, 0);
+	assert_true(exposed(f, "nodescope_l7_unpaired_total{proto=\"redis\"}") == 1);
+}
+
+/* A PostgreSQL message: type, length, body. */
+static size_t pg(uint8_t *out, char type, const void *body, size_t n)
+{
+	uint32_t len = (uint32_t)n + 4;
+	out[0] = (uint8_t)type;
+	out[1] = len >> 24, out[2] = len >> 16, out[3] = len >> 8, out[4] = (uint8_t)len;
+	memcpy(out + 5, body, n);
+	return 5 + n;
+}
+
+static void test_postgres_server_side_with_its_error_code(void **state)
+{
+	struct fixture *f = *state;
+	uint8_t b[512];
+	size_t n;
+	/* The server reads the client's queries (inbound), writes the answers. */
+	n = pg(b, 'Q', "SELECT * FROM missing WHERE secret = 'hunter2'", 47);
+	feed_bytes(f->t, 0xa000, NS_L7_READ, NS_L7_F_INBOUND, b, n, 1 * SEC);
+	static const char fields[] = "SERROR\0C42P01\0Mrelation does not exist\0";
+	n = pg(b, 'E', fields, sizeof(fields)); /* the last NUL ends the fields */
+	n += pg(b + n, 'Z', "I", 1);
+	feed_bytes(f->t, 0xa000, NS_L7_WRITE, NS_L7_F_INBOUND, b, n, 1 * SEC + 5000);
+	n = pg(b, 'Q', "SELECT 1", 9);
+	feed_bytes(f->t, 0xa000, NS_L7_READ, NS_L7_F_INBOUND, b, n, 2 * SEC);
+	n = pg(b, 'C', "SELECT 1", 9);
+	n += pg(b + n, 'Z', "I", 1);
+	feed_bytes(f->t, 0xa000, NS_L7_WRITE, NS_L7_F_INBOUND, b, n, 2 * SEC + 5000);
+	assert_true(exposed(f, "container_postgres_inbound_queries_total{container_id=\"/\","
+			       "status=\"failed\"}") == 1);
+	assert_true(exposed(f, "container_postgres_inbound_queries_total{container_id=\"/\","
+			       "status=\"ok\"}") == 1);
+	assert_true(exposed(f, "container_postgres_inbound_queries_duration_seconds_total_count{"
+			       "container_id=\"/\"}") == 2);
+}
+
+static void test_postgres_inside_tls_after_its_ssl_request(void **state)
+{
+	struct fixture *f = *state;
+	uint8_t b[512];
+	size_t n;
+	/* SSLRequest and 'S' in the clear, then the handshake, then plaintext from the library. */
+	static const uint8_t ssl_request[] = { 0, 0, 0, 8, 0x04, 0xd2, 0x16, 0x2f };
+	feed_bytes(f->t, 0xb000, NS_L7_WRITE, 0, ssl_request, sizeof(ssl_request), 1 * SEC);
+	feed_bytes(f->t, 0xb000, NS_L7_READ, 0, "S", 1, 1 * SEC + 1);
+	static const uint8_t startup[] = { 0, 0, 0, 17, 0, 3, 0, 0, 'u', 's', 'e', 'r', 0, 'p', 0, 0, 0 };
+	feed_bytes(f->t, 0xb000, NS_L7_WRITE, NS_L7_F_TLS, startup, sizeof(startup), 1 * SEC + 2);
+	n = pg(b, 'R', "\0\0\0\0", 4);
+	n += pg(b + n, 'Z', "I", 1);
+	feed_bytes(f->t, 0xb000, NS_L7_READ, NS_L7_F_TLS, b, n, 1 * SEC + 3);
+	n = pg(b, 'Q', "SELECT 1", 9);
+	feed_bytes(f->t, 0xb000, NS_L7_WRITE, NS_L7_F_TLS, b, n, 2 * SEC);
+	n = pg(b, 'C', "SELECT 1", 9);
+	n += pg(b + n, 'Z', "I", 1);
+	feed_bytes(f->t, 0xb000, NS_L7_READ, NS_L7_F_TLS, b, n, 2 * SEC + 1);
+	assert_true(exposed(f, "container_postgres_queries_total{container_id=\"/\","
+			       "destination=\"0.0.0.0:0\",actual_destination=\"0.0.0.0:0\","
+			       "status=\"ok\"}") == 1);
+	assert_true(exposed(f, "nodescope_l7_unpaired_total{proto=\"postgres\"}") == 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -210,6 +318,12 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_unbound_write_waits_for_its_bind, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_unbound_never_bound_is_counted, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_malformed_bind_is_refused, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_pipelined_redis_requests_each_paired, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_postgres_server_side_with_its_error_code, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_postgres_inside_tls_after_its_ssl_request, setup,
+						teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
