@@ -98,11 +98,11 @@ def test_server_side_failed_query_has_its_sqlstate(tracer_l7, pg):
     c = connect(pg)
     with c.cursor() as cur:
         with pytest.raises(psycopg2.errors.UndefinedTable):
-            cur.execute("SELECT * FROM e2e_no_such_table_in WHERE id = 1")
+            cur.execute("SELECT * FROM e2e_missing_in WHERE id = 1")
     c.close()
-    evs = settle(tracer_l7, lambda evs: with_text(evs, P, "e2e_no_such_table_in", inbound_=True),
+    evs = settle(tracer_l7, lambda evs: with_text(evs, P, "e2e_missing_in", inbound_=True),
                  "the failed query, server side")
-    failed = with_text(evs, P, "e2e_no_such_table_in", inbound_=True)
+    failed = with_text(evs, P, "e2e_missing_in", inbound_=True)
     assert len(failed) == 1 and (failed[0]["status"], failed[0]["error_code"]) == ("failed", "42P01"), failed
     assert wait_delta(tracer_l7, P, pg, before, lambda c: c.inb(status="failed"), 1) == 1
 

@@ -45,7 +45,7 @@ def test_redis_benchmark_pipelined_counts_match_commandstats(tracer_l7, srv, cli
 
 
 def test_python_pipeline_each_command_paired(tracer_l7, srv):
-    n = 80  # one write of about 3 KiB: within the agent's 4 KiB capture of a write
+    n = 32  # as many as wait on one connection (L7_PAIR_MAX); more are the next test's
     c = srv.client()
     p = c.pipeline(transaction=False)
     for i in range(n):
@@ -58,6 +58,26 @@ def test_python_pipeline_each_command_paired(tracer_l7, srv):
         mine = [e for e in queries(evs, P, side) if "e2e:pipe:" in (e.get("statement") or "")]
         assert len(mine) == n, (side, len(mine))
         assert all(e["op"].upper() == "SET" and e["status"] == "ok" and e["duration_ns"] > 0 for e in mine)
+
+
+def test_pipeline_deeper_than_the_pairing_counts_its_overflow(tracer_l7, srv):
+    """80 commands in one write: 32 wait for their answers on each side (L7_PAIR_MAX), the rest
+    are dropped as table_full, and every one is accounted for."""
+    n = 80
+    before = Counts(tracer_l7, P, srv)
+    c = srv.client()
+    p = c.pipeline(transaction=False)
+    for i in range(n):
+        p.set(f"e2e:deep:{i}", i)
+    assert p.execute() == [True] * n
+    c.close()
+
+    def accounted(c):
+        return c.out(status="ok") + c.inb(status="ok") + c.drop("table_full")
+    assert wait_delta(tracer_l7, P, srv, before, accounted, 2 * n) == 2 * n
+    now = Counts(tracer_l7, P, srv)
+    assert now.drop("table_full") - before.drop("table_full") > 0
+    assert now.out() - before.out() == now.out(status="ok") - before.out(status="ok")  # no wrong pairs
 
 
 def test_wrongtype_error_has_its_code(tracer_l7, srv):
@@ -137,7 +157,7 @@ def test_pipeline_past_the_capture_is_counted_as_a_drop(tracer_l7, srv):
     wait_delta(tracer_l7, P, srv, before, lambda c: c.out(), n + 1, timeout=5)
     now = Counts(tracer_l7, P, srv)
     seen = now.out() - before.out()
-    drops = sum(now.drop(f) - before.drop(f) for f in ("truncated", "lost", "unpaired", "unparseable"))
+    drops = sum(now.drop(f) - before.drop(f) for f in ("truncated", "lost", "unpaired", "unparseable", "table_full"))
     assert seen <= n + 1
     assert seen == n + 1 or drops > 0, f"{seen} of {n + 1} commands counted and no drop counted"
 
