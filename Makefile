@@ -294,7 +294,9 @@ deb:
 image: $(BUILD)/nodescope
 	scripts/build-image.sh $(BUILD) $(VERSION)
 
-# The .deb installs and its agent runs; the unit verifies; the image's agent runs; the DaemonSet
-# manifest holds what it must.
+# The .deb installs and its agent runs; the unit verifies, is rated and runs the agent with its
+# privileges; the image's agent runs, in its rootfs and under podman as the DaemonSet runs it
+# (podman loads the archive: ~5 s; the image itself builds in ~3 s); the DaemonSet manifest holds
+# what it must.
 test-packaging: deb image
 	$(PYTHON) -m pytest -v tests/packaging

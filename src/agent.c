@@ -546,9 +546,15 @@ static int agent_start(struct agent *a)
 	if (c->listen) {
 		a->routes = (struct http_routes){ a->registry, proc_tracker_table(a->procs),
 						  a->resources, agent_ready, a };
-		if (http_server_start(a->loop, a->registry, c->listen, http_routes_handle, &a->routes, &a->http))
+		const struct http_limits lim = { c->http_max_per_client, c->http_max_connections,
+						 c->http_head_timeout_s, c->http_idle_timeout_s };
+		if (http_server_start(a->loop, a->registry, c->listen, &lim, http_routes_handle,
+				      &a->routes, &a->http))
 			return NS_EXIT_LISTEN;
-		log_info("serving http://%s/ (metrics at /metrics)", c->listen);
+		log_info("serving http://%s/ (metrics at /metrics; per client %u connections, "
+			 "%u in all, %us for a request head, %us idle)",
+			 c->listen, lim.max_per_client, lim.max_connections, lim.head_timeout_s,
+			 lim.idle_timeout_s);
 	}
 	return agent_remote_write(a);
 }

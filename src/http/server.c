@@ -18,19 +18,10 @@
 #include "util/log.h"
 
 /*
- * What one client may hold, so no other local process (or pod, when the
- * agent listens on a pod IP) can keep a scraper out: connections per source
- * address, connections in all, and the time a connection has to send each
- * request head, counted from its accept or from the end of its previous
- * response (so one that sends nothing, or a byte a second, is cut).
- * Connections over a limit are closed at once; each refusal and cut is counted.
+ * The limits (struct http_limits) hold every client to its share: a
+ * connection over one is closed at once, one whose request head is late is
+ * cut; each refusal and cut is counted.
  */
-#define HTTP_MAX_PER_CLIENT 8
-#define HTTP_MAX_CONNECTIONS 256
-#define HTTP_HEAD_TIMEOUT_NS (5 * 1000000000ull)
-/* A response the client stops reading (libmicrohttpd's inactivity timeout). */
-#define HTTP_IDLE_TIMEOUT_S 10u
-
 /* One open connection (libmicrohttpd's socket context). */
 struct http_conn {
 	struct http_conn *prev, *next;
@@ -58,6 +49,7 @@ struct http_server {
 	http_handler_fn fn;
 	void *ctx;
 	unsigned port;
+	struct http_limits limits;
 	struct http_conn *conns;
 	unsigned n_conns;
 	struct metric *m_refused;
@@ -68,10 +60,12 @@ struct http_server {
 static const struct metric_def http_metrics[] = {
 	{ "nodescope_http_connections_refused_total",
 	  "HTTP connections closed at once because their source address already had "
-	  "8 open (per_client) or the server 256 (total).",
+	  "--http-max-per-client open (per_client) or the server --http-max-connections "
+	  "(total).",
 	  METRIC_COUNTER, METRIC_LABELS("reason"), METRIC_HANDLE(T, m_refused) },
 	{ "nodescope_http_head_timeouts_total",
-	  "HTTP connections cut because a request head took longer than 5 s to arrive.",
+	  "HTTP connections cut because a request head took longer than --http-head-timeout "
+	  "to arrive.",
 	  METRIC_COUNTER, METRIC_VALUE(T, head_timeouts) },
 };
 #undef T
@@ -98,9 +92,9 @@ static enum MHD_Result http_accept_policy(void *cls, const struct sockaddr *addr
 
 	for (struct http_conn *c = s->conns; c; c = c->next)
 		same += same_address(&c->addr, addr);
-	if (same >= HTTP_MAX_PER_CLIENT)
+	if (same >= s->limits.max_per_client)
 		reason = "per_client";
-	else if (s->n_conns >= HTTP_MAX_CONNECTIONS)
+	else if (s->n_conns >= s->limits.max_connections)
 		reason = "total";
 	if (!reason)
 		return MHD_YES;
@@ -112,6 +106,12 @@ static enum MHD_Result http_accept_policy(void *cls, const struct sockaddr *addr
 static void http_log(void *cls, const char *fmt, va_list ap)
 {
 	log_vmsg(LOG_LEVEL_WARN, "libmicrohttpd", fmt, ap);
+}
+
+/* When a request head awaited from now is late. */
+static uint64_t head_deadline(const struct http_server *s)
+{
+	return clock_mono_ns() + s->limits.head_timeout_s * 1000000000ull;
 }
 
 static void http_conn_notify(void *cls, struct MHD_Connection *conn, void **socket_context,
@@ -147,7 +147,7 @@ static void http_conn_notify(void *cls, struct MHD_Connection *conn, void **sock
 	memcpy(&c->addr, addr->client_addr,
 	       addr->client_addr->sa_family == AF_INET6 ? sizeof(struct sockaddr_in6)
 							 : sizeof(struct sockaddr_in));
-	c->head_deadline_ns = clock_mono_ns() + HTTP_HEAD_TIMEOUT_NS;
+	c->head_deadline_ns = head_deadline(s);
 	c->next = s->conns;
 	if (s->conns)
 		s->conns->prev = c;
@@ -320,12 +320,13 @@ static enum MHD_Result http_answer(void *cls, struct MHD_Connection *conn, const
 static void http_completed(void *cls, struct MHD_Connection *conn, void **req_cls,
 			   enum MHD_RequestTerminationCode toe)
 {
+	struct http_server *s = cls;
 	struct http_request *req = *req_cls;
 	struct http_conn *c = conn_of(conn);
 
 	/* Kept alive: the next head has its time from now. */
 	if (c && toe == MHD_REQUEST_TERMINATED_COMPLETED_OK)
-		c->head_deadline_ns = clock_mono_ns() + HTTP_HEAD_TIMEOUT_NS;
+		c->head_deadline_ns = head_deadline(s);
 	if (!req)
 		return;
 	strbuf_free(&req->body);
@@ -402,7 +403,8 @@ static void http_on_timer(void *ctx)
 }
 
 int http_server_start(struct loop *l, struct metric_registry *r, const char *listen,
-		      http_handler_fn fn, void *ctx, struct http_server **out)
+		      const struct http_limits *limits, http_handler_fn fn, void *ctx,
+		      struct http_server **out)
 {
 	struct sockaddr_storage ss;
 	unsigned len;
@@ -415,6 +417,7 @@ int http_server_start(struct loop *l, struct metric_registry *r, const char *lis
 	if (!s)
 		return -ENOMEM;
 	s->loop = l;
+	s->limits = *limits;
 	s->fn = fn;
 	s->ctx = ctx;
 	if (metric_register_defs(r, http_metrics, METRIC_DEFS_COUNT(http_metrics), s, 0)) {
@@ -429,8 +432,8 @@ int http_server_start(struct loop *l, struct metric_registry *r, const char *lis
 	s->d = MHD_start_daemon(flags, 0, http_accept_policy, s, http_answer, s,
 				MHD_OPTION_EXTERNAL_LOGGER, http_log, s,
 				MHD_OPTION_SOCK_ADDR, &ss, MHD_OPTION_CONNECTION_TIMEOUT,
-				HTTP_IDLE_TIMEOUT_S, MHD_OPTION_CONNECTION_LIMIT,
-				HTTP_MAX_CONNECTIONS + 64u, MHD_OPTION_NOTIFY_COMPLETED,
+				limits->idle_timeout_s, MHD_OPTION_CONNECTION_LIMIT,
+				limits->max_connections + 64u, MHD_OPTION_NOTIFY_COMPLETED,
 				http_completed, s, MHD_OPTION_NOTIFY_CONNECTION, http_conn_notify, s,
 				MHD_OPTION_END);
 	if (!s->d) {

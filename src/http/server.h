@@ -28,13 +28,25 @@ void http_request_answer(struct http_request *req, int status, struct strbuf *bo
 			 const char *content_type);
 
 /*
+ * What one client may hold, so no other local process (or pod, when the
+ * agent listens on a pod IP) can keep a scraper out (the --http-* options).
+ */
+struct http_limits {
+	unsigned max_per_client;  /* open connections per source address */
+	unsigned max_connections; /* open connections in all */
+	unsigned head_timeout_s;  /* to send each request head, from the accept or the last response */
+	unsigned idle_timeout_s;  /* nothing moving either way: closed (libmicrohttpd's timeout) */
+};
+
+/*
  * listen is "HOST:PORT" or "[V6]:PORT". Registers the server's counters
  * (refused connections, late request heads) in r. Returns 0 or -errno
  * (message printed).
  */
 struct metric_registry;
 int http_server_start(struct loop *l, struct metric_registry *r, const char *listen,
-		      http_handler_fn fn, void *ctx, struct http_server **out);
+		      const struct http_limits *limits, http_handler_fn fn, void *ctx,
+		      struct http_server **out);
 void http_server_stop(struct http_server *s);
 /* The port actually bound (useful with port 0). */
 unsigned http_server_port(const struct http_server *s);
