@@ -2,11 +2,9 @@
 counts against SHOW GLOBAL STATUS (read over the unix socket, which the agent does not see),
 python3-pymysql queries in plain text and over TLS, server-side prepared statements
 (COM_STMT_PREPARE/EXECUTE/CLOSE, by Perl's DBD::MariaDB with mariadb_server_prepare), the mariadb
-command-line client over TLS, errors with their errno, and literals stripped.
-
-The server side is known broken: MariaDB reads each packet's 4-byte header and its body in two
-recvfrom() calls, and the agent picks a connection's protocol from the first bytes of a client
-chunk, so mariadbd's connections are never recognised (test_server_side_*, a strict xfail)."""
+command-line client over TLS, errors with their errno, and literals stripped. mariadbd reads a
+packet's 4-byte header and its body in two recvfrom() calls: the server side checks that its
+connections are recognised all the same."""
 import pymysql
 import pytest
 
@@ -15,8 +13,6 @@ from service import need
 from srv_mariadb import PASSWORD, MariaDB
 
 P = "mysql"
-SPLIT_READS = pytest.mark.xfail(strict=True, reason="server side: mariadbd reads a packet's header "
-                                "and body in two calls; the protocol is never detected")
 
 
 @pytest.fixture(scope="module")
@@ -59,7 +55,6 @@ def test_pymysql_counts_match_global_status(tracer_l7, db, tls):
         assert now.drop(f) == before.drop(f), f
 
 
-@SPLIT_READS
 def test_server_side_counts_match_global_status(tracer_l7, db):
     before = Counts(tracer_l7, P, db)
     selects = status_delta(db, lambda: run_queries(db, 50, False))["Com_select"]

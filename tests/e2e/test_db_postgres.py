@@ -46,16 +46,11 @@ def pgbench(pg, cgroups, tmp_path, script, mode, role, sslmode="disable", client
     return cg.container
 
 
-# PostgreSQL serves each connection in a backend the postmaster forks after accept(): the agent
-# marks a socket for capture per (process, fd) at accept(), in the postmaster, which then closes
-# its copy; the backend's reads and writes are never captured (the start-up scan that adds
-# connections older than the agent does not run at a fork). Known broken until forked children
-# inherit their parent's tracked sockets.
-FORKED_BACKENDS = pytest.mark.xfail(strict=True, reason="server side of a forking server: "
-                                    "l7 sockets are tracked per (pid, fd) from accept() in the parent")
+# PostgreSQL serves each connection in a backend the postmaster forks after accept(): the server
+# side is seen because a fork copies its parent's tracked sockets.
 
 
-def check_counts(tracer, pg, before, container, role, want_min, server_side=False):
+def check_counts(tracer, pg, before, container, role, want_min, server_side=True):
     """The client's outbound count (and the server's inbound count) and pg_stat_statements'
     calls of the role are one number (the role ran nothing else)."""
     calls = pg.role_calls(role)
@@ -84,7 +79,6 @@ def test_pgbench_counts_match_pg_stat_statements(tracer_l7, pg, client_cgroup, t
     check_counts(tracer_l7, pg, before, container, role, 2 * N)
 
 
-@FORKED_BACKENDS
 def test_server_side_counts_match_pg_stat_statements(tracer_l7, pg, client_cgroup, tmp_path):
     role = new_role(pg)
     before = Counts(tracer_l7, P, pg)
@@ -93,7 +87,6 @@ def test_server_side_counts_match_pg_stat_statements(tracer_l7, pg, client_cgrou
     check_counts(tracer_l7, pg, before, container, role, 100, server_side=True)
 
 
-@FORKED_BACKENDS
 def test_server_side_failed_query_has_its_sqlstate(tracer_l7, pg):
     before = Counts(tracer_l7, P, pg)
     c = connect(pg)
