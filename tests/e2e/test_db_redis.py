@@ -70,7 +70,7 @@ def test_wrongtype_error_has_its_code(tracer_l7, srv):
     evs = settle(tracer_l7, lambda evs: len(queries(evs, P, status="failed")) >= 2, "the failed LPUSH")
     for side in (False, True):
         failed = [e for e in queries(evs, P, side, status="failed") if e["op"].upper() == "LPUSH"]
-        assert len(failed) == 1 and failed[0]["error_code"] == "WRONGTYPE", failed
+        assert len(failed) == 1 and failed[0].get("error_code") == "WRONGTYPE", failed
     assert wait_delta(tracer_l7, P, srv, before, lambda c: c.out(status="failed"), 1) == 1
     assert wait_delta(tracer_l7, P, srv, before, lambda c: c.inb(status="failed"), 1) == 1
     assert wait_delta(tracer_l7, P, srv, before, lambda c: c.out(status="ok"), 1) == 1
