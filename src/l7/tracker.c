@@ -168,6 +168,7 @@ struct l7_chunk {
 	struct l7_tracker *t;
 	struct l7_conn *c;
 	const struct ns_l7_event *e;
+	enum l7_dir dir;
 };
 
 static void sum_live(void *ctx, struct hmap_node *n)
@@ -456,7 +457,7 @@ static void record_pair(struct l7_chunk *k, uint64_t req_ts, uint64_t resp_ts, c
 	metric_series_add(series->count, 1);
 	const struct l7_families *f = conn_families(t, c);
 	metric_series_observe(c->inbound ? f->in_duration : f->duration, series->duration, dur / 1e9);
-	if (!trace_on(t->o.trace))
+	if (!trace_wanted(t->o.trace))
 		return;
 	r->pid = k->e->pid;
 	r->inbound = c->inbound;
@@ -568,8 +569,8 @@ static void on_table_msg(void *ctx, const struct l7_msg *m)
 	case L7_MSG_SYNC:
 		l7_pair_request(&tc->pair, m, message_began(tc, L7_DIR_REQUEST, k->e));
 		break;
-	case L7_MSG_REQUEST_NOREPLY:
-		message_began(tc, L7_DIR_REQUEST, k->e);
+	case L7_MSG_REQUEST_NOREPLY: /* (a messaging protocol's consume is the server's) */
+		message_began(tc, k->dir, k->e);
 		/* No answer, so no latency: only the messaging families count these. */
 		if (tc->p->family == L7_FAMILY_MESSAGES && !k->c->inbound)
 			record_message(k, m);
@@ -779,7 +780,7 @@ static int on_data(struct l7_tracker *t, const struct ns_l7_event *e)
 		e = joined;
 	else
 		joined = NULL;
-	struct l7_chunk k = { t, c, e };
+	struct l7_chunk k = { t, c, e, request_dir ? L7_DIR_REQUEST : L7_DIR_RESPONSE };
 	if (c->proto == L7_TABLE) {
 		enum l7_dir d = request_dir ? L7_DIR_REQUEST : L7_DIR_RESPONSE;
 		chunk_arrives(c->tab, d, e);
