@@ -7,14 +7,12 @@ then counts exactly what it sends afterwards, on both ends.
 """
 import os
 import socket
-import subprocess
-import tempfile
 import time
 
 import pytest
 
-from conftest import free_port
 from nginx import Nginx
+from srv_redis import Redis
 
 NGINX_HTTP = """
 http {{
@@ -61,34 +59,9 @@ def nginx():
     n.stop()
 
 
-class Redis:
-    """A redis-server of the test's own, on a free loopback port, nothing saved."""
-
-    def __init__(self):
-        self.dir = tempfile.mkdtemp(prefix="nodescope-e2e-redis.")
-        self.port = free_port()
-        self.addr = f"127.0.0.1:{self.port}"
-        self.proc = subprocess.Popen(["redis-server", "--port", str(self.port), "--bind", "127.0.0.1",
-                                      "--save", "", "--appendonly", "no", "--dir", self.dir],
-                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        deadline = time.monotonic() + 15
-        while True:
-            try:
-                socket.create_connection(("127.0.0.1", self.port), timeout=1).close()
-                return
-            except OSError:
-                if self.proc.poll() is not None or time.monotonic() > deadline:
-                    pytest.fail("redis-server did not start (apt-get install redis-server)")
-                time.sleep(0.05)
-
-    def stop(self):
-        self.proc.terminate()
-        self.proc.wait(10)
-
-
 @pytest.fixture
 def redis():
-    r = Redis()
+    r = Redis(tls=False)
     yield r
     r.stop()
 

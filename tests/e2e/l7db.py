@@ -1,0 +1,138 @@
+"""What the database and cache e2e tests (test_db_*.py) share: reading the agent's per-protocol
+series (Coroot's container_<proto>_queries_* families and nodescope_l7_*_total drop counters) and
+its `l7` trace lines, and waiting for a count to reach what the server's own statistics say."""
+import json
+import time
+
+import pytest
+
+from conftest import Agent
+from service import ClientCgroup
+
+# The drop counters every protocol exports, as nodescope_l7_<field>_total{proto}.
+DROP_FIELDS = ("messages", "unparseable", "truncated", "lost", "table_full", "unpaired")
+# Drops that mean a message was misread or missed (not "messages", a count of what was parsed).
+LOSSES = ("unparseable", "truncated", "lost", "table_full", "unpaired")
+
+
+def names(proto):
+    """(outbound total, outbound histogram, inbound total, inbound histogram) metric names."""
+    return (f"container_{proto}_queries_total", f"container_{proto}_queries_duration_seconds_total",
+            f"container_{proto}_inbound_queries_total",
+            f"container_{proto}_inbound_queries_duration_seconds_total")
+
+
+def msum(metrics, name, **labels):
+    want = set(labels.items())
+    return sum(v for k, v in metrics.get(name, {}).items() if want <= set(k))
+
+
+class Counts:
+    """One scrape of the agent, read for one protocol and one server. Subtract two for a delta."""
+
+    def __init__(self, agent, proto, server):
+        self.m = agent.metrics()
+        self.proto, self.server = proto, server
+        self.out_name, self.out_hist, self.in_name, self.in_hist = names(proto)
+
+    def out(self, status=None, container_id=None):
+        """Queries sent to the server by any client (or by one container's)."""
+        labels = {"destination": self.server.addr}
+        if status:
+            labels["status"] = status
+        if container_id:
+            labels["container_id"] = container_id
+        return msum(self.m, self.out_name, **labels)
+
+    def inb(self, status=None):
+        """Queries the server answered (its own container's inbound series)."""
+        labels = {"container_id": self.server.container}
+        if status:
+            labels["status"] = status
+        return msum(self.m, self.in_name, **labels)
+
+    def out_hist_count(self, container_id=None):
+        labels = {"destination": self.server.addr}
+        if container_id:
+            labels["container_id"] = container_id
+        return msum(self.m, self.out_hist + "_count", **labels)
+
+    def in_hist_count(self):
+        return msum(self.m, self.in_hist + "_count", container_id=self.server.container)
+
+    def drop(self, field):
+        return msum(self.m, f"nodescope_l7_{field}_total", proto=self.proto)
+
+
+def wait_value(fn, want, timeout=20):
+    """Polls fn() until it returns want (the agent reads its ring asynchronously); returns the
+    last value for the caller to assert, so a wrong count fails with the number it reached."""
+    deadline = time.monotonic() + timeout
+    while True:
+        v = fn()
+        if v == want or time.monotonic() > deadline:
+            return v
+        time.sleep(0.1)
+
+
+def wait_delta(agent, proto, server, before, fn, want, timeout=20):
+    """Waits until fn(Counts now) - fn(before) == want; returns that delta."""
+    return wait_value(lambda: fn(Counts(agent, proto, server)) - fn(before), want, timeout)
+
+
+def inbound(e):
+    return e.get("dir") == "in" if "dir" in e else bool(e.get("inbound"))
+
+
+def queries(events, proto, inbound_=None, **want):
+    """The agent's l7 trace lines of a protocol with the given keys (inbound_: one side only)."""
+    return [e for e in events if e.get("type") == "l7" and e.get("proto") == proto
+            and (inbound_ is None or inbound(e) == inbound_)
+            and all(e.get(k) == v for k, v in want.items())]
+
+
+def with_text(events, proto, fragment, inbound_=None):
+    """The lines whose statement contains fragment (a marker the test put in its queries)."""
+    return [e for e in queries(events, proto, inbound_) if fragment in (e.get("statement") or "")]
+
+
+def settle(agent, pred, what, timeout=20):
+    """Waits for pred(events), then a little longer so an extra (wrong) line would show too."""
+    agent.wait_for(pred, timeout=timeout, what=what)
+    time.sleep(0.3)
+    return agent.snapshot()
+
+
+def assert_secret_absent(agent, *secrets):
+    """No trace line carries any of the literals (the statement's literals are stripped)."""
+    text = "\n".join(json.dumps(e) for e in agent.snapshot())
+    for s in secrets:
+        assert s not in text, f"literal {s!r} leaked into the trace"
+
+
+def db_tracer():
+    """A module's tracing agent: metrics and the l7 trace lines."""
+    return Agent("--events", "l7")
+
+
+@pytest.fixture(scope="module")
+def tracer_l7():
+    a = db_tracer()
+    yield a
+    a.stop()
+
+
+@pytest.fixture(scope="module")
+def client_cgroup():
+    """Makes ClientCgroups removed at the module's end (not while the agent may still be
+    attributing the clients' last queries to them)."""
+    made = []
+
+    def make(name):
+        cg = ClientCgroup(name)
+        made.append(cg)
+        return cg
+
+    yield make
+    for cg in made:
+        cg.remove()

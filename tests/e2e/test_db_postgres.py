@@ -1,0 +1,202 @@
+"""PostgreSQL tracing (l7) against a private PostgreSQL (Debian's postgresql) on loopback: counts
+against pg_stat_statements, both sides (the client's outbound series, the server's inbound one),
+the simple and extended protocols (pgbench -M simple/extended/prepared), pipelined batches,
+sslmode=require (through libpq's and the server's OpenSSL), errors with their SQLSTATE, literals
+stripped from the traced statements, and a connection opened before the agent started.
+
+The clients run in cgroups of their own (ClientCgroup) and as their own role, so the client's
+series and pg_stat_statements' calls of that role count the same queries; the test reads the
+server's statistics over the unix socket, which the agent (tracing TCP) does not see."""
+import psycopg2
+import pytest
+
+from l7db import (Counts, assert_secret_absent, client_cgroup, settle, tracer_l7, wait_delta,  # noqa: F401
+                  wait_value, with_text)
+from srv_postgres import Postgres, pg_bin
+
+P = "postgres"
+N = 200  # pgbench transactions per client
+
+
+@pytest.fixture(scope="module")
+def pg(tracer_l7):
+    # Started after the agent (the connections are new to it).
+    s = Postgres()
+    yield s
+    s.stop()
+
+
+_roles = iter(range(1, 1000))
+
+
+def new_role(pg):
+    """A role of its own for one client run: pg_stat_statements counts per role."""
+    role = f"e2e_client_{next(_roles)}"
+    pg.sql(f"CREATE ROLE {role} LOGIN SUPERUSER")
+    return role
+
+
+def pgbench(pg, cgroups, tmp_path, script, mode, role, sslmode="disable", clients=2, tx=N):
+    path = tmp_path / "script.sql"
+    path.write_text(script)
+    cg = cgroups("pgbench")
+    out = cg.run([pg_bin("pgbench"), "-n", "-M", mode, "-c", str(clients), "-t", str(tx),
+                  "-f", str(path)], env=pg.env(user=role, sslmode=sslmode))
+    assert f"number of transactions actually processed: {clients * tx}/" in out.stdout, out.stdout
+    return cg.container
+
+
+# PostgreSQL serves each connection in a backend the postmaster forks after accept(): the server
+# side is seen because a fork copies its parent's tracked sockets.
+
+
+def check_counts(tracer, pg, before, container, role, want_min, server_side=True):
+    """The client's outbound count (and the server's inbound count) and pg_stat_statements'
+    calls of the role are one number (the role ran nothing else)."""
+    calls = pg.role_calls(role)
+    assert calls >= want_min
+    got = wait_delta(tracer, P, pg, before, lambda c: c.out(container_id=container, status="ok"), calls)
+    assert got == calls, f"client side: {got} queries ok, pg_stat_statements: {calls}"
+    now = Counts(tracer, P, pg)
+    assert now.out(container_id=container) - before.out(container_id=container) == calls  # none failed
+    assert now.out_hist_count(container_id=container) - before.out_hist_count(container_id=container) == calls
+    for f in ("unparseable", "lost", "table_full", "unpaired"):
+        assert now.drop(f) == before.drop(f), f
+    if server_side:
+        # The server side saw the same queries (no other client ran meanwhile over TCP).
+        got = wait_delta(tracer, P, pg, before, lambda c: c.inb(status="ok"), calls)
+        assert got == calls, f"server side: {got} queries ok, pg_stat_statements: {calls}"
+        assert Counts(tracer, P, pg).in_hist_count() - before.in_hist_count() == calls
+
+
+@pytest.mark.parametrize("mode", ["simple", "extended", "prepared"])
+def test_pgbench_counts_match_pg_stat_statements(tracer_l7, pg, client_cgroup, tmp_path, mode):
+    role = new_role(pg)
+    before = Counts(tracer_l7, P, pg)
+    script = "\\set id random(1, 100000)\nSELECT abalance FROM (SELECT :id AS aid, 0 AS abalance) t " \
+             "WHERE aid = :id;\n"
+    container = pgbench(pg, client_cgroup, tmp_path, script, mode, role)
+    check_counts(tracer_l7, pg, before, container, role, 2 * N)
+
+
+def test_server_side_counts_match_pg_stat_statements(tracer_l7, pg, client_cgroup, tmp_path):
+    role = new_role(pg)
+    before = Counts(tracer_l7, P, pg)
+    container = pgbench(pg, client_cgroup, tmp_path, "SELECT 1 AS server_side;\n", "extended", role,
+                        clients=1, tx=100)
+    check_counts(tracer_l7, pg, before, container, role, 100, server_side=True)
+
+
+def test_server_side_failed_query_has_its_sqlstate(tracer_l7, pg):
+    before = Counts(tracer_l7, P, pg)
+    c = connect(pg)
+    with c.cursor() as cur:
+        with pytest.raises(psycopg2.errors.UndefinedTable):
+            cur.execute("SELECT * FROM e2e_missing_in WHERE id = 1")
+    c.close()
+    evs = settle(tracer_l7, lambda evs: with_text(evs, P, "e2e_missing_in", inbound_=True),
+                 "the failed query, server side")
+    failed = with_text(evs, P, "e2e_missing_in", inbound_=True)
+    assert len(failed) == 1 and (failed[0]["status"], failed[0].get("error_code")) == ("failed", "42P01"), failed
+    assert wait_delta(tracer_l7, P, pg, before, lambda c: c.inb(status="failed"), 1) == 1
+
+
+def test_pipelined_batches_each_paired(tracer_l7, pg, client_cgroup, tmp_path):
+    """pgbench's \\startpipeline: 5 queries in one batch, one Sync; each its own request."""
+    role = new_role(pg)
+    before = Counts(tracer_l7, P, pg)
+    script = "\\startpipeline\n" + "".join(f"SELECT {i} AS pipelined_{i};\n" for i in range(5)) + \
+             "\\endpipeline\n"
+    container = pgbench(pg, client_cgroup, tmp_path, script, "extended", role, clients=1, tx=50)
+    check_counts(tracer_l7, pg, before, container, role, 250)
+    evs = tracer_l7.snapshot()
+    for i in range(5):
+        mine = [e for e in with_text(evs, P, f"pipelined_{i}", inbound_=False)]
+        assert len(mine) == 50, (i, len(mine))
+        assert all(e["status"] == "ok" and e["duration_ns"] > 0 for e in mine), mine[:3]
+
+
+def test_sslmode_require_through_openssl(tracer_l7, pg, client_cgroup, tmp_path):
+    role = new_role(pg)
+    before = Counts(tracer_l7, P, pg)
+    container = pgbench(pg, client_cgroup, tmp_path, "SELECT 1 AS over_tls;\n", "extended", role, sslmode="require",
+                        clients=1, tx=100)
+    check_counts(tracer_l7, pg, before, container, role, 100)
+    evs = tracer_l7.snapshot()
+    mine = with_text(evs, P, "over_tls", inbound_=False)
+    assert len(mine) == 100 and all(e["tls"] for e in mine), mine[:3]
+
+
+def connect(pg):
+    c = psycopg2.connect(pg.dsn())
+    c.autocommit = True
+    return c
+
+
+def test_failed_query_has_its_sqlstate(tracer_l7, pg):
+    before = Counts(tracer_l7, P, pg)
+    c = connect(pg)
+    with c.cursor() as cur:
+        with pytest.raises(psycopg2.errors.UndefinedTable):
+            cur.execute("SELECT * FROM e2e_no_such_table WHERE id = 1")
+        cur.execute("SELECT 1 AS after_the_error")
+    c.close()
+    evs = settle(tracer_l7, lambda evs: with_text(evs, P, "e2e_no_such_table", inbound_=False)
+                 and with_text(evs, P, "after_the_error", inbound_=False), "the failed query")
+    failed = with_text(evs, P, "e2e_no_such_table", inbound_=False)
+    assert len(failed) == 1, failed
+    assert (failed[0]["status"], failed[0].get("error_code")) == ("failed", "42P01"), failed[0]
+    ok = with_text(evs, P, "after_the_error", inbound_=False)
+    assert len(ok) == 1 and ok[0]["status"] == "ok", ok
+    assert wait_delta(tracer_l7, P, pg, before, lambda c: c.out(status="failed"), 1) == 1
+
+
+def test_literals_are_stripped_from_statements(tracer_l7, pg):
+    secret, number = "e2e-secret-4f1d9c", "987654321"
+    c = connect(pg)
+    with c.cursor() as cur:
+        cur.execute(f"SELECT '{secret}' AS leak_check, {number} AS n WHERE 1 IN (1, 2, 3)")
+    c.close()
+    evs = settle(tracer_l7, lambda evs: with_text(evs, P, "leak_check"), "the query")
+    for e in with_text(evs, P, "leak_check"):
+        assert e["statement"].startswith("SELECT ?"), e
+        assert e["status"] == "ok", e
+    assert_secret_absent(tracer_l7, secret, number)
+
+
+def test_sql_prepare_and_execute(tracer_l7, pg):
+    """psycopg2 with server-side prepared statements (PREPARE / EXECUTE): each EXECUTE a query."""
+    c = connect(pg)
+    with c.cursor() as cur:
+        cur.execute("PREPARE e2e_prep(int) AS SELECT $1 + 1 AS prepared_in_sql")
+        for i in range(20):
+            cur.execute("EXECUTE e2e_prep(%s)", (i,))
+            assert cur.fetchone() == (i + 1,)
+    c.close()
+    evs = settle(tracer_l7, lambda evs: len(with_text(evs, P, "e2e_prep(", inbound_=False)) >= 20,
+                 "20 EXECUTEs")
+    ex = [e for e in with_text(evs, P, "e2e_prep(", inbound_=False) if e["statement"].startswith("EXECUTE")]
+    assert len(ex) == 20 and all(e["status"] == "ok" for e in ex), ex[:3]
+
+
+def test_connection_opened_before_the_agent(agent_factory, pg):
+    """A pooled connection lives for days: its queries are parsed once the agent sees a message
+    boundary (the first queries may go by while it joins; every one after it is counted)."""
+    c = connect(pg)
+    cur = c.cursor()
+    cur.execute("SELECT 1")
+    late = agent_factory("--events", "l7")
+    seen = False
+    for i in range(50):
+        cur.execute(f"SELECT {i} AS joining")
+        if wait_value(lambda: bool(with_text(late.snapshot(), P, "joining", inbound_=False)), True, 1):
+            seen = True
+            break
+    assert seen, "no query of the pre-existing connection was parsed"
+    for i in range(10):
+        cur.execute(f"SELECT {i} AS after_join")
+    c.close()
+    evs = settle(late, lambda evs: len(with_text(evs, P, "after_join", inbound_=False)) >= 10,
+                 "10 queries")
+    mine = with_text(evs, P, "after_join", inbound_=False)
+    assert len(mine) == 10 and all(e["status"] == "ok" for e in mine), mine
