@@ -84,26 +84,9 @@ struct stream {
 	uint64_t wakeups;
 };
 
-/*
- * Ring buffers: the next record starts right after this one (its 8-byte
- * header at the next 8-byte boundary) and was written by another CPU, so
- * the first reads of it miss the cache; fetched while this one is handled,
- * a record costs the reader no wait. Under an HTTP load the first look at
- * each record's bytes was a quarter of the agent's time. A prefetch never
- * faults: past the last record it only fetches unused ring memory.
- */
-static void stream_prefetch_next(const void *data, size_t len)
-{
-	const char *next = (const char *)data + ((len + 7) & ~(size_t)7);
-	for (int i = 0; i < 4; i++)
-		__builtin_prefetch(next + 64 * i);
-}
-
 static int stream_on_record(void *ctx, void *data, size_t len)
 {
 	struct stream *s = ctx;
-	if (!s->perf)
-		stream_prefetch_next(data, len);
 	s->events++;
 	if (s->p.fn(s->p.ctx, data, len) < 0)
 		s->malformed++;
