@@ -154,6 +154,11 @@ enum ns_l7_op {
  * -1, conn.sock holds the session (SSL *), and an NS_L7_BIND record follows.
  */
 #define NS_L7_F_UNBOUND 8u
+/*
+ * A UDP socket connected to port 53: each record is one datagram (a DNS
+ * message), not a piece of a stream; conn.start_ns is when it connected.
+ */
+#define NS_L7_F_DNS 16u
 
 /* What the BPF side remembers of a tracked socket, per (tgid, fd). */
 struct ns_l7_sock {

@@ -145,6 +145,8 @@ static __always_inline int l7_enter(void *ctx, __s32 fd, __u64 ptr, __u32 op, __
 
 	if (!sock)
 		return 0; /* not a tracked socket: the common, cheap case */
+	if (!l7_sock_adopt(sock, key, fd))
+		return 0;
 	if (l7_inside_tls_call(id, fd, sp, ptr, op, kind, sock))
 		return 0;
 	if (sock->flags & NS_L7_F_ENCRYPTED) {
@@ -229,11 +231,58 @@ static __always_inline bool l7_is_tls_record(const struct ns_l7_event *e)
 	       e->data[1] == 0x03 && e->data[2] <= 0x04;
 }
 
+/* One read, write or message (of sendmmsg) that moved ret bytes. */
+static __always_inline int l7_exit_one(void *ctx, __u64 id, struct l7_call *call, long ret)
+{
+	__u32 zero = 0;
+	struct ns_l7_event *e = bpf_map_lookup_elem(&l7_scratch, &zero);
+	__u64 base, len;
+	if (!e || l7_buffer(call, &base, &len))
+		return 0;
+
+	e->op = call->op;
+	e->pid = id >> 32;
+	e->ts_ns = call->op == NS_L7_WRITE ? call->ts_ns : bpf_ktime_get_ns();
+	e->fd = call->fd;
+	e->total = ret;
+	e->conn = call->sock;
+	/*
+	 * Copied once, then looked at: ciphertext from a TLS library not probed
+	 * (or its handshake) is not worth sending. Only a connection's first
+	 * ciphertext pays the longer copy; later calls stop at entry.
+	 */
+	l7_capture(e, base, len);
+	/* (A DNS message's id can look like a record header.) */
+	if (!(call->sock.flags & NS_L7_F_DNS) && l7_is_tls_record(e)) {
+		__u64 key = l7_key(id >> 32, call->fd);
+		struct ns_l7_sock *sock = bpf_map_lookup_elem(&l7_socks, &key);
+		if (sock && sock->sock == call->sock.sock)
+			sock->flags |= NS_L7_F_ENCRYPTED;
+		call->sock.flags |= NS_L7_F_ENCRYPTED;
+		l7_ciphertext(ctx, id, call->fd, call->op, &call->sock);
+		return 0;
+	}
+	l7_output(ctx, e, NS_L7_HEADER_SIZE + e->captured);
+	return 0;
+}
+
+/* sendmmsg's message i (its byte count is its msg_len). */
+static __always_inline void l7_exit_mmsg(void *ctx, __u64 id, const struct l7_call *c, unsigned i)
+{
+	struct l7_call m = *c;
+	unsigned int n = 0;
+
+	m.ptr += i * sizeof(struct mmsghdr);
+	if (bpf_probe_read_user(&n, sizeof(n), (void *)(m.ptr + offsetof(struct mmsghdr, msg_len))) ||
+	    !n)
+		return;
+	l7_exit_one(ctx, id, &m, n);
+}
+
 static __always_inline int l7_exit(void *ctx, long ret)
 {
 	__u64 id = bpf_get_current_pid_tgid();
 	struct l7_call *c = ns_thread_slot(&l7_calls, false);
-	__u32 zero = 0;
 
 	if (!c || !c->active)
 		return 0;
@@ -241,41 +290,15 @@ static __always_inline int l7_exit(void *ctx, long ret)
 	struct l7_call call = *c;
 	if (ret <= 0)
 		return 0;
-	if (call.kind == L7_BUF_MMSG) {
-		/* sendmmsg returns messages sent; the first one's byte count is msg_len. */
-		unsigned int n = 0;
-		if (bpf_probe_read_user(&n, sizeof(n),
-					(void *)(call.ptr + offsetof(struct mmsghdr, msg_len))) || !n)
-			return 0;
-		ret = n;
-	}
-	struct ns_l7_event *e = bpf_map_lookup_elem(&l7_scratch, &zero);
-	__u64 base, len;
-	if (!e || l7_buffer(&call, &base, &len))
-		return 0;
-
-	e->op = call.op;
-	e->pid = id >> 32;
-	e->ts_ns = call.op == NS_L7_WRITE ? call.ts_ns : bpf_ktime_get_ns();
-	e->fd = call.fd;
-	e->total = ret;
-	e->conn = call.sock;
+	if (call.kind != L7_BUF_MMSG)
+		return l7_exit_one(ctx, id, &call, ret);
 	/*
-	 * Copied once, then looked at: ciphertext from a TLS library not probed
-	 * (or its handshake) is not worth sending. Only a connection's first
-	 * ciphertext pays the longer copy; later calls stop at entry.
+	 * sendmmsg returns the messages sent. A stream's first is captured; a
+	 * resolver sends its A and AAAA questions in one call, each a record.
 	 */
-	l7_capture(e, base, len);
-	if (l7_is_tls_record(e)) {
-		__u64 key = l7_key(id >> 32, call.fd);
-		struct ns_l7_sock *sock = bpf_map_lookup_elem(&l7_socks, &key);
-		if (sock && sock->sock == call.sock.sock)
-			sock->flags |= NS_L7_F_ENCRYPTED;
-		call.sock.flags |= NS_L7_F_ENCRYPTED;
-		l7_ciphertext(ctx, id, call.fd, call.op, &call.sock);
-		return 0;
-	}
-	l7_output(ctx, e, NS_L7_HEADER_SIZE + e->captured);
+	l7_exit_mmsg(ctx, id, &call, 0);
+	if (ret > 1 && (call.sock.flags & NS_L7_F_DNS))
+		l7_exit_mmsg(ctx, id, &call, 1);
 	return 0;
 }
 

@@ -36,4 +36,59 @@ static __always_inline __u64 l7_key(__u32 tgid, __s32 fd)
 	return ((__u64)tgid << 32) | (__u32)fd;
 }
 
+#define IPPROTO_TCP 6
+#define IPPROTO_UDP 17
+#define S_IFMT 00170000
+#define S_IFSOCK 0140000
+
+/* The socket behind fd of the current task, or NULL if fd is no socket. */
+static __always_inline struct sock *sk_of_fd(int fd)
+{
+	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
+	struct file **fds = BPF_CORE_READ(task, files, fdt, fd);
+	unsigned int max = BPF_CORE_READ(task, files, fdt, max_fds);
+	struct file *f = NULL;
+
+	if (fd < 0 || (unsigned int)fd >= max)
+		return NULL;
+	if (bpf_probe_read_kernel(&f, sizeof(f), &fds[fd]) || !f)
+		return NULL;
+	if ((BPF_CORE_READ(f, f_inode, i_mode) & S_IFMT) != S_IFSOCK)
+		return NULL;
+	struct socket *sock = BPF_CORE_READ(f, private_data);
+	return BPF_CORE_READ(sock, sk);
+}
+
+static __always_inline bool sk_is_tcp(struct sock *sk)
+{
+	return sk && BPF_CORE_READ_BITFIELD_PROBED(sk, sk_protocol) == IPPROTO_TCP;
+}
+
+static __always_inline bool sk_is_udp(struct sock *sk)
+{
+	return sk && BPF_CORE_READ_BITFIELD_PROBED(sk, sk_protocol) == IPPROTO_UDP;
+}
+
+/*
+ * A connection that existed before the agent started is added to l7_socks
+ * by user space (from its /proc and sock_diag scan) with sock 0, as the
+ * kernel's address of the socket — the connection's key on the L7 side and
+ * what its TCP close names — is known only here. It is filled in at the
+ * socket's first read or write. false: fd is not that connection any more
+ * (closed and reused between the scan and the entry's insertion), and the
+ * entry goes.
+ */
+static __always_inline bool l7_sock_adopt(struct ns_l7_sock *s, __u64 key, __s32 fd)
+{
+	if (s->sock)
+		return true;
+	struct sock *sk = sk_of_fd(fd);
+	if (!sk_is_tcp(sk) || BPF_CORE_READ(sk, __sk_common.skc_dport) != bpf_htons(s->dport)) {
+		bpf_map_delete_elem(&l7_socks, &key);
+		return false;
+	}
+	s->sock = (__u64)sk;
+	return true;
+}
+
 #endif

@@ -14,9 +14,6 @@ NS_STREAM_DEFINE(tcp, sizeof(struct ns_tcp_event))
 
 #define AF_INET 2
 #define AF_INET6 10
-#define IPPROTO_TCP 6
-#define S_IFMT 00170000
-#define S_IFSOCK 0140000
 #define EINPROGRESS 115
 #define EALREADY 114
 #define ECONNABORTED 103
@@ -61,29 +58,6 @@ struct {
 	__type(value, __s32);
 } tcp_listening SEC(".maps");
 
-
-/* The socket behind fd of the current task, or NULL if fd is no socket. */
-static __always_inline struct sock *sk_of_fd(int fd)
-{
-	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
-	struct file **fds = BPF_CORE_READ(task, files, fdt, fd);
-	unsigned int max = BPF_CORE_READ(task, files, fdt, max_fds);
-	struct file *f = NULL;
-
-	if (fd < 0 || (unsigned int)fd >= max)
-		return NULL;
-	if (bpf_probe_read_kernel(&f, sizeof(f), &fds[fd]) || !f)
-		return NULL;
-	if ((BPF_CORE_READ(f, f_inode, i_mode) & S_IFMT) != S_IFSOCK)
-		return NULL;
-	struct socket *sock = BPF_CORE_READ(f, private_data);
-	return BPF_CORE_READ(sock, sk);
-}
-
-static __always_inline bool sk_is_tcp(struct sock *sk)
-{
-	return sk && BPF_CORE_READ_BITFIELD_PROBED(sk, sk_protocol) == IPPROTO_TCP;
-}
 
 /* Local and remote address of sk into e (local = s*, remote = d*). */
 #define fill_from_sock(e, sk)                                                       \
@@ -267,6 +241,20 @@ static __always_inline int connect_enter(__s32 fd, __u64 uaddr)
 	return 0;
 }
 
+/*
+ * A UDP socket connected to a DNS server (what glibc's, musl's and Go's
+ * resolvers and dig do): its datagrams are captured as DNS messages.
+ */
+static __always_inline void udp_connected(__u32 pid, const struct pending_connect *pc)
+{
+	struct sock *sk = sk_of_fd(pc->fd);
+	if (!sk_is_udp(sk))
+		return;
+	struct ns_l7_sock ls = { .sock = (__u64)sk, .start_ns = bpf_ktime_get_ns(), .flags = NS_L7_F_DNS };
+	fill_from_sock(&ls, sk);
+	track_for_l7(pid, pc->fd, &ls);
+}
+
 static __always_inline int connect_exit(void *ctx, long ret)
 {
 	__u64 id = bpf_get_current_pid_tgid();
@@ -274,6 +262,8 @@ static __always_inline int connect_exit(void *ctx, long ret)
 
 	if (!pc)
 		return 0;
+	if (ret == 0 && pc->port == 53 && (pc->family == AF_INET || pc->family == AF_INET6))
+		udp_connected(id >> 32, pc);
 	/* A connect that failed before any SYN was sent (no route, bad address...). */
 	if (ret < 0 && ret != -EINPROGRESS && ret != -EALREADY && !pc->syn_sent &&
 	    (pc->family == AF_INET || pc->family == AF_INET6)) {

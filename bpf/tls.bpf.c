@@ -185,6 +185,8 @@ int ns_tls_go_enter(struct pt_regs *ctx)
 		ns_drop(NS_DROP_TLS_NO_SOCKET);
 		return 0;
 	}
+	if (!l7_sock_adopt(sock, key, fd))
+		return 0;
 	__u32 fn = NS_TLS_COOKIE_FN(cookie);
 	if (fn == NS_TLS_GO_WRITE) {
 		/* Write sends all of b or fails the connection: emit it now, no return probe. */

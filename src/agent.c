@@ -492,6 +492,7 @@ static int agent_start(struct agent *a)
 		.procs = proc_tracker_table(a->procs),
 		.trace = (c->stream_mask & (1u << NS_STREAM_TCP)) ? &a->trace : NULL,
 		.drops = probes_drops(a->probes),
+		.l7_socks = probes_l7_socks(a->probes),
 		.max_connections = c->max_connections,
 		.max_destinations = c->max_destinations,
 		.max_series = c->max_series,
@@ -508,6 +509,7 @@ static int agent_start(struct agent *a)
 		.trace = (c->stream_mask & (1u << NS_STREAM_L7)) ? &a->trace : NULL,
 		.max_connections = c->max_l7_connections,
 		.max_series = c->max_series,
+		.max_fqdns = c->max_fqdns,
 	};
 	struct tls_manager_opts so = {
 		.registry = a->registry,

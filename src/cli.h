@@ -30,6 +30,7 @@ struct ns_config {
 	size_t max_processes;
 	size_t max_connections;
 	unsigned max_destinations;
+	unsigned max_fqdns;
 	size_t max_l7_connections;
 	unsigned max_label_length;	/* Coroot's: label values cut to this */
 	unsigned debug_poll_ms;

@@ -319,6 +319,11 @@ struct bpf_map *probes_drops(struct probes *p)
 	return p->skel->maps.ns_drops;
 }
 
+struct bpf_map *probes_l7_socks(struct probes *p)
+{
+	return p->skel->maps.l7_socks;
+}
+
 void probes_foreach_misses(struct probes *p,
 			   void (*fn)(void *ctx, const char *program, uint64_t misses), void *ctx)
 {

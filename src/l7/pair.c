@@ -1,6 +1,7 @@
 /* Request/response pairing. See pair.h. */
 #include "pair.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 void l7_pair_init(struct l7_pair *p, enum l7_pair_mode mode, struct l7_counters *cnt)
@@ -16,15 +17,42 @@ void l7_pair_reset(struct l7_pair *p)
 	p->ghosts = 0;
 }
 
+void l7_pair_free(struct l7_pair *p)
+{
+	free(p->q);
+	p->q = NULL;
+	p->cap = p->head = p->n = 0;
+}
+
 static struct l7_pending *at(struct l7_pair *p, unsigned i)
 {
-	return &p->q[(p->head + i) % L7_PAIR_MAX];
+	return &p->q[(p->head + i) % p->cap];
 }
 
 static void drop_head(struct l7_pair *p)
 {
-	p->head = (p->head + 1) % L7_PAIR_MAX;
+	p->head = (p->head + 1) % p->cap;
 	p->n--;
+}
+
+/* Room for one more: doubles the ring (oldest first again) up to L7_PAIR_MAX. */
+static bool room(struct l7_pair *p)
+{
+	if (p->n < p->cap)
+		return true;
+	if (p->cap >= L7_PAIR_MAX)
+		return false;
+	unsigned cap = p->cap ? p->cap * 2 : L7_PAIR_FIRST;
+	struct l7_pending *q = malloc(cap * sizeof(*q));
+	if (!q)
+		return false;
+	for (unsigned i = 0; i < p->n; i++)
+		q[i] = *at(p, i);
+	free(p->q);
+	p->q = q;
+	p->cap = cap;
+	p->head = 0;
+	return true;
 }
 
 int l7_pair_request(struct l7_pair *p, const struct l7_msg *m, uint64_t ts_ns)
@@ -32,15 +60,18 @@ int l7_pair_request(struct l7_pair *p, const struct l7_msg *m, uint64_t ts_ns)
 	if (m->kind != L7_MSG_REQUEST && m->kind != L7_MSG_REQUEST_UNTIL_SYNC &&
 	    m->kind != L7_MSG_SYNC)
 		return 0;
-	if (p->mode == L7_PAIR_FIFO && (p->n == L7_PAIR_MAX || p->ghosts)) {
+	bool has_room = room(p);
+	if (p->mode == L7_PAIR_FIFO && (!has_room || p->ghosts)) {
 		/* keep its place so later responses still pair with the right requests */
 		p->ghosts++;
 		if (p->cnt)
 			p->cnt->table_full++;
 		return -1;
 	}
-	if (p->n == L7_PAIR_MAX) {
+	if (!has_room) {
 		/* by id: the oldest is the likeliest never to be answered */
+		if (!p->n)
+			return -1; /* no memory for a first one */
 		drop_head(p);
 		if (p->cnt)
 			p->cnt->table_full++;

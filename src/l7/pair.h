@@ -10,7 +10,13 @@
 
 #include "proto.h"
 
-#define L7_PAIR_MAX 32 /* requests waiting per connection */
+/*
+ * Requests waiting per connection. The queue grows as a client pipelines
+ * deeper (redis-benchmark -P, a PostgreSQL batch) and starts small: a pool
+ * of idle connections costs little.
+ */
+#define L7_PAIR_MAX 1024
+#define L7_PAIR_FIRST 4
 
 struct l7_pending {
 	enum l7_msg_kind kind; /* REQUEST, REQUEST_UNTIL_SYNC or SYNC */
@@ -34,8 +40,8 @@ typedef void (*l7_pair_fn)(void *ctx, const struct l7_pending *req, enum l7_stat
 struct l7_pair {
 	enum l7_pair_mode mode;
 	struct l7_counters *cnt; /* where table_full and unpaired are counted */
-	struct l7_pending q[L7_PAIR_MAX];
-	unsigned head, n;
+	struct l7_pending *q; /* a ring of cap entries (NULL until the first request) */
+	unsigned cap, head, n;
 	/*
 	 * In order: requests that found the queue full. Their place is kept
 	 * (responses are taken in order) but nothing of them is: their
@@ -62,5 +68,7 @@ static inline unsigned l7_pair_waiting(const struct l7_pair *p)
 }
 /* Forget everything waiting (the connection switched to TLS, or was lost). */
 void l7_pair_reset(struct l7_pair *p);
+/* Frees the queue (the struct stays the caller's). */
+void l7_pair_free(struct l7_pair *p);
 
 #endif

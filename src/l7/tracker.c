@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "events.h"
+#include "dns_flow.h"
 #include "families.h"
 #include "http.h"
 #include "pair.h"
@@ -48,6 +49,16 @@ struct l7_table_conn {
 	unsigned idx; /* 1 + its index in l7_protos */
 	const struct l7_proto *p;
 	struct l7_pair pair;
+	/*
+	 * Per direction: when the message being read began (its first chunk's
+	 * time), as a parser reports a message once it is complete — a result
+	 * set read in a hundred chunks is answered at its first. fresh: the
+	 * last message ended, the next begins with the next chunk (or in the
+	 * rest of this one: one that begins there and ends in a later chunk is
+	 * dated by that later chunk).
+	 */
+	uint64_t begun_ts[2];
+	bool fresh[2];
 	_Alignas(16) unsigned char state[]; /* p->state_size */
 };
 
@@ -109,6 +120,8 @@ struct l7_tracker {
 	struct l7_families fam[1 + L7_MAX_PROTOS];
 	/* The table protocols' drop points: what forgotten connections counted. */
 	struct l7_counters gone[1 + L7_MAX_PROTOS];
+	struct l7_dns *dns;
+	struct l7_counters dns_cnt;
 	struct metric *m_fields[8]; /* nodescope_l7_<field>_total{proto}, l7_counter_fields' order */
 	struct metric *m_errors, *m_conns;
 };
@@ -165,11 +178,12 @@ static void l7_collect(void *ctx)
 	metric_set(t->m_conns, NULL, (double)t->conns.count);
 	memcpy(sum, t->gone, sizeof(sum));
 	hmap_foreach(&t->conns, sum_live, sum);
-	for (size_t i = 0; i < l7_n_protos; i++) {
-		const char *proto = l7_protos[i]->name;
+	for (size_t i = 0; i <= l7_n_protos; i++) {
+		const char *proto = i < l7_n_protos ? l7_protos[i]->name : "dns";
+		const struct l7_counters *c = i < l7_n_protos ? &sum[1 + i] : &t->dns_cnt;
 		for (size_t f = 0; f < l7_n_counter_fields; f++)
 			metric_set(t->m_fields[f], &proto,
-				   (double)*(const uint64_t *)((const char *)&sum[1 + i] +
+				   (double)*(const uint64_t *)((const char *)c +
 							       l7_counter_fields[f].offset));
 	}
 }
@@ -209,7 +223,10 @@ int l7_tracker_new(const struct l7_tracker_opts *o, struct l7_tracker **out)
 	for (size_t i = 0; !bad && i < l7_n_protos; i++)
 		bad = l7_families_register(r, l7_protos[i]->name, l7_protos[i]->family, o->max_series,
 					   &t->fam[1 + i]);
-	if (bad || register_fields(t, r) ||
+	struct l7_dns_opts dno = { .registry = r, .procs = o->procs, .trace = o->trace,
+				   .max_series = o->max_series, .max_fqdns = o->max_fqdns ? o->max_fqdns : 50,
+				   .cnt = &t->dns_cnt };
+	if (bad || register_fields(t, r) || l7_dns_new(&dno, &t->dns) ||
 	    metric_register_defs(r, l7_metrics, METRIC_DEFS_COUNT(l7_metrics), t, o->max_series)) {
 		l7_tracker_free(t);
 		return -EINVAL;
@@ -226,6 +243,7 @@ static void table_free(struct l7_tracker *t, struct l7_conn *c)
 		return;
 	l7_counters_add(&t->gone[c->tab->idx], c->tab->p->counters(c->tab->state));
 	c->tab->p->free(c->tab->state);
+	l7_pair_free(&c->tab->pair);
 	free(c->tab);
 	c->tab = NULL;
 }
@@ -269,6 +287,7 @@ void l7_tracker_free(struct l7_tracker *t)
 		free(t->unbound[i].e);
 	while ((n = hmap_pop(&t->conns)))
 		conn_free(t, hmap_entry(n, struct l7_conn, node));
+	l7_dns_free(t->dns);
 	hmap_destroy(&t->conns);
 	free(t);
 }
@@ -415,13 +434,13 @@ static void conn_addresses(struct l7_conn *c, const struct ns_l7_sock *s)
  * slots compare it by address), its latency observed, and r (the
  * protocol's fields filled in) traced.
  */
-static void record_pair(struct l7_chunk *k, uint64_t req_ts, const char *status,
+static void record_pair(struct l7_chunk *k, uint64_t req_ts, uint64_t resp_ts, const char *status,
 			struct trace_l7 *r)
 {
 	struct l7_tracker *t = k->t;
 	struct l7_conn *c = k->c;
 	const struct ns_l7_sock *s = &k->e->conn;
-	uint64_t dur = k->e->ts_ns > req_ts ? k->e->ts_ns - req_ts : 0;
+	uint64_t dur = resp_ts > req_ts ? resp_ts - req_ts : 0;
 	const char *container = proc_table_container_of(t->o.procs, k->e->pid);
 
 	conn_addresses(c, s);
@@ -450,7 +469,7 @@ static void record_http(struct l7_chunk *k, const struct l7_request *rq, int sta
 		.path = rq->path,
 		.status = status,
 	};
-	record_pair(k, rq->ts_ns, http_status_class(status), &r);
+	record_pair(k, rq->ts_ns, k->e->ts_ns, http_status_class(status), &r);
 }
 
 static int on_http_msg(void *ctx, const struct http_msg *m)
@@ -485,6 +504,23 @@ static int on_http_msg(void *ctx, const struct http_msg *m)
 	return verdict;
 }
 
+/* When the message just reported began; the next one begins afresh. */
+static uint64_t message_began(struct l7_table_conn *tc, enum l7_dir d, const struct ns_l7_event *e)
+{
+	uint64_t ts = tc->fresh[d] ? e->ts_ns : tc->begun_ts[d];
+	tc->fresh[d] = true;
+	return ts;
+}
+
+/* A chunk arrives: it begins a message unless one is under way. */
+static void chunk_arrives(struct l7_table_conn *tc, enum l7_dir d, const struct ns_l7_event *e)
+{
+	if (tc->fresh[d]) {
+		tc->begun_ts[d] = e->ts_ns;
+		tc->fresh[d] = false;
+	}
+}
+
 /* A request of a table protocol answered (or passed over by the server: skipped). */
 static void on_table_pair(void *ctx, const struct l7_pending *req, enum l7_status status,
 			  const char *code, bool skipped)
@@ -498,7 +534,7 @@ static void on_table_pair(void *ctx, const struct l7_pending *req, enum l7_statu
 		.error_code = code,
 		.skipped = skipped,
 	};
-	record_pair(k, req->ts_ns, r.status_name, &r);
+	record_pair(k, req->ts_ns, message_began(k->c->tab, L7_DIR_RESPONSE, k->e), r.status_name, &r);
 }
 
 /* A message of a messaging protocol (produce, consume): counted by method, not paired. */
@@ -523,9 +559,10 @@ static void on_table_msg(void *ctx, const struct l7_msg *m)
 	case L7_MSG_REQUEST:
 	case L7_MSG_REQUEST_UNTIL_SYNC:
 	case L7_MSG_SYNC:
-		l7_pair_request(&tc->pair, m, k->e->ts_ns);
+		l7_pair_request(&tc->pair, m, message_began(tc, L7_DIR_REQUEST, k->e));
 		break;
 	case L7_MSG_REQUEST_NOREPLY:
+		message_began(tc, L7_DIR_REQUEST, k->e);
 		/* No answer, so no latency: only the messaging families count these. */
 		if (tc->p->family == L7_FAMILY_MESSAGES && !k->c->inbound)
 			record_message(k, m);
@@ -554,6 +591,7 @@ static bool table_start(struct l7_tracker *t, struct l7_conn *c, size_t i)
 		return false;
 	}
 	l7_pair_init(&tc->pair, p->pair, p->counters(tc->state));
+	tc->fresh[L7_DIR_REQUEST] = tc->fresh[L7_DIR_RESPONSE] = true;
 	c->tab = tc;
 	return true;
 }
@@ -673,6 +711,10 @@ int l7_tracker_on_record(void *ctx, const void *data, size_t len)
 		unbound_keep(t, e, NS_L7_HEADER_SIZE + e->captured);
 		return 0;
 	}
+	if (e->conn.flags & NS_L7_F_DNS) {
+		l7_dns_on_record(t->dns, e);
+		return 0;
+	}
 	return on_data(t, e);
 }
 
@@ -699,8 +741,10 @@ static int on_data(struct l7_tracker *t, const struct ns_l7_event *e)
 		detect(t, c, e, request_dir);
 	struct l7_chunk k = { t, c, e };
 	if (c->proto == L7_TABLE) {
-		l7_proto_feed(c->tab->p, c->tab->state, request_dir ? L7_DIR_REQUEST : L7_DIR_RESPONSE,
-			      e->data, e->captured, e->total, on_table_msg, &k);
+		enum l7_dir d = request_dir ? L7_DIR_REQUEST : L7_DIR_RESPONSE;
+		chunk_arrives(c->tab, d, e);
+		l7_proto_feed(c->tab->p, c->tab->state, d, e->data, e->captured, e->total, on_table_msg,
+			      &k);
 		return 0;
 	}
 	if (c->proto != L7_HTTP)

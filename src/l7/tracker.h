@@ -20,6 +20,7 @@ struct l7_tracker_opts {
 	struct trace *trace; /* may be NULL */
 	size_t max_connections;
 	unsigned max_series;
+	unsigned max_fqdns; /* DNS domains per container (0: 50) */
 	/* Where an outbound connection really goes after NAT, into out; may be NULL. */
 	void (*actual_destination)(void *ctx, const struct ns_l7_sock *s, char *out, size_t len);
 	void *actual_ctx;

@@ -34,6 +34,7 @@ struct tcp_tracker {
 	uint64_t self_netns;	   /* the inode of the agent's own network namespace (0: unknown) */
 	uint64_t n_live_missed;	   /* namespaces whose sockets could not be read at a scrape */
 	uint64_t n_listen_unexpanded; /* wildcard listens shown as the wildcard */
+	uint64_t n_adopted, n_adopt_failed; /* existing connections handed to the L7 side */
 
 	struct metric *connects, *failed, *conn_time, *active, *listen_info, *retransmits,
 		*bytes_sent, *bytes_received;
@@ -167,6 +168,13 @@ static const struct metric_def tcp_metrics[] = {
 	  "agent and not found at start-up, accepted inbound but never accepted by a process, or "
 	  "whose connect event was lost).",
 	  METRIC_COUNTER, METRIC_VALUE(T, n_untracked) },
+	{ "nodescope_l7_existing_connections_total",
+	  "Connections open before the agent started, handed to the L7 side at start.",
+	  METRIC_COUNTER, METRIC_VALUE(T, n_adopted) },
+	{ "nodescope_l7_existing_connections_refused_total",
+	  "Connections open before the agent started whose reads and writes are not captured "
+	  "(the BPF socket table full).",
+	  METRIC_COUNTER, METRIC_VALUE(T, n_adopt_failed) },
 	{ "nodescope_tcp_live_bytes_missed_total",
 	  "Network namespaces whose open connections' bytes could not be read at a scrape "
 	  "(they are counted at close).",
@@ -617,6 +625,30 @@ int tcp_tracker_on_record(void *ctx, const void *data, size_t len)
 	return 0;
 }
 
+/*
+ * An established connection that existed before the agent: its reads and
+ * writes are captured from now on (bpf/sockets.bpf.h, l7_sock_adopt: the
+ * socket's kernel address is filled in there). Not over an entry the BPF
+ * side made meanwhile (the fd closed and reused since the scan).
+ */
+static void adopt_for_l7(struct tcp_tracker *t, const struct tcp_scan_entry *s)
+{
+	struct ns_l7_sock ls = {
+		.flags = s->inbound ? NS_L7_F_INBOUND : 0,
+		.family = s->tuple.family,
+		.sport = s->tuple.sport,
+		.dport = s->tuple.dport,
+	};
+	uint64_t key = (uint64_t)s->pid << 32 | (uint32_t)s->fd;
+
+	memcpy(ls.saddr, s->tuple.saddr, sizeof(ls.saddr));
+	memcpy(ls.daddr, s->tuple.daddr, sizeof(ls.daddr));
+	if (!bpf_map_update_elem(bpf_map__fd(t->o.l7_socks), &key, &ls, BPF_NOEXIST))
+		t->n_adopted++;
+	else if (errno != EEXIST)
+		t->n_adopt_failed++;
+}
+
 static void scan_one(void *ctx, const struct tcp_scan_entry *s)
 {
 	struct tcp_tracker *t = ctx;
@@ -625,6 +657,8 @@ static void scan_one(void *ctx, const struct tcp_scan_entry *s)
 								: TCP_CONN_OUTBOUND;
 	/* Keyed by tuple: the kernel socket address is not known from /proc. */
 	add_conn(t, 0, 0, &s->tuple, kind, s->pid, s->fd, 0);
+	if (kind != TCP_CONN_LISTENER && t->o.l7_socks && s->fd >= 0)
+		adopt_for_l7(t, s);
 }
 
 int tcp_tracker_scan(struct tcp_tracker *t)

@@ -20,6 +20,8 @@ struct tcp_tracker_opts {
 	struct proc_table *procs; /* pid -> container */
 	struct trace *trace;	  /* may be NULL */
 	struct bpf_map *drops;	  /* BPF per-CPU tracking-drop counters */
+	/* The L7 side's socket table: connections found by the scan are added (NULL: not). */
+	struct bpf_map *l7_socks;
 	size_t max_connections;
 	unsigned max_destinations; /* per container */
 	unsigned max_series;

@@ -116,6 +116,7 @@ static struct l7_counters fz_run(const struct l7_proto *p, const struct fz_chunk
 	}
 	struct l7_counters out = *p->counters(st);
 	(void)p->tls_started(st);
+	l7_pair_free(&l->pair);
 	p->free(st);
 	free(st);
 	return out;

@@ -195,6 +195,7 @@ static void h_run_from(const struct l7_proto *p, const struct h_conv *v, size_t 
 	}
 	r->cnt = *p->counters(st);
 	r->tls = p->tls_started(st);
+	l7_pair_free(&r->pair);
 	p->free(st);
 	free(st);
 }

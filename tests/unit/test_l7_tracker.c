@@ -245,6 +245,28 @@ static void test_pipelined_redis_requests_each_paired(void **state)
 	assert_true(exposed(f, "nodescope_l7_unpaired_total{proto=\"redis\"}") == 1);
 }
 
+static void test_latency_runs_to_the_first_chunk_of_the_answer(void **state)
+{
+	struct fixture *f = *state;
+	static const char get[] = "*2\r\n$3\r\nGET\r\n$1\r\nk\r\n";
+	char big[3000];
+	feed_bytes(f->t, 0xc000, NS_L7_WRITE, 0, get, strlen(get), 1 * SEC);
+	/* A 2000-byte value read in two parts, the second 900 ms later. */
+	memcpy(big, "$2000\r\n", 7);
+	memset(big + 7, 'x', sizeof(big) - 7);
+	feed_bytes(f->t, 0xc000, NS_L7_READ, 0, big, 1007, 1 * SEC + 1000000);
+	memcpy(big + 1000, "\r\n", 2);
+	feed_bytes(f->t, 0xc000, NS_L7_READ, 0, big, 1002, 1 * SEC + 900000000);
+	/* Then two pipelined answers, both in one later read, each from that read. */
+	static const char two[] = "*2\r\n$3\r\nGET\r\n$1\r\na\r\n*2\r\n$3\r\nGET\r\n$1\r\nb\r\n";
+	feed_bytes(f->t, 0xc000, NS_L7_WRITE, 0, two, strlen(two), 2 * SEC);
+	feed_bytes(f->t, 0xc000, NS_L7_READ, 0, "$-1\r\n$-1\r\n", 10, 2 * SEC + 2000000);
+	/* 1 ms + 2 ms + 2 ms, not 900 ms + ... */
+	double sum = exposed(f, "container_redis_queries_duration_seconds_total_sum{container_id=\"/\","
+				"destination=\"0.0.0.0:0\",actual_destination=\"0.0.0.0:0\"}");
+	assert_true(sum > 0.0049 && sum < 0.0051);
+}
+
 /* A PostgreSQL message: type, length, body. */
 static size_t pg(uint8_t *out, char type, const void *body, size_t n)
 {
@@ -322,6 +344,8 @@ int main(void)
 						teardown),
 		cmocka_unit_test_setup_teardown(test_postgres_server_side_with_its_error_code, setup,
 						teardown),
+		cmocka_unit_test_setup_teardown(test_latency_runs_to_the_first_chunk_of_the_answer,
+						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_postgres_inside_tls_after_its_ssl_request, setup,
 						teardown),
 	};

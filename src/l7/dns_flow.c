@@ -1,0 +1,192 @@
+/* DNS questions and answers paired per socket. See dns_flow.h. */
+#include "dns_flow.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dns.h"
+#include "events.h"
+#include "metrics/registry.h"
+#include "proc/table.h"
+#include "tcp/addr.h"
+#include "trace/trace.h"
+#include "util/hmap.h"
+#include "util/strmap.h"
+
+/*
+ * Questions waiting for their answer, oldest overwritten first: a resolver
+ * gives up after seconds, and one asked again is a new question.
+ */
+#define DNS_PENDING 1024
+#define DNS_SEEN_MAX 65536 /* (container, domain) pairs remembered for the cap */
+
+struct dns_question {
+	struct hmap_node node;
+	bool live;
+	uint64_t sock, start_ns, ts_ns;
+	uint16_t id, qtype;
+	char name[DNS_NAME_LEN];
+};
+
+struct l7_dns {
+	struct l7_dns_opts o;
+	struct dns_question ring[DNS_PENDING];
+	unsigned next;
+	struct hmap waiting;
+	struct strmap seen;	   /* "container\ndomain" */
+	struct strmap per_container; /* container -> domains seen */
+	struct metric *requests, *duration;
+};
+
+static const double duration_bounds[] = { 0.005, 0.01, 0.025, 0.05, 0.1, 0.25,
+					  0.5,	 1,    2.5,   5,    10 };
+#define T struct l7_dns
+static const struct metric_def dns_metrics[] = {
+	{ "container_dns_requests_total", "DNS questions the container asked, by type, domain and answer.",
+	  METRIC_COUNTER, METRIC_LABELS("container_id", "request_type", "domain", "status"),
+	  .capped = true, .expires = true, METRIC_HANDLE(T, requests) },
+	{ "container_dns_requests_duration_seconds_total",
+	  "DNS latency: the question written to the answer read.", METRIC_HISTOGRAM,
+	  METRIC_LABELS("container_id"), METRIC_BOUNDS(duration_bounds), .capped = true,
+	  .expires = true, METRIC_HANDLE(T, duration) },
+};
+#undef T
+
+int l7_dns_new(const struct l7_dns_opts *o, struct l7_dns **out)
+{
+	struct l7_dns *d = calloc(1, sizeof(*d));
+	if (!d)
+		return -ENOMEM;
+	d->o = *o;
+	if (hmap_init(&d->waiting, DNS_PENDING) || strmap_init(&d->seen, DNS_SEEN_MAX) ||
+	    strmap_init(&d->per_container, DNS_SEEN_MAX) ||
+	    metric_register_defs(o->registry, dns_metrics, METRIC_DEFS_COUNT(dns_metrics), d,
+				 o->max_series)) {
+		l7_dns_free(d);
+		return -EINVAL;
+	}
+	*out = d;
+	return 0;
+}
+
+void l7_dns_free(struct l7_dns *d)
+{
+	if (!d)
+		return;
+	hmap_destroy(&d->waiting);
+	strmap_destroy(&d->seen);
+	strmap_destroy(&d->per_container);
+	free(d);
+}
+
+static uint64_t question_key(uint64_t sock, uint64_t start_ns, uint16_t id)
+{
+	return (sock ^ (start_ns * 0x9e3779b97f4a7c15ull)) + id;
+}
+
+static void ask(struct l7_dns *d, const struct ns_l7_event *e, const struct dns_msg *m)
+{
+	struct dns_question *q = &d->ring[d->next];
+	d->next = (d->next + 1) % DNS_PENDING;
+	if (q->live) {
+		hmap_unlink(&d->waiting, &q->node);
+		d->o.cnt->table_full++; /* never answered, or the ring turned over first */
+	}
+	q->live = true;
+	q->sock = e->conn.sock;
+	q->start_ns = e->conn.start_ns;
+	q->ts_ns = e->ts_ns;
+	q->id = m->id;
+	q->qtype = m->qtype;
+	memcpy(q->name, m->name, sizeof(q->name));
+	hmap_insert(&d->waiting, &q->node, question_key(q->sock, q->start_ns, q->id));
+}
+
+static struct dns_question *find(struct l7_dns *d, const struct ns_l7_event *e, uint16_t id)
+{
+	for (struct hmap_node *n = hmap_get(&d->waiting, question_key(e->conn.sock, e->conn.start_ns, id));
+	     n; n = hmap_next_same(n)) {
+		struct dns_question *q = hmap_entry(n, struct dns_question, node);
+		if (q->sock == e->conn.sock && q->start_ns == e->conn.start_ns && q->id == id)
+			return q;
+	}
+	return NULL;
+}
+
+/* The domain label: Coroot's normalised form, "~other" past the container's cap. */
+static const char *domain_label(struct l7_dns *d, const char *container, const char *fqdn)
+{
+	char key[512];
+	if (!fqdn[0])
+		return fqdn;
+	snprintf(key, sizeof(key), "%s\n%s", container, fqdn);
+	if (strmap_get(&d->seen, key))
+		return fqdn;
+	int64_t *n = strmap_upsert(&d->per_container, container);
+	if (!n || *n >= (int64_t)d->o.max_fqdns || !strmap_upsert(&d->seen, key))
+		return "~other";
+	(*n)++;
+	return fqdn;
+}
+
+static void answer(struct l7_dns *d, const struct ns_l7_event *e, const struct dns_msg *m)
+{
+	struct dns_question *q = find(d, e, m->id);
+	if (!q) {
+		d->o.cnt->unpaired++;
+		return;
+	}
+	q->live = false;
+	hmap_unlink(&d->waiting, &q->node);
+	const char *status = dns_status_name(m->rcode);
+	/* An empty AAAA answer asked beside an A question adds nothing (Coroot leaves it out). */
+	if (!status || (q->qtype == 28 && m->rcode == 0 && !m->n_addrs))
+		return;
+	char tbuf[8], fqdn[DNS_NAME_LEN];
+	const char *type = dns_type_name(q->qtype, tbuf, sizeof(tbuf));
+	const char *container = proc_table_container_of(d->o.procs, e->pid);
+	uint64_t dur = e->ts_ns > q->ts_ns ? e->ts_ns - q->ts_ns : 0;
+
+	dns_normalize_fqdn(q->name, q->qtype, fqdn, sizeof(fqdn));
+	const char *labels[] = { container, type, domain_label(d, container, fqdn), status };
+	metric_add(d->requests, labels, 1);
+	metric_observe(d->duration, &container, dur / 1e9);
+	if (!trace_on(d->o.trace))
+		return;
+	char local[TCP_ADDR_STRLEN], remote[TCP_ADDR_STRLEN];
+	const struct ns_l7_sock *s = &e->conn;
+	tcp_addr_format(s->family, s->saddr, s->sport, local, sizeof(local));
+	tcp_addr_format(s->family, s->daddr, s->dport, remote, sizeof(remote));
+	struct trace_l7 r = {
+		.proto = "dns",
+		.pid = e->pid,
+		.op = type,
+		.statement = q->name,
+		.status_name = status,
+		.ts_ns = q->ts_ns,
+		.duration_ns = dur,
+		.src = local,
+		.dst = remote,
+		.container = container,
+	};
+	trace_l7(d->o.trace, &r);
+}
+
+void l7_dns_on_record(struct l7_dns *d, const struct ns_l7_event *e)
+{
+	struct dns_msg m;
+	/* A datagram is a whole message; one longer than the capture is cut (its answers). */
+	if (dns_parse(e->data, e->captured, &m)) {
+		d->o.cnt->unparseable++;
+		return;
+	}
+	d->o.cnt->messages++;
+	if (e->captured < e->total)
+		d->o.cnt->truncated++;
+	if (e->op == NS_L7_WRITE && !m.response)
+		ask(d, e, &m);
+	else if (e->op == NS_L7_READ && m.response)
+		answer(d, e, &m);
+}

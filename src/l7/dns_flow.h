@@ -1,0 +1,34 @@
+/*
+ * DNS on UDP: the questions a resolver sends on a socket connected to port
+ * 53 and the answers it reads, paired by socket and id, counted in Coroot's
+ * container_dns_requests_total{request_type, domain, status} and its
+ * latency histogram, and traced. One per L7 tracker.
+ */
+#ifndef NODESCOPE_L7_DNS_FLOW_H
+#define NODESCOPE_L7_DNS_FLOW_H
+
+#include <stddef.h>
+
+#include "proto.h"
+
+struct metric_registry;
+struct proc_table;
+struct trace;
+struct ns_l7_event;
+struct l7_dns;
+
+struct l7_dns_opts {
+	struct metric_registry *registry;
+	struct proc_table *procs;
+	struct trace *trace; /* may be NULL */
+	unsigned max_series;
+	unsigned max_fqdns; /* domains per container; more are counted as "~other" (Coroot's) */
+	struct l7_counters *cnt; /* where its drops are counted (the tracker exports them as "dns") */
+};
+
+int l7_dns_new(const struct l7_dns_opts *o, struct l7_dns **out);
+void l7_dns_free(struct l7_dns *d);
+/* One datagram of a DNS socket (NS_L7_F_DNS). */
+void l7_dns_on_record(struct l7_dns *d, const struct ns_l7_event *e);
+
+#endif

@@ -1,0 +1,159 @@
+"""Connections opened before the agent started are parsed too: a pool's connections live for days.
+
+The agent finds them at start (/proc and sock_diag, as for its TCP metrics), lets the BPF side
+capture their reads and writes, and the L7 side picks the protocol up at the next message
+boundary. Each test opens its connections and sends a first request before the agent starts,
+then counts exactly what it sends afterwards, on both ends.
+"""
+import os
+import socket
+import subprocess
+import tempfile
+import time
+
+import pytest
+
+from conftest import free_port
+from nginx import Nginx
+
+NGINX_HTTP = """
+http {{
+    access_log off;
+    keepalive_requests 10000;
+    keepalive_timeout 120s;
+{temp_paths}
+    server {{
+        listen 127.0.0.1:{port};
+        location = /ok {{ return 200 "ok\\n"; }}
+        location = /missing {{ return 404; }}
+    }}
+}}
+"""
+
+
+def msum(metrics, name, **labels):
+    want = set(labels.items())
+    return sum(v for k, v in metrics.get(name, {}).items() if want <= set(k))
+
+
+def l7(events, **want):
+    return [e for e in events if e.get("type") == "l7" and all(e.get(k) == v for k, v in want.items())]
+
+
+def src_of(sock):
+    host, port = sock.getsockname()[:2]
+    return f"{host}:{port}"
+
+
+def recv_until(sock, marker, n=1):
+    buf = b""
+    while buf.count(marker) < n:
+        d = sock.recv(65536)
+        assert d, "connection closed"
+        buf += d
+    return buf
+
+
+@pytest.fixture
+def nginx():
+    n = Nginx(NGINX_HTTP, workers=1)
+    yield n
+    n.stop()
+
+
+class Redis:
+    """A redis-server of the test's own, on a free loopback port, nothing saved."""
+
+    def __init__(self):
+        self.dir = tempfile.mkdtemp(prefix="nodescope-e2e-redis.")
+        self.port = free_port()
+        self.addr = f"127.0.0.1:{self.port}"
+        self.proc = subprocess.Popen(["redis-server", "--port", str(self.port), "--bind", "127.0.0.1",
+                                      "--save", "", "--appendonly", "no", "--dir", self.dir],
+                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        deadline = time.monotonic() + 15
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", self.port), timeout=1).close()
+                return
+            except OSError:
+                if self.proc.poll() is not None or time.monotonic() > deadline:
+                    pytest.fail("redis-server did not start (apt-get install redis-server)")
+                time.sleep(0.05)
+
+    def stop(self):
+        self.proc.terminate()
+        self.proc.wait(10)
+
+
+@pytest.fixture
+def redis():
+    r = Redis()
+    yield r
+    r.stop()
+
+
+def resp(*args):
+    out = b"*%d\r\n" % len(args)
+    for a in args:
+        out += b"$%d\r\n%s\r\n" % (len(a), a)
+    return out
+
+
+def test_http_keepalive_connection_opened_before_the_agent(agent_factory, nginx):
+    conn = socket.create_connection(("127.0.0.1", nginx.port))
+    req = b"GET /ok HTTP/1.1\r\nHost: x\r\n\r\n"
+    conn.sendall(req)
+    recv_until(conn, b"ok\n")
+    src = src_of(conn)
+    agent = agent_factory()
+    m0 = agent.metrics()
+    assert msum(m0, "nodescope_l7_existing_connections_total") >= 2  # both ends of ours
+    n = 50
+    for i in range(n):
+        conn.sendall(req if i % 5 else b"GET /missing HTTP/1.1\r\nHost: x\r\n\r\n")
+        recv_until(conn, b"\r\n\r\n" if i % 5 == 0 else b"ok\n")
+    evs = agent.wait_for(lambda evs: len(l7(evs, src=src, dir="out")) >= n and
+                         len(l7(evs, src=src, dir="in")) >= n and evs, what=f"{n} requests each side")
+    time.sleep(0.2)
+    evs = agent.snapshot()
+    outs, ins = l7(evs, src=src, dir="out"), l7(evs, src=src, dir="in")
+    assert len(outs) == n and len(ins) == n
+    assert [e["status"] for e in outs] == [404 if i % 5 == 0 else 200 for i in range(n)]
+    assert all(e["pid"] == os.getpid() and e["dst"] == nginx.addr for e in outs)
+    assert all(e["pid"] in nginx.workers() for e in ins)
+    m1 = agent.metrics()
+    out = lambda m, s: msum(m, "container_http_requests_total", destination=nginx.addr, status=s)
+    assert out(m1, "2xx") - out(m0, "2xx") == n - n // 5
+    assert out(m1, "4xx") - out(m0, "4xx") == n // 5
+    inb = lambda m: msum(m, "container_http_inbound_requests_total", container_id=nginx.container)
+    assert inb(m1) - inb(m0) == n
+    conn.close()
+
+
+def test_redis_connection_opened_before_the_agent(agent_factory, redis):
+    conn = socket.create_connection(("127.0.0.1", redis.port))
+    conn.sendall(resp(b"PING"))
+    recv_until(conn, b"\r\n")
+    src = src_of(conn)
+    agent = agent_factory()
+    m0 = agent.metrics()
+    n = 40
+    # Pipelined in one write, the last one fails: each is paired with its own answer.
+    batch = b"".join(resp(b"SET", b"key%d" % i, b"secret-value") for i in range(n - 1))
+    batch += resp(b"LPOP", b"key0")
+    conn.sendall(batch)
+    recv_until(conn, b"\r\n", n)
+    evs = agent.wait_for(lambda evs: len(l7(evs, src=src, dir="out")) >= n and
+                         len(l7(evs, src=src, dir="in")) >= n and evs, what=f"{n} redis requests each side")
+    outs = l7(evs, src=src, dir="out")
+    assert [(e["proto"], e["op"], e["status"]) for e in outs] == \
+        [("redis", "SET", "ok")] * (n - 1) + [("redis", "LPOP", "failed")]
+    assert outs[-1]["error_code"] == "WRONGTYPE"
+    assert not any(b"secret-value".decode() in str(e) for e in evs)
+    m1 = agent.metrics()
+    q = lambda m, s: msum(m, "container_redis_queries_total", destination=redis.addr, status=s)
+    assert (q(m1, "ok") - q(m0, "ok"), q(m1, "failed") - q(m0, "failed")) == (n - 1, 1)
+    iq = lambda m, s: msum(m, "container_redis_inbound_queries_total", status=s)
+    assert (iq(m1, "ok") - iq(m0, "ok"), iq(m1, "failed") - iq(m0, "failed")) == (n - 1, 1)
+    conn.close()
