@@ -11,6 +11,9 @@
 
 #include <limits.h>
 #include <string.h>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 
 /* Chunked framing: the state in the low bits of chunk_state, a line length above. */
 enum chunk_state {
@@ -130,11 +133,41 @@ static uint64_t special_bytes(uint64_t x)
 }
 
 /*
+ * The offset of the first special byte (as above) in p[0..n), or n: sixteen
+ * bytes a step with SSE2 (every x86-64 has it), eight with the word trick.
+ */
+static size_t next_special(const unsigned char *p, size_t n)
+{
+	size_t i = 0;
+#ifdef __SSE2__
+	const __m128i lo = _mm_set1_epi8(0x1f), del = _mm_set1_epi8(0x7f);
+	for (; i + 16 <= n; i += 16) {
+		__m128i x = _mm_loadu_si128((const __m128i *)(p + i));
+		/* unsigned x <= 0x1f is min(x, 0x1f) == x */
+		__m128i m = _mm_or_si128(_mm_cmpeq_epi8(_mm_min_epu8(x, lo), x), _mm_cmpeq_epi8(x, del));
+		unsigned bits = (unsigned)_mm_movemask_epi8(m);
+		if (bits)
+			return i + (size_t)__builtin_ctz(bits);
+	}
+#endif
+	for (; i + 8 <= n; i += 8) {
+		uint64_t x, m;
+		memcpy(&x, p + i, 8);
+		m = special_bytes(x);
+		if (m)
+			return i + ((size_t)__builtin_ctzll(m) >> 3);
+	}
+	for (; i < n; i++)
+		if (is_ctl(p[i]))
+			return i;
+	return n;
+}
+
+/*
  * The next complete line from buf[*pos..len); false if there is none yet.
  * *ctl: the line holds a control byte other than a tab (a bare CR included).
- * One pass, eight bytes at a time, finds both: every byte of every head
- * passes here, and the line ends and tabs are the only special bytes a
- * well-formed head has.
+ * One pass finds both: every byte of every head passes here, and the line
+ * ends and tabs are the only special bytes a well-formed head has.
  */
 static bool next_line(const unsigned char *buf, size_t len, size_t *pos, struct line *l, bool *ctl)
 {
@@ -142,20 +175,9 @@ static bool next_line(const unsigned char *buf, size_t len, size_t *pos, struct 
 	bool bad = false;
 
 	while (i < len) {
-		if (i + 8 <= len) {
-			uint64_t x, m;
-
-			memcpy(&x, buf + i, 8);
-			m = special_bytes(x);
-			if (!m) {
-				i += 8;
-				continue;
-			}
-			i += (size_t)__builtin_ctzll(m) >> 3;
-		} else if (!is_ctl(buf[i])) {
-			i++;
-			continue;
-		}
+		i += next_special(buf + i, len - i);
+		if (i == len)
+			break;
 		if (buf[i] == '\n' || (buf[i] == '\r' && i + 1 < len && buf[i + 1] == '\n')) {
 			l->p = buf + *pos;
 			l->n = i - *pos;
@@ -178,11 +200,15 @@ static int parse_version(const unsigned char *p, size_t n, bool complete, uint8_
 
 	if (n > 8 || (complete && n < 8))
 		return HTTP_INVALID;
-	for (i = 0; i < n && i < 7; i++)
-		if (p[i] != (unsigned char)prefix[i])
-			return HTTP_INVALID;
-	if (n < 8)
+	if (n < 8) {
+		for (i = 0; i < n && i < 7; i++)
+			if (p[i] != (unsigned char)prefix[i])
+				return HTTP_INVALID;
 		return HTTP_NEED_MORE;
+	}
+	/* The whole version: one constant-size compare (a tenth of a head's parse byte by byte). */
+	if (memcmp(p, prefix, 7))
+		return HTTP_INVALID;
 	if (p[7] != '0' && p[7] != '1')
 		return HTTP_INVALID;
 	*minor = p[7] - '0';
