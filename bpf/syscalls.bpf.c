@@ -43,6 +43,7 @@ static __always_inline int ns_dispatch_enter(void *ctx, struct pt_regs *regs, lo
 {
 	switch (id) {
 	case NS_NR_connect:
+	case NS_NR_bind:
 	case NS_NR_listen:
 		if (ns_syscall_compat(regs))
 			return 0;
@@ -66,6 +67,7 @@ static __always_inline int ns_dispatch_exit(void *ctx, struct pt_regs *regs, lon
 	/* Compat syscalls are skipped here as at entry: another table. */
 	switch (id) {
 	case NS_NR_connect:
+	case NS_NR_bind:
 	case NS_NR_listen:
 	case NS_NR_accept:
 	case NS_NR_accept4:

@@ -255,6 +255,31 @@ static __always_inline void udp_connected(__u32 pid, const struct pending_connec
 	track_for_l7(pid, pc->fd, &ls);
 }
 
+/*
+ * A UDP socket bound to port 53 is a DNS server's (dnsmasq, unbound): its
+ * datagrams are captured as DNS messages, this side answering. The
+ * address is remembered at entry as a connect's is (one call per thread).
+ */
+static __always_inline int bind_exit(long ret)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	struct pending_connect *pc = bpf_map_lookup_elem(&tcp_connecting, &id);
+
+	if (!pc)
+		return 0;
+	if (ret == 0 && pc->port == 53 && (pc->family == AF_INET || pc->family == AF_INET6)) {
+		struct sock *sk = sk_of_fd(pc->fd);
+		if (sk_is_udp(sk)) {
+			struct ns_l7_sock ls = { .sock = (__u64)sk, .start_ns = bpf_ktime_get_ns(),
+						 .flags = NS_L7_F_DNS | NS_L7_F_INBOUND };
+			fill_from_sock(&ls, sk);
+			track_for_l7(id >> 32, pc->fd, &ls);
+		}
+	}
+	bpf_map_delete_elem(&tcp_connecting, &id);
+	return 0;
+}
+
 static __always_inline int connect_exit(void *ctx, long ret)
 {
 	__u64 id = bpf_get_current_pid_tgid();
@@ -368,6 +393,7 @@ __hidden int ns_tcp_syscall_enter(long id, __u64 arg1, __u64 arg2)
 {
 	switch (id) {
 	case NS_NR_connect:
+	case NS_NR_bind: /* the same address argument */
 		return connect_enter((__s32)arg1, arg2);
 	case NS_NR_listen:
 		return listen_enter((__s32)arg1);
@@ -380,6 +406,8 @@ __hidden int ns_tcp_syscall_exit(struct bpf_raw_tracepoint_args *ctx, long id, l
 	switch (id) {
 	case NS_NR_connect:
 		return connect_exit(ctx, ret);
+	case NS_NR_bind:
+		return bind_exit(ret);
 	case NS_NR_accept:
 	case NS_NR_accept4:
 		return on_accept(ctx, ret);

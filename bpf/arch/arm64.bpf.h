@@ -13,6 +13,7 @@
 #define NS_NR_readv 65
 #define NS_NR_writev 66
 #define NS_NR_sendfile 71
+#define NS_NR_bind 200
 #define NS_NR_listen 201
 #define NS_NR_accept 202
 #define NS_NR_connect 203

@@ -14,6 +14,7 @@
 #define NS_NR_writev 20
 #define NS_NR_sendfile 40
 #define NS_NR_connect 42
+#define NS_NR_bind 49
 #define NS_NR_accept 43
 #define NS_NR_sendto 44
 #define NS_NR_recvfrom 45

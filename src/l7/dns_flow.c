@@ -37,7 +37,7 @@ struct l7_dns {
 	struct hmap waiting;
 	struct strmap seen;	   /* "container\ndomain" */
 	struct strmap per_container; /* container -> domains seen */
-	struct metric *requests, *duration;
+	struct metric *requests, *duration, *in_requests, *in_duration;
 };
 
 static const double duration_bounds[] = { 0.005, 0.01, 0.025, 0.05, 0.1, 0.25,
@@ -51,6 +51,15 @@ static const struct metric_def dns_metrics[] = {
 	  "DNS latency: the question written to the answer read.", METRIC_HISTOGRAM,
 	  METRIC_LABELS("container_id"), METRIC_BOUNDS(duration_bounds), .capped = true,
 	  .expires = true, METRIC_HANDLE(T, duration) },
+	{ "container_dns_inbound_requests_total",
+	  "DNS questions the container answered, by Coroot's generic status (the response code; "
+	  "0 is \"unknown\").",
+	  METRIC_COUNTER, METRIC_LABELS("container_id", "status"), .capped = true, .expires = true,
+	  METRIC_HANDLE(T, in_requests) },
+	{ "container_dns_inbound_requests_duration_seconds_total",
+	  "DNS answering latency: the question read to the answer written.", METRIC_HISTOGRAM,
+	  METRIC_LABELS("container_id"), METRIC_BOUNDS(duration_bounds), .capped = true,
+	  .expires = true, METRIC_HANDLE(T, in_duration) },
 };
 #undef T
 
@@ -131,6 +140,22 @@ static const char *domain_label(struct l7_dns *d, const char *container, const c
 	return fqdn;
 }
 
+/*
+ * A question this side answered. Coroot labels these with its generic
+ * status, whose names DNS codes do not have: 0 is "unknown", others their
+ * number.
+ */
+static void answered(struct l7_dns *d, const struct ns_l7_event *e, const struct dns_msg *m,
+		     uint64_t dur)
+{
+	static const char *const codes[16] = { "unknown", "1", "2",  "3",  "4",  "5",  "6",  "7",
+						"8",	   "9", "10", "11", "12", "13", "14", "15" };
+	const char *container = proc_table_container_of(d->o.procs, e->pid);
+	const char *labels[] = { container, codes[m->rcode & 15] };
+	metric_add(d->in_requests, labels, 1);
+	metric_observe(d->in_duration, &container, dur / 1e9);
+}
+
 static void answer(struct l7_dns *d, const struct ns_l7_event *e, const struct dns_msg *m)
 {
 	struct dns_question *q = find(d, e, m->id);
@@ -140,9 +165,12 @@ static void answer(struct l7_dns *d, const struct ns_l7_event *e, const struct d
 	}
 	q->live = false;
 	hmap_unlink(&d->waiting, &q->node);
+	bool inbound = e->conn.flags & NS_L7_F_INBOUND;
+	if (inbound)
+		answered(d, e, m, e->ts_ns > q->ts_ns ? e->ts_ns - q->ts_ns : 0);
 	const char *status = dns_status_name(m->rcode);
 	/* An empty AAAA answer asked beside an A question adds nothing (Coroot leaves it out). */
-	if (!status || (q->qtype == 28 && m->rcode == 0 && !m->n_addrs))
+	if (inbound || !status || (q->qtype == 28 && m->rcode == 0 && !m->n_addrs))
 		return;
 	char tbuf[8], fqdn[DNS_NAME_LEN];
 	const char *type = dns_type_name(q->qtype, tbuf, sizeof(tbuf));
@@ -185,8 +213,10 @@ void l7_dns_on_record(struct l7_dns *d, const struct ns_l7_event *e)
 	d->o.cnt->messages++;
 	if (e->captured < e->total)
 		d->o.cnt->truncated++;
-	if (e->op == NS_L7_WRITE && !m.response)
+	/* The client writes questions and reads answers; a server the other way round. */
+	bool asked = e->conn.flags & NS_L7_F_INBOUND ? e->op == NS_L7_READ : e->op == NS_L7_WRITE;
+	if (asked && !m.response)
 		ask(d, e, &m);
-	else if (e->op == NS_L7_READ && m.response)
+	else if (!asked && m.response)
 		answer(d, e, &m);
 }

@@ -581,6 +581,10 @@ static void check_label(const struct ns_config *c)
 {
 	assert_int_equal(c->max_label_length, 100);
 }
+static void check_fqdns(const struct ns_config *c)
+{
+	assert_int_equal(c->max_fqdns, 7);
+}
 static void check_cgroup(const struct ns_config *c)
 {
 	assert_string_equal(c->cgroup, "/sys/fs/cgroup/x");
@@ -716,6 +720,8 @@ static const struct option_case {
 	{ "max-destinations", "NODESCOPE_MAX_DESTINATIONS", "9", check_dests, "1000001",
 	  "(1..1000000)" },
 	{ "max-label-length", "MAX_LABEL_LENGTH", "100", check_label, "0", "(1..1048576)" },
+	{ "max-fqdns-per-container", "MAX_FQDNS_PER_CONTAINER", "7", check_fqdns, "0",
+	  "(1..1000000)" },
 	{ "cgroup", "NODESCOPE_CGROUP", "/sys/fs/cgroup/x", check_cgroup },
 	{ "cgroupfs-root", "CGROUPFS_ROOT", "/host/sys/fs/cgroup", check_cgroupfs, "sys/fs",
 	  "absolute path" },
@@ -1124,6 +1130,7 @@ static void test_env_names_follow_the_rule(void **state)
 		"ephemeral-port-range",
 		"min-container-age",
 		"max-label-length",
+		"max-fqdns-per-container",
 		"provider",
 		"region",
 		"availability-zone",

@@ -1,0 +1,173 @@
+"""DNS on UDP against a real dnsmasq on 127.0.0.77:53: dig, glibc (getent, Python), Go's resolver.
+
+Counts are exact: each client's questions are known (dig asks one; glibc asks A and AAAA together
+with sendmmsg; Go asks A and AAAA on one socket), and the agent's series are checked by their
+deltas. Coroot leaves out empty AAAA answers (asked beside an A), and so does the agent.
+"""
+import os
+import shutil
+import socket
+import subprocess
+import tempfile
+import time
+
+import pytest
+
+from conftest import Agent
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+SERVER = "127.0.0.77"
+DIG = shutil.which("dig") or "/usr/bin/dig"
+DNSMASQ = shutil.which("dnsmasq") or "/usr/sbin/dnsmasq"
+GO = shutil.which("go") or "/usr/bin/go"
+TOTAL = "container_dns_requests_total"
+HIST = "container_dns_requests_duration_seconds_total"
+IN_TOTAL = "container_dns_inbound_requests_total"
+IN_HIST = "container_dns_inbound_requests_duration_seconds_total"
+
+
+def msum(metrics, name, **labels):
+    want = set(labels.items())
+    return sum(v for k, v in metrics.get(name, {}).items() if want <= set(k))
+
+
+@pytest.fixture(scope="module")
+def agent():
+    a = Agent()
+    yield a
+    a.stop()
+
+
+@pytest.fixture(scope="module")
+def dnsmasq(agent):
+    """Started after the agent: its socket is found when it binds port 53 (the server side)."""
+    for tool in (DNSMASQ, DIG):
+        if not os.access(tool, os.X_OK):
+            pytest.fail(f"{tool} is missing: apt-get install dnsmasq-base bind9-dnsutils (scripts/install-deps.sh)")
+    p = subprocess.Popen([DNSMASQ, "--keep-in-foreground", "--conf-file=/dev/null", f"--listen-address={SERVER}",
+                          "--bind-interfaces", "--port=53", "--no-resolv", "--no-hosts", "--user=root",
+                          # answered from these records only: other names under it are NXDOMAIN,
+                          # names outside it REFUSED (no upstream)
+                          "--local=/nodescope.test/", "--host-record=a.nodescope.test,10.1.2.3",
+                          "--host-record=both.nodescope.test,10.1.2.4,fd00::4",
+                          "--log-facility=-"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 10
+    while subprocess.run([DIG, "+short", "+time=1", "+tries=1", f"@{SERVER}", "a.nodescope.test"],
+                         capture_output=True, text=True).stdout.strip() != "10.1.2.3":
+        if p.poll() is not None or time.monotonic() > deadline:
+            p.kill()
+            pytest.fail(f"dnsmasq did not start: {p.stderr.read().decode(errors='replace')}")
+        time.sleep(0.1)
+    yield p
+    p.terminate()
+    p.wait(10)
+
+
+@pytest.fixture(scope="module")
+def resolv_conf():
+    d = tempfile.mkdtemp(prefix="nodescope-e2e-dns.")
+    path = os.path.join(d, "resolv.conf")
+    with open(path, "w") as f:
+        f.write(f"nameserver {SERVER}\noptions timeout:2 attempts:1\n")
+    yield path
+    shutil.rmtree(d, ignore_errors=True)
+
+
+def with_resolv(resolv_conf, argv):
+    """argv run in a mount namespace of its own whose /etc/resolv.conf names the test's server."""
+    return ["unshare", "-m", "sh", "-c", f'mount --bind "$0" /etc/resolv.conf && exec "$@"', resolv_conf, *argv]
+
+
+def wait_delta(agent, m0, want, timeout=15):
+    """Waits until every (name, labels) -> count delta in want holds; returns the last metrics."""
+    deadline = time.monotonic() + timeout
+    while True:
+        m = agent.metrics()
+        got = {k: msum(m, k[0], **dict(k[1])) - msum(m0, k[0], **dict(k[1])) for k in want}
+        if got == want or time.monotonic() > deadline:
+            assert got == want
+            return m
+        time.sleep(0.2)
+
+
+def key(name=TOTAL, **labels):
+    return (name, frozenset(labels.items()))
+
+
+def test_dig_answers_and_failures(agent, dnsmasq):
+    m0 = agent.metrics()
+    ev0 = len(agent.snapshot())
+    for args, want in ((["a.nodescope.test"], "10.1.2.3"), (["AAAA", "both.nodescope.test"], "fd00::4"),
+                       (["x.nx.nodescope.test"], ""), (["elsewhere.example"], "")):
+        out = subprocess.run([DIG, "+short", "+time=2", "+tries=1", f"@{SERVER}", *args],
+                             capture_output=True, text=True, timeout=20)
+        assert out.stdout.strip() == want, out
+    wait_delta(agent, m0, {
+        key(request_type="TypeA", domain="a.nodescope.test", status="ok"): 1,
+        key(request_type="TypeAAAA", domain="both.nodescope.test", status="ok"): 1,
+        key(request_type="TypeA", domain="x.nx.nodescope.test", status="nxdomain"): 1,
+        key(request_type="TypeA", domain="elsewhere.example", status="refused"): 1,
+        key(HIST + "_count"): 4,
+        # dnsmasq's side, with Coroot's generic status: 0 is "unknown", others their number
+        key(IN_TOTAL, status="unknown"): 2, key(IN_TOTAL, status="3"): 1, key(IN_TOTAL, status="5"): 1,
+        key(IN_HIST + "_count"): 4,
+    })
+    evs = [e for e in agent.snapshot()[ev0:] if e.get("type") == "l7" and e.get("proto") == "dns"]
+    assert sorted((e["op"], e["statement"], e["status"]) for e in evs) == sorted([
+        ("TypeA", "a.nodescope.test", "ok"), ("TypeAAAA", "both.nodescope.test", "ok"),
+        ("TypeA", "x.nx.nodescope.test", "nxdomain"), ("TypeA", "elsewhere.example", "refused")])
+    assert all(e["dst"] == f"{SERVER}:53" and e["duration_ns"] > 0 for e in evs)
+
+
+def test_glibc_asks_a_and_aaaa_together(agent, dnsmasq, resolv_conf):
+    """getent ahosts and Python's getaddrinfo: glibc sends both questions in one sendmmsg."""
+    m0 = agent.metrics()
+    out = subprocess.run(with_resolv(resolv_conf, ["getent", "ahosts", "both.nodescope.test"]),
+                         capture_output=True, text=True, timeout=20)
+    assert "10.1.2.4" in out.stdout and "fd00::4" in out.stdout, out
+    py = "import socket; print(sorted({a[4][0] for a in socket.getaddrinfo('a.nodescope.test', 80)}))"
+    out = subprocess.run(with_resolv(resolv_conf, ["python3", "-c", py]), capture_output=True, text=True, timeout=20)
+    assert out.stdout.strip() == "['10.1.2.3']", out
+    # a.nodescope.test has no AAAA: dnsmasq answers it empty, which is left out.
+    wait_delta(agent, m0, {
+        key(request_type="TypeA", domain="both.nodescope.test", status="ok"): 1,
+        key(request_type="TypeAAAA", domain="both.nodescope.test", status="ok"): 1,
+        key(request_type="TypeA", domain="a.nodescope.test", status="ok"): 1,
+        key(request_type="TypeAAAA", domain="a.nodescope.test"): 0,
+    })
+
+
+def test_go_resolver(agent, dnsmasq):
+    d = tempfile.mkdtemp(prefix="nodescope-e2e-go-dns.")
+    try:
+        env = dict(os.environ, HOME=d, GOCACHE=os.path.join(d, "cache"), GO111MODULE="off", GOFLAGS="",
+                   CGO_ENABLED="0")
+        exe = os.path.join(d, "resolve")
+        p = subprocess.run([GO, "build", "-o", exe, os.path.join(HERE, "clients", "go_resolve.go")],
+                           env=env, capture_output=True, cwd=d)
+        assert p.returncode == 0, p.stderr.decode(errors="replace")
+        m0 = agent.metrics()
+        out = subprocess.run([exe, f"{SERVER}:53", "both.nodescope.test", "x.nx.nodescope.test"],
+                             capture_output=True, text=True, timeout=30)
+        assert out.stdout.split("\n")[:2] == ["both.nodescope.test 10.1.2.4,fd00::4", "x.nx.nodescope.test error"], out
+        wait_delta(agent, m0, {
+            key(request_type="TypeA", domain="both.nodescope.test", status="ok"): 1,
+            key(request_type="TypeAAAA", domain="both.nodescope.test", status="ok"): 1,
+            key(request_type="TypeA", domain="x.nx.nodescope.test", status="nxdomain"): 1,
+            key(request_type="TypeAAAA", domain="x.nx.nodescope.test", status="nxdomain"): 1,
+        })
+    finally:
+        shutil.rmtree(d, ignore_errors=True)
+
+
+def test_domains_past_the_cap_are_other(agent_factory, dnsmasq):
+    a = agent_factory("--max-fqdns-per-container", "2")
+    m0 = a.metrics()
+    for i in range(4):
+        subprocess.run([DIG, "+short", "+time=2", "+tries=1", f"@{SERVER}", f"h{i}.a.nodescope.test"],
+                       capture_output=True, timeout=20)
+    wait_delta(a, m0, {
+        key(domain="h0.a.nodescope.test", status="nxdomain"): 1,
+        key(domain="h1.a.nodescope.test", status="nxdomain"): 1,
+        key(domain="~other", status="nxdomain"): 2,
+    })
