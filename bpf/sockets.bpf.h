@@ -16,6 +16,19 @@ struct {
 	__type(value, struct ns_l7_sock);
 } l7_socks SEC(".maps") __weak;
 
+/*
+ * Processes that have held a tracked socket (a superset: entries go when the
+ * table is full). A fork of one copies its entries to the child, as the
+ * child holds the same sockets: a server that accepts and then forks (the
+ * PostgreSQL postmaster) serves from the child.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u32);
+	__type(value, __u8);
+} l7_owners SEC(".maps") __weak;
+
 /* Per-CPU counts of state the BPF side could not keep, by enum ns_drop_reason. */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);

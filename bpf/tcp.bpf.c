@@ -17,6 +17,7 @@ NS_STREAM_DEFINE(tcp, sizeof(struct ns_tcp_event))
 #define EINPROGRESS 115
 #define EALREADY 114
 #define ECONNABORTED 103
+#define E2BIG 7
 #define RCV_SHUTDOWN 1
 #define SEND_SHUTDOWN 2
 
@@ -79,10 +80,12 @@ struct {
 static __always_inline void track_for_l7(__u32 pid, __s32 fd, const struct ns_l7_sock *ls)
 {
 	__u64 key = l7_key(pid, fd);
+	__u8 one = 1;
 	if (fd < 0)
 		return;
 	if (bpf_map_update_elem(&l7_socks, &key, ls, BPF_ANY))
 		ns_drop(NS_DROP_L7_SOCKS_FULL);
+	bpf_map_update_elem(&l7_owners, &pid, &one, BPF_ANY);
 }
 
 static __always_inline void untrack_for_l7(const struct sock_info *info, __u64 sk)
@@ -439,5 +442,54 @@ int ns_tcp_retransmit(struct bpf_raw_tracepoint_args *ctx)
 	set_owner(e, bpf_map_lookup_elem(&tcp_socks, &sk));
 	fill_from_sock(e, s);
 	tcp_submit(ctx, e, sizeof(*e));
+	return 0;
+}
+
+/*
+ * The fds a fork's child inherits that are tracked in its parent: the
+ * lowest L7_INHERIT_FDS numbers (a forking server's client socket is a low
+ * one). Only for a parent that has held a tracked socket.
+ */
+#define L7_INHERIT_FDS 128
+
+SEC("raw_tp/sched_process_fork")
+int BPF_PROG(ns_l7_fork, struct task_struct *parent, struct task_struct *child)
+{
+	__u32 ptgid = BPF_CORE_READ(parent, tgid), ctgid = BPF_CORE_READ(child, tgid);
+	__u8 one = 1;
+
+	if (ctgid != BPF_CORE_READ(child, pid) || ctgid == ptgid ||
+	    !bpf_map_lookup_elem(&l7_owners, &ptgid))
+		return 0; /* a thread, or a parent with no tracked socket */
+	bpf_map_update_elem(&l7_owners, &ctgid, &one, BPF_ANY);
+	for (__s32 fd = 0; fd < L7_INHERIT_FDS; fd++) {
+		__u64 pk = l7_key(ptgid, fd), ck = l7_key(ctgid, fd);
+		struct ns_l7_sock *s = bpf_map_lookup_elem(&l7_socks, &pk);
+		if (!s)
+			continue;
+		struct ns_l7_sock copy = *s;
+		if (bpf_map_update_elem(&l7_socks, &ck, &copy, BPF_NOEXIST) == -E2BIG)
+			ns_drop(NS_DROP_L7_SOCKS_FULL);
+	}
+	return 0;
+}
+
+/*
+ * exec closed the close-on-exec fds without close(2): entries a fork copied
+ * for them go, lest a file opened on the same number be read as the socket.
+ */
+SEC("tracepoint/sched/sched_process_exec")
+int ns_l7_exec(void *ctx)
+{
+	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
+
+	if (!bpf_map_lookup_elem(&l7_owners, &tgid))
+		return 0;
+	for (__s32 fd = 0; fd < L7_INHERIT_FDS; fd++) {
+		__u64 k = l7_key(tgid, fd);
+		struct ns_l7_sock *s = bpf_map_lookup_elem(&l7_socks, &k);
+		if (s && s->sock && (__u64)sk_of_fd(fd) != s->sock)
+			bpf_map_delete_elem(&l7_socks, &k);
+	}
 	return 0;
 }

@@ -1,6 +1,7 @@
 /* DNS questions and answers paired per socket. See dns_flow.h. */
 #include "dns_flow.h"
 
+#include <arpa/inet.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -37,7 +38,7 @@ struct l7_dns {
 	struct hmap waiting;
 	struct strmap seen;	   /* "container\ndomain" */
 	struct strmap per_container; /* container -> domains seen */
-	struct metric *requests, *duration, *in_requests, *in_duration;
+	struct metric *requests, *duration, *in_requests, *in_duration, *ip_to_fqdn;
 };
 
 static const double duration_bounds[] = { 0.005, 0.01, 0.025, 0.05, 0.1, 0.25,
@@ -51,6 +52,9 @@ static const struct metric_def dns_metrics[] = {
 	  "DNS latency: the question written to the answer read.", METRIC_HISTOGRAM,
 	  METRIC_LABELS("container_id"), METRIC_BOUNDS(duration_bounds), .capped = true,
 	  .expires = true, METRIC_HANDLE(T, duration) },
+	{ "ip_to_fqdn", "Addresses and the domain whose DNS answer gave them (Coroot's rules).",
+	  METRIC_GAUGE, METRIC_LABELS("ip", "fqdn"), .capped = true, .expires = true,
+	  METRIC_HANDLE(T, ip_to_fqdn) },
 	{ "container_dns_inbound_requests_total",
 	  "DNS questions the container answered, by Coroot's generic status (the response code; "
 	  "0 is \"unknown\").",
@@ -140,6 +144,38 @@ static const char *domain_label(struct l7_dns *d, const char *container, const c
 	return fqdn;
 }
 
+/* Not loopback, not private (RFC 1918, 100.64/10, fc00::/7): Coroot's "external". */
+static bool addr_external(const struct dns_addr *a)
+{
+	static const uint8_t v6_loopback[16] = { [15] = 1 };
+	const uint8_t *p = a->addr;
+	if (a->family == AF_INET)
+		return !(p[0] == 127 || p[0] == 10 || (p[0] == 172 && (p[1] & 0xf0) == 16) ||
+			 (p[0] == 192 && p[1] == 168) || (p[0] == 100 && (p[1] & 0xc0) == 64));
+	return memcmp(p, v6_loopback, 16) && (p[0] & 0xfe) != 0xfc;
+}
+
+/*
+ * ip_to_fqdn: each address of the answer names its domain, unless a domain
+ * resolves to several addresses all external (a public service's fan-out:
+ * Coroot keys such destinations by the domain, not the address).
+ */
+static void map_addresses(struct l7_dns *d, const struct dns_msg *m, const char *fqdn)
+{
+	bool specify = m->n_addrs <= 1;
+	for (unsigned i = 0; i < m->n_addrs && !specify; i++)
+		specify = !addr_external(&m->addrs[i]);
+	if (!specify || !fqdn[0])
+		return;
+	for (unsigned i = 0; i < m->n_addrs; i++) {
+		char ip[INET6_ADDRSTRLEN];
+		if (!inet_ntop(m->addrs[i].family, m->addrs[i].addr, ip, sizeof(ip)))
+			continue;
+		const char *labels[] = { ip, fqdn };
+		metric_set(d->ip_to_fqdn, labels, 1);
+	}
+}
+
 /*
  * A question this side answered. Coroot labels these with its generic
  * status, whose names DNS codes do not have: 0 is "unknown", others their
@@ -178,6 +214,7 @@ static void answer(struct l7_dns *d, const struct ns_l7_event *e, const struct d
 	uint64_t dur = e->ts_ns > q->ts_ns ? e->ts_ns - q->ts_ns : 0;
 
 	dns_normalize_fqdn(q->name, q->qtype, fqdn, sizeof(fqdn));
+	map_addresses(d, m, fqdn);
 	const char *labels[] = { container, type, domain_label(d, container, fqdn), status };
 	metric_add(d->requests, labels, 1);
 	metric_observe(d->duration, &container, dur / 1e9);

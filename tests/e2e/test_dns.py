@@ -112,6 +112,9 @@ def test_dig_answers_and_failures(agent, dnsmasq):
         key(IN_TOTAL, status="unknown"): 2, key(IN_TOTAL, status="3"): 1, key(IN_TOTAL, status="5"): 1,
         key(IN_HIST + "_count"): 4,
     })
+    m = agent.metrics()
+    assert msum(m, "ip_to_fqdn", ip="10.1.2.3", fqdn="a.nodescope.test") == 1
+    assert msum(m, "ip_to_fqdn", ip="fd00::4", fqdn="both.nodescope.test") == 1
     evs = [e for e in agent.snapshot()[ev0:] if e.get("type") == "l7" and e.get("proto") == "dns"]
     assert sorted((e["op"], e["statement"], e["status"]) for e in evs) == sorted([
         ("TypeA", "a.nodescope.test", "ok"), ("TypeAAAA", "both.nodescope.test", "ok"),

@@ -327,6 +327,65 @@ static void test_postgres_inside_tls_after_its_ssl_request(void **state)
 	assert_true(exposed(f, "nodescope_l7_unpaired_total{proto=\"postgres\"}") == 0);
 }
 
+/* A DNS question for NAME (a length-prefixed label form) of type A, and its answer with addresses. */
+static size_t dns_question(uint8_t *b, uint16_t id, const char *name)
+{
+	size_t n = strlen(name) + 1;
+	uint8_t h[12] = { id >> 8, id & 0xff, 1, 0, 0, 1 };
+	memcpy(b, h, 12);
+	memcpy(b + 12, name, n);
+	memcpy(b + 12 + n, "\0\1\0\1", 4);
+	return 12 + n + 4;
+}
+
+static size_t dns_answer(uint8_t *b, uint16_t id, const char *name, const uint8_t (*ips)[4], unsigned k)
+{
+	size_t n = dns_question(b, id, name);
+	b[2] = 0x81, b[3] = 0x80, b[7] = (uint8_t)k;
+	for (unsigned i = 0; i < k; i++) {
+		static const uint8_t rr[] = { 0xc0, 12, 0, 1, 0, 1, 0, 0, 0, 60, 0, 4 };
+		memcpy(b + n, rr, sizeof(rr));
+		memcpy(b + n + sizeof(rr), ips[i], 4);
+		n += sizeof(rr) + 4;
+	}
+	return n;
+}
+
+static void test_dns_counts_and_maps_addresses(void **state)
+{
+	struct fixture *f = *state;
+	uint8_t b[512];
+	size_t n;
+	static const uint8_t one[][4] = { { 10, 1, 2, 3 } }, fanout[][4] = { { 93, 184, 216, 34 },
+									  { 93, 184, 216, 35 } };
+	n = dns_question(b, 0x101, "\1a\4test");
+	feed_bytes(f->t, 0xd000, NS_L7_WRITE, NS_L7_F_DNS, b, n, 1 * SEC);
+	n = dns_question(b, 0x202, "\1p\4test");
+	feed_bytes(f->t, 0xd000, NS_L7_WRITE, NS_L7_F_DNS, b, n, 1 * SEC);
+	/* Answered out of order, each by its id. */
+	n = dns_answer(b, 0x202, "\1p\4test", fanout, 2);
+	feed_bytes(f->t, 0xd000, NS_L7_READ, NS_L7_F_DNS, b, n, 1 * SEC + 2000);
+	n = dns_answer(b, 0x101, "\1a\4test", one, 1);
+	feed_bytes(f->t, 0xd000, NS_L7_READ, NS_L7_F_DNS, b, n, 1 * SEC + 1000);
+	n = dns_answer(b, 0x303, "\1a\4test", one, 1); /* asked by nobody */
+	feed_bytes(f->t, 0xd000, NS_L7_READ, NS_L7_F_DNS, b, n, 1 * SEC + 1000);
+	assert_true(exposed(f, "container_dns_requests_total{container_id=\"/\",request_type=\"TypeA\","
+			       "domain=\"a.test\",status=\"ok\"}") == 1);
+	assert_true(exposed(f, "container_dns_requests_total{container_id=\"/\",request_type=\"TypeA\","
+			       "domain=\"p.test\",status=\"ok\"}") == 1);
+	assert_true(exposed(f, "ip_to_fqdn{ip=\"10.1.2.3\",fqdn=\"a.test\"}") == 1);
+	/* A public domain's fan-out is not mapped address by address. */
+	assert_true(exposed(f, "ip_to_fqdn{ip=\"93.184.216.34\",fqdn=\"p.test\"}") == -1);
+	assert_true(exposed(f, "nodescope_l7_unpaired_total{proto=\"dns\"}") == 1);
+	/* The server's side: it reads the question and writes the answer. */
+	n = dns_question(b, 0x404, "\1a\4test");
+	feed_bytes(f->t, 0xe000, NS_L7_READ, NS_L7_F_DNS | NS_L7_F_INBOUND, b, n, 2 * SEC);
+	n = dns_answer(b, 0x404, "\1a\4test", one, 1);
+	feed_bytes(f->t, 0xe000, NS_L7_WRITE, NS_L7_F_DNS | NS_L7_F_INBOUND, b, n, 2 * SEC + 500);
+	assert_true(exposed(f, "container_dns_inbound_requests_total{container_id=\"/\","
+			       "status=\"unknown\"}") == 1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -346,6 +405,7 @@ int main(void)
 						teardown),
 		cmocka_unit_test_setup_teardown(test_latency_runs_to_the_first_chunk_of_the_answer,
 						setup, teardown),
+		cmocka_unit_test_setup_teardown(test_dns_counts_and_maps_addresses, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_postgres_inside_tls_after_its_ssl_request, setup,
 						teardown),
 	};
