@@ -12,6 +12,9 @@ rm -rf "$src"
 mkdir -p "$src"
 git ls-files -z --cached --others --exclude-standard | xargs -0 tar -cf - | tar -xf - -C "$src"
 rm -f "$out"/nodescope_*.deb "$out"/nodescope-dbgsym_*.deb "$out"/nodescope_*.buildinfo "$out"/nodescope_*.changes
+# npm (the web page's graph library) reuses the checkout's download cache.
+mkdir -p build/npm-cache
+export NPM_CACHE="$(pwd)/build/npm-cache"
 # -b: binary only; -us -uc: nothing to sign with here.
 (cd "$src" && NODESCOPE_VERSION="$version" dpkg-buildpackage -b -us -uc -j"$(nproc)")
 rm -rf "$src"

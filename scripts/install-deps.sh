@@ -7,12 +7,18 @@ PKGS="clang llvm lld bpftool libbpf-dev libelf-dev zlib1g-dev libmicrohttpd-dev 
       gnutls-bin openssl libssl-dev python3-cryptography gcc-multilib stress-ng
       python3-aiohttp libjansson-dev qemu-system-x86 busybox-static cpio xz-utils zstd kmod
       podman runc containerd docker.io e2fsprogs
-      dpkg-dev debhelper help2man buildah man-db python3-yaml
+      dpkg-dev debhelper help2man buildah man-db python3-yaml libcap2-bin systemd
       postgresql mariadb-server mariadb-client redis-server redis-tools memcached
       clickhouse-server clickhouse-client python3-psycopg2 python3-pymysql python3-redis
       python3-pymemcache python3-pymongo libdbd-mariadb-perl
+      python3-kafka zookeeperd python3-kazoo nats-server rabbitmq-server python3-pika python3-cassandra
+      nghttp2-server nghttp2-client python3-hpack
       libprotobuf-c-dev protobuf-c-compiler libsnappy-dev libcurl4-openssl-dev
-      dnsmasq-base bind9-dnsutils"
+      dnsmasq-base bind9-dnsutils chromium python3-websocket"
+# npm fetches the web page's graph library at build time (web/package-lock.json). Debian's
+# npm, unless an npm is already there: a nodejs from elsewhere that bundles its own npm
+# conflicts with Debian's package.
+command -v npm >/dev/null 2>&1 || PKGS="$PKGS npm"
 # Only for tests/unit/data/containers/capture.sh (scripts/install-deps.sh --fixtures),
 # which re-captures the container runtime fixtures.
 if [ "${1:-}" = --fixtures ]; then

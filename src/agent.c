@@ -20,6 +20,7 @@
 #include "bpf/probes.h"
 #include "exit_codes.h"
 #include "export/remote_write.h"
+#include "http/page.h"
 #include "http/routes.h"
 #include "http/server.h"
 #include "loop/loop.h"
@@ -57,6 +58,7 @@ struct agent {
 	struct trace trace;
 	struct http_routes routes;
 	struct http_server *http;
+	struct http_page *page; /* the web page's data, with --listen */
 	struct node_identity id;
 	struct remote_write *rw; /* NULL unless remote write is configured */
 	int sigfd;
@@ -528,6 +530,11 @@ static int agent_start(struct agent *a)
 	if (tcp_tracker_new(&to, &a->tcp) || l7_tracker_new(&lo, &a->l7) ||
 	    (c->tls && probes_tls_possible(a->probes) && tls_manager_new(&so, &a->tls)))
 		return NS_EXIT_RUNTIME;
+	if (c->listen) {
+		if (http_page_new(a->loop, a->registry, proc_tracker_table(a->procs), &a->page))
+			return NS_EXIT_RUNTIME;
+		a->trace.tap = http_page_tap(a->page); /* before any event is read */
+	}
 	if (agent_open_streams(a))
 		return NS_EXIT_RUNTIME;
 	if ((rc = probes_attach(a->probes)))
@@ -545,10 +552,16 @@ static int agent_start(struct agent *a)
 
 	if (c->listen) {
 		a->routes = (struct http_routes){ a->registry, proc_tracker_table(a->procs),
-						  a->resources, agent_ready, a };
-		if (http_server_start(a->loop, a->registry, c->listen, http_routes_handle, &a->routes, &a->http))
+						  a->resources, agent_ready, a, a->page };
+		const struct http_limits lim = { c->http_max_per_client, c->http_max_connections,
+						 c->http_head_timeout_s, c->http_idle_timeout_s };
+		if (http_server_start(a->loop, a->registry, c->listen, &lim, http_routes_handle,
+				      &a->routes, &a->http))
 			return NS_EXIT_LISTEN;
-		log_info("serving http://%s/ (metrics at /metrics)", c->listen);
+		log_info("serving http://%s/ (metrics at /metrics; per client %u connections, "
+			 "%u in all, %us for a request head, %us idle)",
+			 c->listen, lim.max_per_client, lim.max_connections, lim.head_timeout_s,
+			 lim.idle_timeout_s);
 	}
 	return agent_remote_write(a);
 }
@@ -580,6 +593,8 @@ static void agent_stop(struct agent *a)
 	resources_free(a->resources); /* before the process table it observes */
 	proc_tracker_free(a->procs);
 	metric_registry_free(a->registry);
+	a->trace.tap = NULL;
+	http_page_free(a->page); /* after the registry: it exports the page's counters */
 	node_metrics_free(a->node);
 	process_metrics_free(a->self);
 	trace_free(&a->trace);

@@ -24,6 +24,11 @@ struct ns_port_range {
 struct ns_config {
 	bool trace;		/* `nodescope trace`: JSON lines on stdout */
 	const char *listen;	/* NULL: no HTTP server */
+	/* What one HTTP client may hold (struct http_limits). */
+	unsigned http_max_per_client;
+	unsigned http_max_connections;
+	unsigned http_head_timeout_s;
+	unsigned http_idle_timeout_s;
 	unsigned stream_mask;	/* streams traced (bit per enum ns_stream) */
 	uint32_t ring_size[NS_STREAM_COUNT]; /* 0: the stream's default */
 	unsigned max_series;

@@ -168,6 +168,21 @@ const struct cli_opt cli_opts[] = {
 	  .help = "HTTP address for /metrics, /api and the web page; \"\" turns HTTP off; "
 		  "trace serves HTTP only when given one",
 	  .flags = CLI_ENV_EMPTY },
+	{ CLI_INT, "http-max-per-client", .env = "NODESCOPE_HTTP_MAX_PER_CLIENT", .metavar = "N",
+	  FIELD(http_max_per_client), .min = 1, .max = 65536, .def = "8",
+	  .help = "HTTP connections one source address may hold open; one more is closed at "
+		  "once and counted (so no other client can keep a scraper out)" },
+	{ CLI_INT, "http-max-connections", .env = "NODESCOPE_HTTP_MAX_CONNECTIONS", .metavar = "N",
+	  FIELD(http_max_connections), .min = 1, .max = 65536, .def = "256",
+	  .help = "HTTP connections open in all; one more is closed at once and counted" },
+	{ CLI_SECONDS, "http-head-timeout", .env = "NODESCOPE_HTTP_HEAD_TIMEOUT", .metavar = "TIME",
+	  FIELD(http_head_timeout_s), .min = 1, .max = 3600, .def = "5s",
+	  .help = "time an HTTP connection has to send each request head, from its accept or its "
+		  "last response; one that sends nothing, or too slowly, is cut and counted" },
+	{ CLI_SECONDS, "http-idle-timeout", .env = "NODESCOPE_HTTP_IDLE_TIMEOUT", .metavar = "TIME",
+	  FIELD(http_idle_timeout_s), .min = 1, .max = 3600, .def = "10s",
+	  .help = "an HTTP connection on which nothing moves either way for this long is closed "
+		  "(a response the client stops reading, too)" },
 	{ CLI_CUSTOM, "events", .env = "NODESCOPE_EVENTS", .metavar = "LIST", FIELD(stream_mask),
 	  .def = "all", .parse = parse_events, .form = "comma-separated streams, or all",
 	  .help = "trace: streams to print, comma-separated: proc, tcp, l7, files (TLS probing "

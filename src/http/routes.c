@@ -1,9 +1,12 @@
 #include "routes.h"
 
+#include <stdlib.h>
 #include <string.h>
 
+#include "assets.h"
 #include "metrics/registry.h"
 #include "page.h"
+#include "util/clock.h"
 #include "http/server.h"
 #include "resources/collector.h"
 #include "proc/table.h"
@@ -42,6 +45,42 @@ static void metrics_ready(void *ctx)
 	http_request_answer(req, 200, &body, METRICS_TYPE);
 }
 
+#define JSON_TYPE "application/json"
+#define CONTAINER_PREFIX "/api/container"
+
+/* A container's details wait for its resources to be read, as /metrics does. */
+struct container_later {
+	struct http_request *req;
+	char id[];
+};
+
+static void container_ready(void *ctx)
+{
+	struct container_later *c = ctx;
+	struct http_routes *r = http_request_handler_ctx(c->req);
+	struct strbuf body = STRBUF_INIT;
+
+	http_page_container_json(r->page, c->id, clock_mono_ns(), &body);
+	http_request_answer(c->req, 200, &body, JSON_TYPE);
+	free(c);
+}
+
+static int container_route(struct http_routes *r, const char *id, struct strbuf *body,
+			   const char **type, struct http_request *req)
+{
+	*type = JSON_TYPE;
+	struct container_later *c = r->resources ? malloc(sizeof(*c) + strlen(id) + 1) : NULL;
+	if (c) {
+		c->req = req;
+		strcpy(c->id, id);
+		if (resources_scrape_begin(r->resources, container_ready, c) == 0)
+			return HTTP_LATER;
+		free(c);
+	}
+	http_page_container_json(r->page, id, clock_mono_ns(), body);
+	return 200;
+}
+
 int http_routes_handle(void *ctx, const char *path, struct strbuf *body, const char **type,
 		       struct http_request *req)
 {
@@ -72,11 +111,25 @@ int http_routes_handle(void *ctx, const char *path, struct strbuf *body, const c
 		*type = "application/json";
 		return 200;
 	}
-	if (!strcmp(path, "/")) {
-		strbuf_puts(body, http_page_html);
-		*type = "text/html; charset=utf-8";
+	if (r->page && !strcmp(path, "/api/map")) {
+		http_page_map_json(r->page, clock_mono_ns(), true, body);
+		strbuf_putc(body, '\n');
+		*type = JSON_TYPE;
 		return 200;
 	}
-	strbuf_puts(body, "not found: try /, /metrics or /healthz\n");
+	if (r->page && !strcmp(path, "/api/events")) {
+		*type = "text/event-stream; charset=utf-8";
+		return http_page_events(r->page, req, body);
+	}
+	if (r->page && !strncmp(path, CONTAINER_PREFIX "/", strlen(CONTAINER_PREFIX "/")))
+		return container_route(r, path + strlen(CONTAINER_PREFIX "/"), body, type, req);
+	const struct http_asset *a = http_asset_find(path);
+	if (a) {
+		strbuf_append(body, a->data, a->len);
+		*type = a->type;
+		return 200;
+	}
+	strbuf_puts(body, "not found: try /, /metrics, /healthz, /api/processes, /api/map, "
+			  "/api/container/<id> or /api/events\n");
 	return 404;
 }

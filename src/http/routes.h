@@ -1,4 +1,4 @@
-/* What the HTTP server serves: /metrics, /healthz, /api/processes and the web page. */
+/* What the HTTP server serves: /metrics, /healthz, /api/... and the web page (assets.h, page.h). */
 #ifndef NODESCOPE_HTTP_ROUTES_H
 #define NODESCOPE_HTTP_ROUTES_H
 
@@ -6,6 +6,7 @@
 
 #include "util/strbuf.h"
 
+struct http_page;
 struct http_request;
 struct metric_registry;
 struct proc_table;
@@ -21,6 +22,7 @@ struct http_routes {
 	 */
 	bool (*ready)(void *ctx, struct strbuf *why);
 	void *ready_ctx;
+	struct http_page *page; /* NULL: no /api/map, /api/container, /api/events */
 };
 
 /*

@@ -18,19 +18,10 @@
 #include "util/log.h"
 
 /*
- * What one client may hold, so no other local process (or pod, when the
- * agent listens on a pod IP) can keep a scraper out: connections per source
- * address, connections in all, and the time a connection has to send each
- * request head, counted from its accept or from the end of its previous
- * response (so one that sends nothing, or a byte a second, is cut).
- * Connections over a limit are closed at once; each refusal and cut is counted.
+ * The limits (struct http_limits) hold every client to its share: a
+ * connection over one is closed at once, one whose request head is late is
+ * cut; each refusal and cut is counted.
  */
-#define HTTP_MAX_PER_CLIENT 8
-#define HTTP_MAX_CONNECTIONS 256
-#define HTTP_HEAD_TIMEOUT_NS (5 * 1000000000ull)
-/* A response the client stops reading (libmicrohttpd's inactivity timeout). */
-#define HTTP_IDLE_TIMEOUT_S 10u
-
 /* One open connection (libmicrohttpd's socket context). */
 struct http_conn {
 	struct http_conn *prev, *next;
@@ -39,8 +30,22 @@ struct http_conn {
 	uint64_t head_deadline_ns; /* 0: a request is being answered, no head awaited */
 };
 
+/* An open stream: what http_sse_send queued and the reader has not taken. */
+struct http_sse {
+	struct http_server *server;
+	struct MHD_Connection *conn;
+	struct http_sse *prev, *next; /* the server's streams */
+	struct strbuf buf;
+	size_t off;
+	bool suspended; /* nothing to send: waiting for http_sse_send */
+	bool closing;	/* the server stops: the reader ends the response */
+	http_sse_closed_fn closed;
+	void *ctx;
+};
+
 struct http_request {
 	struct http_server *server;
+	struct http_sse *stream; /* http_request_sse made one */
 	struct MHD_Connection *conn;
 	struct http_request *prev, *next; /* the server's suspended requests */
 	bool answered;
@@ -55,24 +60,33 @@ struct http_server {
 	struct MHD_Daemon *d;
 	struct loop_timer *timer;
 	struct http_request *suspended; /* answered at the latest when the server stops */
+	struct http_sse *streams;	/* ended when the server stops */
 	http_handler_fn fn;
 	void *ctx;
 	unsigned port;
+	struct http_limits limits;
 	struct http_conn *conns;
 	unsigned n_conns;
 	struct metric *m_refused;
 	uint64_t head_timeouts;
+	uint64_t stream_drops;
 };
 
 #define T struct http_server
 static const struct metric_def http_metrics[] = {
 	{ "nodescope_http_connections_refused_total",
 	  "HTTP connections closed at once because their source address already had "
-	  "8 open (per_client) or the server 256 (total).",
+	  "--http-max-per-client open (per_client) or the server --http-max-connections "
+	  "(total).",
 	  METRIC_COUNTER, METRIC_LABELS("reason"), METRIC_HANDLE(T, m_refused) },
 	{ "nodescope_http_head_timeouts_total",
-	  "HTTP connections cut because a request head took longer than 5 s to arrive.",
+	  "HTTP connections cut because a request head took longer than --http-head-timeout "
+	  "to arrive.",
 	  METRIC_COUNTER, METRIC_VALUE(T, head_timeouts) },
+	{ "nodescope_http_stream_messages_dropped_total",
+	  "Messages not queued on a server-sent events stream (the web page's updates) because "
+	  "its reader had not taken the 1 MiB already queued.",
+	  METRIC_COUNTER, METRIC_VALUE(T, stream_drops) },
 };
 #undef T
 
@@ -98,9 +112,9 @@ static enum MHD_Result http_accept_policy(void *cls, const struct sockaddr *addr
 
 	for (struct http_conn *c = s->conns; c; c = c->next)
 		same += same_address(&c->addr, addr);
-	if (same >= HTTP_MAX_PER_CLIENT)
+	if (same >= s->limits.max_per_client)
 		reason = "per_client";
-	else if (s->n_conns >= HTTP_MAX_CONNECTIONS)
+	else if (s->n_conns >= s->limits.max_connections)
 		reason = "total";
 	if (!reason)
 		return MHD_YES;
@@ -112,6 +126,12 @@ static enum MHD_Result http_accept_policy(void *cls, const struct sockaddr *addr
 static void http_log(void *cls, const char *fmt, va_list ap)
 {
 	log_vmsg(LOG_LEVEL_WARN, "libmicrohttpd", fmt, ap);
+}
+
+/* When a request head awaited from now is late. */
+static uint64_t head_deadline(const struct http_server *s)
+{
+	return clock_mono_ns() + s->limits.head_timeout_s * 1000000000ull;
 }
 
 static void http_conn_notify(void *cls, struct MHD_Connection *conn, void **socket_context,
@@ -147,7 +167,7 @@ static void http_conn_notify(void *cls, struct MHD_Connection *conn, void **sock
 	memcpy(&c->addr, addr->client_addr,
 	       addr->client_addr->sa_family == AF_INET6 ? sizeof(struct sockaddr_in6)
 							 : sizeof(struct sockaddr_in));
-	c->head_deadline_ns = clock_mono_ns() + HTTP_HEAD_TIMEOUT_NS;
+	c->head_deadline_ns = head_deadline(s);
 	c->next = s->conns;
 	if (s->conns)
 		s->conns->prev = c;
@@ -230,6 +250,20 @@ int http_parse_listen(const char *listen, struct sockaddr_storage *ss, unsigned 
 }
 
 /*
+ * On every response: the page's scripts and styles come from this server only,
+ * as separate resources (nothing inline runs), and nothing is framed or sniffed.
+ */
+static void add_safety_headers(struct MHD_Response *r)
+{
+	MHD_add_response_header(r, "Content-Security-Policy",
+				"default-src 'none'; script-src 'self'; style-src 'self'; "
+				"img-src 'self'; connect-src 'self'; base-uri 'none'; "
+				"form-action 'none'; frame-ancestors 'none'");
+	MHD_add_response_header(r, "X-Content-Type-Options", "nosniff");
+	MHD_add_response_header(r, "Referrer-Policy", "no-referrer");
+}
+
+/*
  * Queues the response: status, body (its buffer handed over) and content
  * type; the body gzipped when the client accepts it (gzip: Accept-Encoding).
  */
@@ -262,10 +296,115 @@ static enum MHD_Result http_respond(struct MHD_Connection *conn, int status, str
 	}
 	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, type);
 	MHD_add_response_header(r, MHD_HTTP_HEADER_VARY, MHD_HTTP_HEADER_ACCEPT_ENCODING);
+	add_safety_headers(r);
 	if (gzip)
 		MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_ENCODING, "gzip");
 	enum MHD_Result ret = MHD_queue_response(conn, status, r);
 	MHD_destroy_response(r);
+	return ret;
+}
+
+/* What a stream may have queued and unread; past it a message is dropped (counted). */
+#define HTTP_SSE_MAX_QUEUED (1u << 20)
+
+/* libmicrohttpd asks for the stream's next bytes: what is queued, or it waits (suspended). */
+static ssize_t sse_read(void *cls, uint64_t pos, char *buf, size_t max)
+{
+	struct http_sse *st = cls;
+
+	if (st->off < st->buf.len) {
+		size_t n = st->buf.len - st->off < max ? st->buf.len - st->off : max;
+		memcpy(buf, st->buf.buf + st->off, n);
+		st->off += n;
+		if (st->off == st->buf.len) {
+			strbuf_reset(&st->buf);
+			st->off = 0;
+		}
+		return (ssize_t)n;
+	}
+	if (st->closing)
+		return MHD_CONTENT_READER_END_OF_STREAM;
+	/* Nothing to send: no busy loop, no timer; http_sse_send resumes it. */
+	MHD_suspend_connection(st->conn);
+	st->suspended = true;
+	return 0;
+}
+
+/* The stream's connection is gone (the client left, or the server stops). */
+static void sse_free(void *cls)
+{
+	struct http_sse *st = cls;
+	struct http_server *s = st->server;
+
+	*(st->prev ? &st->prev->next : &s->streams) = st->next;
+	if (st->next)
+		st->next->prev = st->prev;
+	if (st->closed)
+		st->closed(st->ctx, st);
+	strbuf_free(&st->buf);
+	free(st);
+}
+
+struct http_sse *http_request_sse(struct http_request *req, http_sse_closed_fn closed,
+					void *ctx)
+{
+	struct http_sse *st = calloc(1, sizeof(*st));
+	if (!st)
+		return NULL;
+	st->server = req->server;
+	st->conn = req->conn;
+	st->buf = (struct strbuf)STRBUF_INIT;
+	st->closed = closed;
+	st->ctx = ctx;
+	req->stream = st;
+	return st;
+}
+
+int http_sse_send(struct http_sse *st, const void *data, size_t len)
+{
+	if (st->closing)
+		return -EPIPE;
+	if (st->buf.len - st->off + len > HTTP_SSE_MAX_QUEUED) {
+		st->server->stream_drops++;
+		return -ENOBUFS;
+	}
+	strbuf_append(&st->buf, data, len);
+	if (st->buf.oom) {
+		strbuf_reset(&st->buf);
+		st->off = 0;
+		st->server->stream_drops++;
+		return -ENOMEM;
+	}
+	if (st->suspended) {
+		st->suspended = false;
+		MHD_resume_connection(st->conn);
+	}
+	return 0;
+}
+
+/* Starts the stream the handler made: its response ends only when the connection does. */
+static enum MHD_Result sse_respond(struct MHD_Connection *conn, struct http_sse *st,
+				      const char *type)
+{
+	struct http_server *s = st->server;
+	struct MHD_Response *r =
+		MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 16384, sse_read, st, sse_free);
+	if (!r) {
+		if (st->closed)
+			st->closed(st->ctx, st);
+		strbuf_free(&st->buf);
+		free(st);
+		return MHD_NO;
+	}
+	st->next = s->streams;
+	if (s->streams)
+		s->streams->prev = st;
+	s->streams = st;
+	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, type);
+	MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
+	add_safety_headers(r);
+	enum MHD_Result ret = MHD_queue_response(conn, MHD_HTTP_OK, r);
+	MHD_destroy_response(r); /* sse_free runs when the connection is done with it */
 	return ret;
 }
 
@@ -304,6 +443,16 @@ static enum MHD_Result http_answer(void *cls, struct MHD_Connection *conn, const
 	req->conn = conn;
 	req->gzip = gzip;
 	status = s->fn(s->ctx, url, &body, &type, req);
+	if (status == HTTP_SSE && req->stream) {
+		struct http_sse *st = req->stream;
+		free(req);
+		strbuf_free(&body);
+		return sse_respond(conn, st, type);
+	}
+	if (status == HTTP_SSE) { /* the handler could not make one */
+		status = 503;
+		strbuf_puts(&body, "out of memory\n");
+	}
 	if (status != HTTP_LATER) {
 		free(req);
 		return http_respond(conn, status, body, type, gzip);
@@ -320,12 +469,13 @@ static enum MHD_Result http_answer(void *cls, struct MHD_Connection *conn, const
 static void http_completed(void *cls, struct MHD_Connection *conn, void **req_cls,
 			   enum MHD_RequestTerminationCode toe)
 {
+	struct http_server *s = cls;
 	struct http_request *req = *req_cls;
 	struct http_conn *c = conn_of(conn);
 
 	/* Kept alive: the next head has its time from now. */
 	if (c && toe == MHD_REQUEST_TERMINATED_COMPLETED_OK)
-		c->head_deadline_ns = clock_mono_ns() + HTTP_HEAD_TIMEOUT_NS;
+		c->head_deadline_ns = head_deadline(s);
 	if (!req)
 		return;
 	strbuf_free(&req->body);
@@ -338,6 +488,11 @@ static void http_reschedule(struct http_server *s);
 void *http_request_handler_ctx(const struct http_request *req)
 {
 	return req->server->ctx;
+}
+
+struct http_server *http_request_server(const struct http_request *req)
+{
+	return req->server;
 }
 
 /* Gives req its answer and resumes its connection (MHD sends it at its next run). */
@@ -396,13 +551,19 @@ static void http_on_fd(void *ctx, uint32_t events)
 	http_reschedule(s);
 }
 
+void http_server_run(struct http_server *s)
+{
+	http_on_fd(s, 0);
+}
+
 static void http_on_timer(void *ctx)
 {
 	http_on_fd(ctx, 0);
 }
 
 int http_server_start(struct loop *l, struct metric_registry *r, const char *listen,
-		      http_handler_fn fn, void *ctx, struct http_server **out)
+		      const struct http_limits *limits, http_handler_fn fn, void *ctx,
+		      struct http_server **out)
 {
 	struct sockaddr_storage ss;
 	unsigned len;
@@ -415,6 +576,7 @@ int http_server_start(struct loop *l, struct metric_registry *r, const char *lis
 	if (!s)
 		return -ENOMEM;
 	s->loop = l;
+	s->limits = *limits;
 	s->fn = fn;
 	s->ctx = ctx;
 	if (metric_register_defs(r, http_metrics, METRIC_DEFS_COUNT(http_metrics), s, 0)) {
@@ -429,8 +591,8 @@ int http_server_start(struct loop *l, struct metric_registry *r, const char *lis
 	s->d = MHD_start_daemon(flags, 0, http_accept_policy, s, http_answer, s,
 				MHD_OPTION_EXTERNAL_LOGGER, http_log, s,
 				MHD_OPTION_SOCK_ADDR, &ss, MHD_OPTION_CONNECTION_TIMEOUT,
-				HTTP_IDLE_TIMEOUT_S, MHD_OPTION_CONNECTION_LIMIT,
-				HTTP_MAX_CONNECTIONS + 64u, MHD_OPTION_NOTIFY_COMPLETED,
+				limits->idle_timeout_s, MHD_OPTION_CONNECTION_LIMIT,
+				limits->max_connections + 64u, MHD_OPTION_NOTIFY_COMPLETED,
 				http_completed, s, MHD_OPTION_NOTIFY_CONNECTION, http_conn_notify, s,
 				MHD_OPTION_END);
 	if (!s->d) {
@@ -464,6 +626,17 @@ void http_server_stop(struct http_server *s)
 		strbuf_puts(&b, "the agent is stopping\n");
 		request_resume(s->suspended, 503, &b, "text/plain; charset=utf-8");
 	}
+	/* Each stream's reader ends its response; nobody is told of its close any more. */
+	for (struct http_sse *st = s->streams; st; st = st->next) {
+		st->closing = true;
+		st->closed = NULL;
+		if (st->suspended) {
+			st->suspended = false;
+			MHD_resume_connection(st->conn);
+		}
+	}
+	if (s->streams)
+		MHD_run(s->d);
 	const union MHD_DaemonInfo *info = MHD_get_daemon_info(s->d, MHD_DAEMON_INFO_EPOLL_FD);
 	if (info)
 		loop_del_fd(s->loop, info->epoll_fd);

@@ -218,7 +218,7 @@ static void answer(struct l7_dns *d, const struct ns_l7_event *e, const struct d
 	const char *labels[] = { container, type, domain_label(d, container, fqdn), status };
 	metric_add(d->requests, labels, 1);
 	metric_observe(d->duration, &container, dur / 1e9);
-	if (!trace_on(d->o.trace))
+	if (!trace_wanted(d->o.trace)) /* trace, or the page's recent requests */
 		return;
 	char local[TCP_ADDR_STRLEN], remote[TCP_ADDR_STRLEN];
 	const struct ns_l7_sock *s = &e->conn;

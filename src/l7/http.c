@@ -673,9 +673,12 @@ bool http_looks_like_request(const char *buf, size_t len)
 	for (i = 0; i < sizeof(methods) / sizeof(methods[0]); i++) {
 		size_t n = strlen(methods[i]);
 
-		/* "GET /": the method, one space and the start of a target */
+		/*
+		 * "GET /": the method, one space and the start of a target. A
+		 * target is never JSON: NATS's first line is "CONNECT {...}".
+		 */
 		if (len > n + 1 && !memcmp(buf, methods[i], n) && buf[n] == ' ' &&
-		    is_target_char(buf[n + 1]))
+		    is_target_char(buf[n + 1]) && buf[n + 1] != '{')
 			return true;
 	}
 	return false;

@@ -159,6 +159,14 @@ static bool my_detect_request(const uint8_t *p, size_t n)
 		size_t avail = n - off - 4 < len ? n - off - 4 : len;
 		if ((c == COM_QUERY || c == COM_STMT_PREPARE) && !printable(p + off + 5, avail - 1))
 			return false;
+		/*
+		 * A schema name (COM_INIT_DB, the old COM_CREATE_DB and
+		 * COM_DROP_DB): printable and not empty. A CQL v5 OPTIONS reads as
+		 * a COM_CREATE_DB of four zero bytes.
+		 */
+		if ((c == COM_INIT_DB || c == 0x05 || c == 0x06) &&
+		    (len < 2 || (avail >= 2 && p[off + 5] < 0x20) || !printable(p + off + 5, avail - 1)))
+			return false;
 		if (c == COM_STMT_EXECUTE && len < 10)
 			return false;
 		if ((c == COM_QUIT || c == COM_PING) && len != 1)

@@ -142,6 +142,13 @@ static bool startup_packet(const uint8_t *p, size_t n)
 		return len == 8;
 	if (code == CODE_CANCEL)
 		return len == 16;
+	/*
+	 * Parameters follow, the first named by a lower-case word ("user"): a
+	 * Kafka Metadata v0 request has the same first 8 bytes shape, then its
+	 * binary correlation id.
+	 */
+	if (n > 8 && !((p[8] >= 'a' && p[8] <= 'z') || p[8] == '_'))
+		return false;
 	return code == CODE_PROTOCOL3 && len >= 9 && len <= 10000;
 }
 

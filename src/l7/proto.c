@@ -9,8 +9,9 @@
  * binary ones (with lengths to check) come first.
  */
 const struct l7_proto *const l7_protos[] = {
-	&l7_proto_postgres, &l7_proto_mysql,	 &l7_proto_mongo,
-	&l7_proto_clickhouse, &l7_proto_redis, &l7_proto_memcached,
+	&l7_proto_postgres, &l7_proto_mysql,	&l7_proto_mongo,     &l7_proto_clickhouse,
+	&l7_proto_cassandra, &l7_proto_kafka,	&l7_proto_zookeeper, &l7_proto_rabbitmq,
+	&l7_proto_redis,     &l7_proto_memcached, &l7_proto_nats,
 };
 const size_t l7_n_protos = sizeof(l7_protos) / sizeof(l7_protos[0]);
 

@@ -21,7 +21,7 @@
 
 #define L7_OP_LEN 32	/* "query", "execute", "GET", "find" */
 #define L7_TEXT_LEN 256 /* statement or key form, literals stripped */
-#define L7_CODE_LEN 16	/* SQLSTATE "42P01", MySQL "1064", Redis "WRONGTYPE", Mongo "26" */
+#define L7_CODE_LEN 32 /* SQLSTATE "42P01", MySQL "1064", Redis "WRONGTYPE", "grpc:FAILED_PRECONDITION" */
 
 enum l7_dir { L7_DIR_REQUEST, L7_DIR_RESPONSE };
 
@@ -114,6 +114,12 @@ enum l7_family {
 	 * "produce" (the client publishes) or "consume" (the server delivers).
 	 */
 	L7_FAMILY_MESSAGES,
+	/*
+	 * HTTP's own families (container_http_requests_total...): HTTP/2 and
+	 * gRPC, whose code is the status label ("2xx", "grpc:OK"). Not in the
+	 * table: the tracker counts these with HTTP/1's.
+	 */
+	L7_FAMILY_HTTP,
 };
 
 /*
@@ -166,7 +172,8 @@ void l7_proto_feed(const struct l7_proto *p, void *state, enum l7_dir dir, const
 const struct l7_proto *l7_proto_by_name(const char *name);
 
 extern const struct l7_proto l7_proto_postgres, l7_proto_mysql, l7_proto_mongo, l7_proto_redis,
-	l7_proto_memcached, l7_proto_clickhouse;
+	l7_proto_memcached, l7_proto_clickhouse, l7_proto_kafka, l7_proto_zookeeper,
+	l7_proto_nats, l7_proto_rabbitmq, l7_proto_cassandra;
 
 /* Status labels as Coroot gives them. */
 const char *l7_status_name(enum l7_status s);

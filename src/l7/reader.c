@@ -64,7 +64,8 @@ enum l7_take l7_reader_take(struct l7_reader *r, const uint8_t *data, size_t cap
 				size_t keep = cn;
 				if (keep > L7_READER_BUF - r->have)
 					keep = L7_READER_BUF - r->have;
-				memcpy(r->buf + r->have, data + p, keep);
+				if (keep) /* data may be NULL when nothing was captured */
+					memcpy(r->buf + r->have, data + p, keep);
 				r->have += keep;
 				if (keep < n)
 					r->cut = true;

@@ -158,6 +158,19 @@ static bool rd_detect_request(const uint8_t *p, size_t n)
 	return c[blen] == '\r' && c[blen + 1] == '\n';
 }
 
+static bool rd_detect_response(const uint8_t *p, size_t n);
+
+/*
+ * What follows a simple value in the chunk, when a line of it is there: a
+ * reply too (pipelined). NATS's "+OK" is followed by its "MSG ..." lines.
+ */
+static bool rd_then(const uint8_t *p, size_t n, long l)
+{
+	const uint8_t *q = p + l + 2;
+	size_t m = n - (size_t)l - 2;
+	return !memchr(q, '\n', m < 512 ? m : 512) || rd_detect_response(q, m);
+}
+
 static bool rd_detect_response(const uint8_t *p, size_t n)
 {
 	int64_t v;
@@ -168,13 +181,15 @@ static bool rd_detect_response(const uint8_t *p, size_t n)
 	size_t sl = (size_t)l - 1;
 	switch (p[0]) {
 	case '+':
-		return printable(s, sl);
+		return printable(s, sl) && rd_then(p, n, l);
 	case '-': {
 		/* an upper-case code word: "ERR", "WRONGTYPE" */
 		size_t k = 0;
 		while (k < sl && isupper(s[k]))
 			k++;
-		return k >= 2 && (k == sl || s[k] == ' ') && printable(s, sl);
+		/* no Redis message opens with a quote; NATS's ("-ERR 'Unknown ...'") do */
+		return k >= 2 && (k == sl || (s[k] == ' ' && (k + 1 == sl || s[k + 1] != '\''))) &&
+		       printable(s, sl);
 	}
 	case ':':
 	case '(':

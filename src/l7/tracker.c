@@ -24,6 +24,7 @@
  * client's auth packets come before its first command.
  */
 #define L7_DETECT_CHUNKS 8
+#define L7_STASH 16 /* the longest header a server reads alone (MongoDB's) */
 /*
  * How long a closed connection's state outlives its close. The close comes
  * from the TCP state change, which is not the end of its data: a reset
@@ -87,6 +88,13 @@ struct l7_conn {
 	uint64_t start_ns;
 	enum l7_kind proto;
 	unsigned chunks_seen; /* client chunks looked at while unknown */
+	/*
+	 * While unknown: the client's last chunk when it was a short one read
+	 * whole, a header read apart from its body (MySQL and MongoDB servers
+	 * read a message's header first): detection looks at it with the next.
+	 */
+	uint8_t stash_len;
+	uint8_t stash[L7_STASH];
 	bool inbound;
 	bool tls; /* plaintext comes from TLS library probes; raw bytes are ignored */
 	char actual[TCP_ADDR_STRLEN]; /* outbound: the destination after NAT, once known */
@@ -448,7 +456,7 @@ static void record_pair(struct l7_chunk *k, uint64_t req_ts, uint64_t resp_ts, c
 	metric_series_add(series->count, 1);
 	const struct l7_families *f = conn_families(t, c);
 	metric_series_observe(c->inbound ? f->in_duration : f->duration, series->duration, dur / 1e9);
-	if (!trace_on(t->o.trace))
+	if (!trace_wanted(t->o.trace))
 		return;
 	r->pid = k->e->pid;
 	r->inbound = c->inbound;
@@ -609,42 +617,72 @@ static bool http_start(struct l7_tracker *t, struct l7_conn *c)
 	return true;
 }
 
+/* The chunk with the stashed bytes before it, in a record of its own (NULL: no memory). */
+static struct ns_l7_event *join_stash(const struct l7_conn *c, const struct ns_l7_event *e)
+{
+	struct ns_l7_event *j = malloc(NS_L7_HEADER_SIZE + c->stash_len + e->captured);
+	if (!j)
+		return NULL;
+	memcpy(j, e, NS_L7_HEADER_SIZE);
+	memcpy(j->data, c->stash, c->stash_len);
+	memcpy(j->data + c->stash_len, e->data, e->captured);
+	j->captured = c->stash_len + e->captured;
+	j->total = c->stash_len + e->total;
+	return j;
+}
+
+/* Whether data starts a client message of a protocol this tracker parses: HTTP 0, table i + 1. */
+static int detect_in(const uint8_t *data, size_t n)
+{
+	if (http_looks_like_request((const char *)data, n))
+		return 0;
+	for (size_t i = 0; i < l7_n_protos; i++)
+		if (l7_protos[i]->detect_request(data, n))
+			return 1 + (int)i;
+	return -1;
+}
+
 /*
  * Picks the connection's protocol from a client chunk (a message boundary,
  * not necessarily the connection's first: one opened before the agent is
  * joined in its middle): HTTP first (the common case, and its test is the
  * cheapest), then the table in its order. Server chunks wait: only the
  * client's side is tested, as a server's greeting alone says little.
+ * Returns the record to go on with: e, or e joined to a stashed header
+ * (the caller frees it).
  */
-static void detect(struct l7_tracker *t, struct l7_conn *c, const struct ns_l7_event *e,
-		   bool request_dir)
+static const struct ns_l7_event *detect(struct l7_tracker *t, struct l7_conn *c,
+					const struct ns_l7_event *e, bool request_dir)
 {
 	if (!request_dir)
-		return;
-	if (http_looks_like_request((const char *)e->data, e->captured)) {
-		if (!http_start(t, c)) {
-			t->n_refused++;
-			c->proto = L7_OTHER;
-			return;
-		}
-		c->proto = L7_HTTP;
-		return;
+		return e;
+	int found = detect_in(e->data, e->captured);
+	const struct ns_l7_event *use = e;
+	if (found < 0 && c->stash_len) {
+		struct ns_l7_event *j = join_stash(c, e);
+		if (j && (found = detect_in(j->data, j->captured)) >= 0)
+			use = j;
+		else
+			free(j);
 	}
-	for (size_t i = 0; i < l7_n_protos; i++) {
-		if (!l7_protos[i]->detect_request(e->data, e->captured))
-			continue;
-		if (!table_start(t, c, i)) {
-			t->n_refused++;
+	if (found < 0) {
+		bool whole_and_short = e->captured == e->total && e->captured <= L7_STASH;
+		c->stash_len = whole_and_short ? (uint8_t)e->captured : 0;
+		memcpy(c->stash, e->data, c->stash_len);
+		if (++c->chunks_seen >= L7_DETECT_CHUNKS) {
 			c->proto = L7_OTHER;
-			return;
+			t->n_unknown++;
 		}
-		c->proto = L7_TABLE;
-		return;
+		return e;
 	}
-	if (++c->chunks_seen >= L7_DETECT_CHUNKS) {
+	c->stash_len = 0;
+	if (found == 0 ? !http_start(t, c) : !table_start(t, c, (size_t)found - 1)) {
+		t->n_refused++;
 		c->proto = L7_OTHER;
-		t->n_unknown++;
+		return use;
 	}
+	c->proto = found == 0 ? L7_HTTP : L7_TABLE;
+	return use;
 }
 
 static void unbound_drop_first(struct l7_tracker *t)
@@ -737,23 +775,24 @@ static int on_data(struct l7_tracker *t, const struct ns_l7_event *e)
 	}
 	bool request_dir = c->inbound ? e->op == NS_L7_READ : e->op == NS_L7_WRITE;
 
-	if (c->proto == L7_UNKNOWN)
-		detect(t, c, e, request_dir);
+	const struct ns_l7_event *joined = NULL;
+	if (c->proto == L7_UNKNOWN && (joined = detect(t, c, e, request_dir)) != e)
+		e = joined;
+	else
+		joined = NULL;
 	struct l7_chunk k = { t, c, e };
 	if (c->proto == L7_TABLE) {
 		enum l7_dir d = request_dir ? L7_DIR_REQUEST : L7_DIR_RESPONSE;
 		chunk_arrives(c->tab, d, e);
 		l7_proto_feed(c->tab->p, c->tab->state, d, e->data, e->captured, e->total, on_table_msg,
 			      &k);
-		return 0;
+	} else if (c->proto == L7_HTTP) {
+		struct http_stream *s = request_dir ? c->req : c->resp;
+		uint64_t errors = s->errors;
+		http_stream_feed(s, (const char *)e->data, e->captured, e->total, on_http_msg, &k);
+		if (s->errors != errors)
+			metric_add(t->m_errors, &http_proto, (double)(s->errors - errors));
 	}
-	if (c->proto != L7_HTTP)
-		return 0;
-
-	struct http_stream *s = request_dir ? c->req : c->resp;
-	uint64_t errors = s->errors;
-	http_stream_feed(s, (const char *)e->data, e->captured, e->total, on_http_msg, &k);
-	if (s->errors != errors)
-		metric_add(t->m_errors, &http_proto, (double)(s->errors - errors));
+	free((void *)joined);
 	return 0;
 }

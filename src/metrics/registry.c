@@ -1202,6 +1202,14 @@ void metric_registry_visit_at(struct metric_registry *r, uint64_t now_ns,
 		r->collectors[i].fn(r->collectors[i].ctx);
 	sync_drops(r);
 	expire_idle(r, now_ns);
+	metric_registry_visit_cached_at(r, now_ns, v);
+}
+
+void metric_registry_visit_cached_at(const struct metric_registry *r, uint64_t now_ns,
+				     const struct metric_visitor *v)
+{
+	if (!r || !v || !v->sample)
+		return;
 	for (const struct metric *m = r->head; m; m = m->next) {
 		if (m->internal && !m->n_series)
 			continue;

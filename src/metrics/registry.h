@@ -234,6 +234,12 @@ struct metric_visitor {
 };
 void metric_registry_visit_at(struct metric_registry *r, uint64_t now_ns,
 			      const struct metric_visitor *v);
+/*
+ * The same walk over the values as they are: no collector runs and nothing
+ * expires (the web page's map, pushed every few seconds, reads no cgroup).
+ */
+void metric_registry_visit_cached_at(const struct metric_registry *r, uint64_t now_ns,
+				     const struct metric_visitor *v);
 
 /*
  * Series of the families declared .expires that have not changed for

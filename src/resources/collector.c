@@ -273,7 +273,17 @@ static void read_delays(struct resources *r, struct ctr *c, int *work)
 		return;
 	for (struct ctr_member *m = c->head; m; m = m->next) {
 		(*work)++;
-		if (taskstats_get(r->ts, m->pid, &d)) {
+		int err = taskstats_get(r->ts, m->pid, &d);
+		if (err == -EPERM) {
+			/* The family answers only CAP_NET_ADMIN: no process will do better. */
+			log_warn("taskstats refused (%s; it needs CAP_NET_ADMIN): container CPU and "
+				 "disk delays are not exported",
+				 strerror(-err));
+			taskstats_close(r->ts);
+			r->ts = NULL;
+			return;
+		}
+		if (err) {
 			count_error(r, SRC_TASKSTATS); /* gone; its exit is on its way */
 			continue;
 		}

@@ -178,6 +178,8 @@ void trace_format_proc(struct strbuf *sb, const struct proc_event *e, const char
 
 void trace_proc(struct trace *t, const struct proc_event *e, const char *container)
 {
+	if (t && t->tap && t->tap->proc)
+		t->tap->proc(t->tap->ctx, e, container);
 	if (!trace_on(t))
 		return;
 	trace_format_proc(&t->line, e, container, t->mono_to_real_ns);
@@ -263,6 +265,8 @@ void trace_format_l7(struct strbuf *sb, const struct trace_l7 *r, int64_t mono_t
 
 void trace_l7(struct trace *t, const struct trace_l7 *r)
 {
+	if (t && t->tap && t->tap->l7)
+		t->tap->l7(t->tap->ctx, r);
 	if (!trace_on(t))
 		return;
 	trace_format_l7(&t->line, r, t->mono_to_real_ns);

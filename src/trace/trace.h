@@ -10,6 +10,17 @@
 #include "util/strbuf.h"
 
 struct loop;
+struct trace_l7;
+
+/*
+ * What else hears the events trace is given, whether or not lines are
+ * written (the web page's recent exits and requests). Called first.
+ */
+struct trace_tap {
+	void (*proc)(void *ctx, const struct proc_event *e, const char *container);
+	void (*l7)(void *ctx, const struct trace_l7 *r);
+	void *ctx;
+};
 
 struct trace {
 	struct loop *loop;	   /* stopped when the reader goes away */
@@ -31,6 +42,7 @@ struct trace {
 	 * write(2) each: the events of one ring read leave in one call.
 	 */
 	int flusher; /* -1 without a loop */
+	const struct trace_tap *tap; /* may be NULL */
 };
 
 void trace_init(struct trace *t, int fd, struct loop *loop);
@@ -38,6 +50,11 @@ void trace_free(struct trace *t);
 static inline bool trace_on(const struct trace *t)
 {
 	return t && t->fd >= 0 && !t->broken;
+}
+/* Whether anyone hears the events: lines are written, or a tap listens (build them then). */
+static inline bool trace_wanted(const struct trace *t)
+{
+	return trace_on(t) || (t && t->tap);
 }
 void trace_ready(struct trace *t);
 /* container: the process' container as known now (may be NULL). */

@@ -11,7 +11,7 @@ IDLE = 1000
 SLOW = 100
 IDLE_ADDRS = [f"127.0.1.{i}" for i in range(1, 11)]  # 100 idle clients from each
 SLOW_ADDRS = [f"127.0.2.{i}" for i in range(1, 11)]  # 10 slow clients from each
-PER_CLIENT = 8  # the agent's limit per source address (src/http/server.c)
+PER_CLIENT = 8  # the agent's default --http-max-per-client
 REQUEST = b"GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n"
 RECONNECT_S = 2  # a client that was closed comes back after this (so closes do not spin)
 

@@ -9,8 +9,11 @@ so), so each limit has been at work while the scrapes ran. Nothing here is timed
 right, not fast.
 """
 import gzip
+import http.client
 import resource
+import socket
 import time
+import urllib.error
 import urllib.request
 
 import pytest
@@ -71,3 +74,78 @@ def test_scrapes_answered_under_idle_and_slow_clients():
     assert rc == 0, a.stderr()
     assert attack.error is None, attack.error
     assert scrapes >= 2
+
+
+def connect(port, src):
+    s = socket.create_connection(("127.0.0.1", port), source_address=(src, 0))
+    # Not a timing: a bound so a connection the agent wrongly keeps fails the test, not hangs it.
+    s.settimeout(300)
+    return s
+
+
+def closed_by_agent(s):
+    """Blocks until the agent closes s (its end of stream, or a reset)."""
+    try:
+        return s.recv(1) == b""
+    except ConnectionResetError:
+        return True
+
+
+def scrape_when_let_in(port):
+    """A scrape, retried while the agent still refuses it (closes it cannot have processed yet)."""
+    for _ in range(100):
+        try:
+            return scrape(port, compressed=False)
+        except (ConnectionError, http.client.RemoteDisconnected, urllib.error.URLError):
+            time.sleep(0.1)
+    raise AssertionError("never let in")
+
+
+def test_limits_are_options():
+    """--http-max-per-client, --http-max-connections, --http-head-timeout and
+    --http-idle-timeout set the server's limits (which its start line states): a third
+    connection from one address is refused once two are held, a fourth in all once three are.
+    The held ones are never cut meanwhile: an hour for their heads, an hour idle."""
+    a = Agent("--http-max-per-client", "2", "--http-max-connections", "3",
+              "--http-head-timeout", "1h", "--http-idle-timeout", "1h", trace=False)
+    held = []
+    try:
+        assert ("per client 2 connections, 3 in all, 3600s for a request head, "
+                "3600s idle)") in a.stderr(), a.stderr()
+        held = [connect(a.port, "127.0.1.1"), connect(a.port, "127.0.1.1")]
+        third = connect(a.port, "127.0.1.1")
+        assert closed_by_agent(third)  # per_client: its address holds two
+        third.close()
+        held.append(connect(a.port, "127.0.1.2"))
+        fourth = connect(a.port, "127.0.1.3")
+        assert closed_by_agent(fourth)  # total: three are held
+        fourth.close()
+        for s in held:
+            s.close()
+        held = []
+        m = scrape_when_let_in(a.port)
+        refused = m["nodescope_http_connections_refused_total"]
+        # The scraper's own address never held one: only the third was refused per client.
+        assert refused[frozenset({("reason", "per_client")})] == 1, refused
+        assert refused[frozenset({("reason", "total")})] >= 1, refused
+        assert sum(m.get("nodescope_http_head_timeouts_total", {}).values()) == 0
+    finally:
+        for s in held:
+            s.close()
+        rc = a.stop()
+    assert rc == 0, a.stderr()
+
+    # A connection that sends nothing is cut once --http-head-timeout has passed, not before.
+    b = Agent("--http-head-timeout", "2s", "--http-idle-timeout", "1h", trace=False)
+    try:
+        assert "2s for a request head, 3600s idle" in b.stderr(), b.stderr()
+        t0 = time.monotonic()
+        idle = connect(b.port, "127.0.1.4")
+        assert closed_by_agent(idle)
+        assert time.monotonic() - t0 >= 2.0
+        idle.close()
+        m = scrape_when_let_in(b.port)
+        assert sum(m["nodescope_http_head_timeouts_total"].values()) == 1
+    finally:
+        rc = b.stop()
+    assert rc == 0, b.stderr()

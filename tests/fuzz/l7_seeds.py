@@ -9,7 +9,10 @@ import glob
 import os
 
 PREFIXES = {"postgres": "pg", "mysql": "my", "redis": "redis", "memcached": "mc",
-            "mongo": "mongo", "clickhouse": "clickhouse"}
+            "mongo": "mongo", "clickhouse": "clickhouse", "kafka": "kafka",
+            "zookeeper": "zk", "nats": "nats",
+            "rabbitmq": "amqp", "cassandra": "cql",
+            "http2": "h2"}
 LIMIT = 4096
 
 

@@ -20,6 +20,9 @@ import yaml
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 BUILD = os.environ.get("NODESCOPE_BUILD", os.path.join(ROOT, "build"))
+# Another manifest (one with a mount or a probe taken out) shows this test failing.
+MANIFEST = os.environ.get("NODESCOPE_MANIFEST",
+                          os.path.join(ROOT, "packaging", "kubernetes", "daemonset.yaml"))
 
 
 def free_port():
@@ -69,8 +72,9 @@ def start_and_scrape(argv, also=None):
 
 
 def test_daemonset_manifest():
-    with open(os.path.join(ROOT, "packaging", "kubernetes", "daemonset.yaml")) as f:
-        docs = [d for d in yaml.safe_load_all(f) if d]
+    with open(MANIFEST) as f:
+        raw = f.read()
+    docs = [d for d in yaml.safe_load_all(raw) if d]
     ds = next(d for d in docs if d["kind"] == "DaemonSet")
     pod = ds["spec"]["template"]["spec"]
     assert ds["spec"]["selector"]["matchLabels"].items() <= ds["spec"]["template"]["metadata"]["labels"].items()
@@ -86,6 +90,10 @@ def test_daemonset_manifest():
     assert set(sc["capabilities"]["add"]) == {"SYS_ADMIN", "SYS_PTRACE", "DAC_READ_SEARCH",
                                               "SYS_RESOURCE", "NET_ADMIN", "SYS_NICE"}
     assert sc["seccompProfile"]["type"] == "RuntimeDefault"
+    # Each capability added says why, in the comment right above it.
+    for cap in sc["capabilities"]["add"]:
+        m = re.search(rf"((?:^ *#.*\n)+)^ *- {cap}$", raw, re.M)
+        assert m and len(m.group(1)) > 40, f"capability {cap} without its reason"
     # Two host mounts, both read-only: tracefs and the cgroup tree, which CGROUPFS_ROOT names.
     vols = {v["name"]: v["hostPath"]["path"] for v in pod["volumes"]}
     assert vols == {"tracefs": "/sys/kernel/tracing", "cgroup": "/sys/fs/cgroup"}

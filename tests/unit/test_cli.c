@@ -561,6 +561,22 @@ static void check_ring(const struct ns_config *c)
 	for (int i = 0; i < NS_STREAM_COUNT; i++)
 		assert_int_equal(c->ring_size[i], i == NS_STREAM_TCP ? 65536 : 0);
 }
+static void check_http_per_client(const struct ns_config *c)
+{
+	assert_int_equal(c->http_max_per_client, 2);
+}
+static void check_http_conns(const struct ns_config *c)
+{
+	assert_int_equal(c->http_max_connections, 3);
+}
+static void check_http_head(const struct ns_config *c)
+{
+	assert_int_equal(c->http_head_timeout_s, 90);
+}
+static void check_http_idle(const struct ns_config *c)
+{
+	assert_int_equal(c->http_idle_timeout_s, 1);
+}
 static void check_series(const struct ns_config *c)
 {
 	assert_int_equal(c->max_series, 5);
@@ -710,6 +726,14 @@ static const struct option_case {
 	const char *bad, *form;
 } option_cases[] = {
 	{ "listen", "LISTEN", "0.0.0.0:80", check_listen, "localhost:80", "HOST:PORT" },
+	{ "http-max-per-client", "NODESCOPE_HTTP_MAX_PER_CLIENT", "2", check_http_per_client, "0",
+	  "(1..65536)" },
+	{ "http-max-connections", "NODESCOPE_HTTP_MAX_CONNECTIONS", "3", check_http_conns, "65537",
+	  "(1..65536)" },
+	{ "http-head-timeout", "NODESCOPE_HTTP_HEAD_TIMEOUT", "1m30s", check_http_head, "0",
+	  "1..3600 seconds" },
+	{ "http-idle-timeout", "NODESCOPE_HTTP_IDLE_TIMEOUT", "1s", check_http_idle, "1h1s",
+	  "1..3600 seconds" },
 	{ "events", "NODESCOPE_EVENTS", "proc,tcp", check_events, "proc,nope",
 	  "unknown stream 'nope'" },
 	{ "ringbuf-size", "NODESCOPE_RINGBUF_SIZE", "tcp=64k", check_ring, "tcp=2g",
@@ -955,6 +979,11 @@ static void test_new_options_defaults(void **state)
 	assert_int_equal(p->c.max_destinations, 1000);
 	assert_int_equal(p->c.max_l7_connections, 16384);
 	assert_int_equal(p->c.kernel_lacks, 0);
+	/* /metrics' limits (README "Operations") */
+	assert_int_equal(p->c.http_max_per_client, 8);
+	assert_int_equal(p->c.http_max_connections, 256);
+	assert_int_equal(p->c.http_head_timeout_s, 5);
+	assert_int_equal(p->c.http_idle_timeout_s, 10);
 	/* Coroot turns the port filter off with an empty flag */
 	assert_int_equal(PARSE(p, "--ephemeral-port-range", ""), CLI_RUN);
 	assert_true(p->c.ephemeral_ports.lo > p->c.ephemeral_ports.hi); /* none */

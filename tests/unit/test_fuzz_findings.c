@@ -269,11 +269,24 @@ static void test_clickhouse_short_exception(void **state)
 	}
 }
 
+/*
+ * fuzz_l7_mysql: a client chunk ending right after a COM_CREATE_DB command
+ * byte: the schema-name check read the name's first byte past the chunk.
+ */
+static void test_mysql_schema_name_cut(void **state)
+{
+	static const uint8_t chunk[] = { 0x05, 0x00, 0x00, 0x00, 0x05 };
+	uint8_t *p = exact(chunk, sizeof(chunk));
+	assert_false(l7_proto_mysql.detect_request(p, sizeof(chunk)));
+	free(p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_eh_frame_finding_bytes),
 		cmocka_unit_test(test_clickhouse_short_exception),
+		cmocka_unit_test(test_mysql_schema_name_cut),
 		cmocka_unit_test(test_eh_frame_section_past_address_space),
 	};
 

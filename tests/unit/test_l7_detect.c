@@ -10,6 +10,7 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include "l7/h2.h"
 #include "l7/http.h"
 #include "l7_harness.h"
 
@@ -29,12 +30,35 @@ static const struct {
 	{ "memcached", "mc_raw.cap", 2, 6 },	   { "mongo", "mongo_pymongo.cap", 2, 10 },
 	{ "clickhouse", "clickhouse_select.cap", 1, 3 },
 	{ "clickhouse", "clickhouse_error.cap", 1, 4 },
+	/* Kafka: requests only (an answer cannot be told by its bytes, see kafka.c) */
+	{ "kafka", "kafka_python.cap", 1, 3 },	   { "kafka", "kafka_python.cap", 2, 3 },
+	{ "kafka", "kafka_python.cap", 4, 1 },	   { "kafka", "kafka_python.cap", 6, 3 },
+	{ "zookeeper", "zk_cli.cap", 1, 16 },	   { "zookeeper", "zk_kazoo.cap", 1, 30 },
+	{ "nats", "nats_raw.cap", 1, 9 },	   { "nats", "nats_raw.cap", 2, 5 },
+	{ "rabbitmq", "amqp_pika.cap", 1, 30 },
+	/* v5: the start-up only (segments cannot be told without their CRC) */
+	{ "cassandra", "cql_v4.cap", 1, 22 },	   { "cassandra", "cql_v5.cap", 1, 4 },
 };
 
 static bool detects(const struct l7_proto *p, const struct h_chunk *c)
 {
 	return c->dir == L7_DIR_REQUEST ? p->detect_request(c->data, c->len) :
 					  p->detect_response(c->data, c->len);
+}
+
+/*
+ * Server replies that mean the same in two text protocols, byte for byte
+ * (Redis's and NATS's "+OK"): a chunk of only these is not held against the
+ * other. The tracker picks a protocol from the client's side only.
+ */
+static bool shared_reply(const struct h_chunk *c)
+{
+	static const char *const shared[] = { "+OK\r\n" };
+	for (size_t i = 0; i < sizeof(shared) / sizeof(shared[0]); i++)
+		if (c->dir == L7_DIR_RESPONSE && c->len == strlen(shared[i]) &&
+		    !memcmp(c->data, shared[i], c->len))
+			return true;
+	return false;
 }
 
 static void test_captures(void **state)
@@ -49,7 +73,8 @@ static void test_captures(void **state)
 		for (size_t i = 0; i < v.n; i++) {
 			own += detects(mine, &v.c[i]);
 			for (size_t j = 0; j < l7_n_protos; j++) {
-				if (l7_protos[j] == mine || !detects(l7_protos[j], &v.c[i]))
+				if (l7_protos[j] == mine || !detects(l7_protos[j], &v.c[i]) ||
+				    shared_reply(&v.c[i]))
 					continue;
 				fail_msg("%s chunk %zu of %s taken for %s", captures[k].file, i,
 					 captures[k].proto, l7_protos[j]->name);
@@ -64,6 +89,54 @@ static void test_captures(void **state)
 				 captures[k].min_detected);
 		h_free(&v);
 	}
+}
+
+/*
+ * HTTP/2 is out of the table (it counts as HTTP) but is detected the same
+ * way: its capture by it alone, the other captures never by it, and random
+ * bytes rarely.
+ */
+static void test_http2(void **state)
+{
+	for (int conn = 1; conn <= 3; conn++) {
+		struct h_conv v;
+		unsigned own = 0;
+		h_load(&v, DATA "h2_nghttp.cap", conn);
+		for (size_t i = 0; i < v.n; i++) {
+			own += detects(&l7_proto_http2, &v.c[i]);
+			for (size_t j = 0; j < l7_n_protos; j++)
+				if (detects(l7_protos[j], &v.c[i]))
+					fail_msg("h2_nghttp.cap %d chunk %zu taken for %s", conn, i,
+						 l7_protos[j]->name);
+		}
+		assert_true(own >= v.n - 1);
+		h_free(&v);
+	}
+	for (size_t k = 0; k < sizeof(captures) / sizeof(captures[0]); k++) {
+		struct h_conv v;
+		char path[256];
+		snprintf(path, sizeof(path), DATA "%s", captures[k].file);
+		h_load(&v, path, captures[k].conn);
+		for (size_t i = 0; i < v.n; i++)
+			if (detects(&l7_proto_http2, &v.c[i]))
+				fail_msg("%s chunk %zu taken for http2", captures[k].file, i);
+		h_free(&v);
+	}
+	uint64_t x = 0x2545f4914f6cdd1dull;
+	unsigned fp = 0;
+	uint8_t buf[96];
+	for (unsigned k = 0; k < 200000; k++) {
+		size_t n = 1 + k % sizeof(buf);
+		for (size_t i = 0; i < n; i++) {
+			x ^= x << 13;
+			x ^= x >> 7;
+			x ^= x << 17;
+			buf[i] = (uint8_t)(x >> 24);
+		}
+		fp += l7_proto_http2.detect_request(buf, n) + l7_proto_http2.detect_response(buf, n);
+	}
+	print_message("http2      random: %u false positives in 400000\n", fp);
+	assert_true(fp <= 40);
 }
 
 static void test_http_and_tls(void **state)
@@ -144,6 +217,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_captures),
 		cmocka_unit_test(test_http_and_tls),
+		cmocka_unit_test(test_http2),
 		cmocka_unit_test(test_random),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

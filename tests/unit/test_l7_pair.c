@@ -188,9 +188,11 @@ static void test_counters(void **state)
 	assert_int_equal(sum.messages, 2);
 	assert_string_equal(l7_counter_fields[1].name, "unparseable");
 	/* the table names each protocol once, with Coroot's infix */
-	const char *names[] = { "postgres", "mysql", "mongo", "clickhouse", "redis", "memcached" };
-	assert_int_equal(l7_n_protos, 6);
-	for (size_t i = 0; i < 6; i++)
+	const char *names[] = { "postgres", "mysql", "mongo", "clickhouse", "redis", "memcached",
+				"kafka", "zookeeper", "nats", "rabbitmq", "cassandra" };
+	const size_t n = sizeof(names) / sizeof(names[0]);
+	assert_int_equal(l7_n_protos, n);
+	for (size_t i = 0; i < n; i++)
 		assert_non_null(l7_proto_by_name(names[i]));
 	assert_null(l7_proto_by_name("http"));
 }

@@ -327,6 +327,21 @@ static void test_postgres_inside_tls_after_its_ssl_request(void **state)
 	assert_true(exposed(f, "nodescope_l7_unpaired_total{proto=\"postgres\"}") == 0);
 }
 
+static void test_header_read_apart_from_its_body(void **state)
+{
+	struct fixture *f = *state;
+	/* A MySQL server reads a packet's 4-byte header, then its body; twice. */
+	static const uint8_t head[] = { 9, 0, 0, 0 }, body[] = "\x03SELECT 1";
+	static const uint8_t ok[] = { 7, 0, 0, 1, 0, 0, 0, 2, 0, 0, 0 };
+	for (int i = 0; i < 2; i++) {
+		feed_bytes(f->t, 0xf000, NS_L7_READ, NS_L7_F_INBOUND, head, 4, (2 + i) * SEC);
+		feed_bytes(f->t, 0xf000, NS_L7_READ, NS_L7_F_INBOUND, body, 9, (2 + i) * SEC + 10);
+		feed_bytes(f->t, 0xf000, NS_L7_WRITE, NS_L7_F_INBOUND, ok, sizeof(ok), (2 + i) * SEC + 99);
+	}
+	assert_true(exposed(f, "container_mysql_inbound_queries_total{container_id=\"/\","
+			       "status=\"ok\"}") == 2);
+}
+
 /* A DNS question for NAME (a length-prefixed label form) of type A, and its answer with addresses. */
 static size_t dns_question(uint8_t *b, uint16_t id, const char *name)
 {
@@ -406,6 +421,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_latency_runs_to_the_first_chunk_of_the_answer,
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_dns_counts_and_maps_addresses, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_header_read_apart_from_its_body, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_postgres_inside_tls_after_its_ssl_request, setup,
 						teardown),
 	};

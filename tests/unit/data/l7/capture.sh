@@ -184,6 +184,156 @@ except Exception: pass
 db.get_collection('users', write_concern=pymongo.WriteConcern(w=0)).insert_one({'name': 'unacked'})
 c.close()"
 
+# Kafka: no server in Debian; python3-kafka's producers and consumer against a stand-in broker
+# answering with that library's own response encoders (advertising the proxy's port)
+$PY "$OUT/kafka_standin.py" 19460 19461 &
+PIDS+=($!)
+wait_port 19460
+cap kafka_python 19461 19460 $PY -c "
+from kafka import KafkaProducer, KafkaConsumer, TopicPartition
+p = KafkaProducer(bootstrap_servers='127.0.0.1:19461', client_id='shop-api', acks=1, retries=0)
+p.send('events', key=b'k1', value=b'secret-payload').get(timeout=5)
+p.send('events', value=b'second').get(timeout=5)
+try: p.send('full', value=b'x' * 100).get(timeout=5)
+except Exception: pass
+p.close()
+p0 = KafkaProducer(bootstrap_servers='127.0.0.1:19461', client_id='fire-and-forget', acks=0)
+p0.send('events', value=b'unacked'); p0.flush(); p0.close()
+c = KafkaConsumer(bootstrap_servers='127.0.0.1:19461', client_id='reader', group_id=None, enable_auto_commit=False, fetch_max_wait_ms=100)
+c.assign([TopicPartition('events', 0)]); c.seek(TopicPartition('events', 0), 0)
+c.poll(timeout_ms=150); c.poll(timeout_ms=150)
+c.close()"
+
+# ZooKeeper 3.8: zkCli.sh, then python3-kazoo (auth, a watch fired by a second client, multi)
+cat > "$W/zoo.cfg" <<CFG
+tickTime=2000
+dataDir=$W/zk
+clientPort=19470
+clientPortAddress=127.0.0.1
+admin.enableServer=false
+CFG
+java -cp /etc/zookeeper/conf:/usr/share/java/zookeeper.jar org.apache.zookeeper.server.ZooKeeperServerMain \
+	"$W/zoo.cfg" >"$W/zk.log" 2>&1 &
+PIDS+=($!)
+wait_port 19470
+cap zk_cli 19471 19470 sh -c "printf 'create /app secret-value\nget /app\nset /app v2\nls /\nstat /missing\ncreate /app again\ndelete /app\nquit\n' |
+	/usr/share/zookeeper/bin/zkCli.sh -server 127.0.0.1:19471"
+cap zk_kazoo 19471 19470 $PY -c "
+import time
+from kazoo.client import KazooClient
+from kazoo.exceptions import NoNodeError
+zk = KazooClient(hosts='127.0.0.1:19471', timeout=4)
+zk.start()
+zk.add_auth('digest', 'user:secret-password')
+zk.ensure_path('/svc')
+zk.get_children('/svc', watch=lambda e: None)
+other = KazooClient(hosts='127.0.0.1:19470'); other.start(); other.create('/svc/n1', b'x'); other.stop()
+t = zk.transaction(); t.create('/svc/a', b'1'); t.set_data('/svc/n1', b'2'); t.delete('/svc/a'); t.commit()
+t = zk.transaction(); t.check('/svc/n1', 99); t.delete('/svc/n1'); t.commit()
+try: zk.get('/nowhere')
+except NoNodeError: pass
+time.sleep(3)
+zk.delete('/svc', recursive=True)
+zk.stop(); zk.close()"
+
+# NATS 2.9, with a client written here (Debian has no NATS client library)
+nats-server -a 127.0.0.1 -p 19480 >"$W/nats.log" 2>&1 &
+PIDS+=($!)
+wait_port 19480
+cap nats_raw 19481 19480 $PY -c "
+import socket
+def rx(s, t=0.2):
+    s.settimeout(t)
+    try:
+        while s.recv(65536): pass
+    except socket.timeout: pass
+s = socket.create_connection(('127.0.0.1', 19481)); rx(s)
+for b in [b'CONNECT {\"verbose\":false,\"pedantic\":false,\"headers\":true,\"name\":\"orders\",\"lang\":\"python\",\"version\":\"0\"}\r\nPING\r\n',
+          b'SUB orders.* 1\r\n', b'PUB orders.new 14\r\nsecret-payload\r\n',
+          b'HPUB orders.paid 21 26\r\nNATS/1.0\r\nX-Id: 7\r\n\r\nhello\r\n',
+          b'PUB orders.ask _INBOX.r1 3\r\nask\r\nPUB orders.a 0\r\n\r\nPUB orders.b 1\r\nb\r\nPING\r\n',
+          b'UNSUB 1\r\nPUB orders.gone 1\r\nx\r\nPING\r\n']:
+    s.sendall(b); rx(s)
+s.close()
+s = socket.create_connection(('127.0.0.1', 19481)); rx(s)
+for b in [b'CONNECT {\"verbose\":true,\"pedantic\":true,\"name\":\"verbose\"}\r\n', b'SUB jobs 9\r\n',
+          b'PUB jobs 2\r\nj1\r\n', b'PUB jobs.* 1\r\nx\r\n', b'PING\r\n']:
+    s.sendall(b); rx(s)
+s.close()"
+
+# RabbitMQ 3.10 and pika
+mkdir -p "$W/rmq/home" && echo '[].' > "$W/rmq/plugins" && echo 'loopback_users = none' > "$W/rmq/rabbitmq.conf"
+HOME=$W/rmq/home RABBITMQ_NODENAME=capture@localhost RABBITMQ_NODE_IP_ADDRESS=127.0.0.1 RABBITMQ_NODE_PORT=19490 \
+	RABBITMQ_DIST_PORT=19495 ERL_EPMD_PORT=19496 RABBITMQ_MNESIA_BASE=$W/rmq/mnesia RABBITMQ_LOG_BASE=$W/rmq/log \
+	RABBITMQ_ENABLED_PLUGINS_FILE=$W/rmq/plugins RABBITMQ_CONFIG_FILE=$W/rmq/rabbitmq \
+	/usr/lib/rabbitmq/bin/rabbitmq-server >"$W/rmq.log" 2>&1 &
+PIDS+=($!)
+wait_port 19490
+cap amqp_pika 19491 19490 $PY -c "
+import pika
+c = pika.BlockingConnection(pika.ConnectionParameters(host='127.0.0.1', port=19491, heartbeat=0))
+ch = c.channel()
+ch.exchange_declare('orders', exchange_type='topic'); ch.queue_declare('jobs'); ch.queue_bind('jobs', 'orders', routing_key='order.*')
+ch.basic_publish('orders', 'order.new', b'secret-payload')
+ch.basic_publish('', 'jobs', b'x' * 300, pika.BasicProperties(content_type='text/plain', delivery_mode=2))
+ch.basic_publish('orders', 'order.paid', b'')
+ch.basic_get('jobs', auto_ack=True)
+got = []
+def on(ch_, method, props, body):
+    got.append(body); ch_.basic_ack(method.delivery_tag)
+    if len(got) == 2: ch_.stop_consuming()
+ch.basic_consume('jobs', on); ch.start_consuming()
+ch2 = c.channel()
+try:
+    ch2.basic_publish('no-such-exchange', 'k', b'lost'); ch2.queue_declare('jobs', passive=True)
+    ch2.queue_declare('missing-queue', passive=True)
+except Exception: pass
+ch.queue_delete('jobs'); ch.exchange_delete('orders')
+c.close()"
+
+# Cassandra: no server in Debian; python3-cassandra's connection (v4, then v5) against a stand-in
+$PY "$OUT/cql_standin.py" 19500 &
+PIDS+=($!)
+wait_port 19500
+for v in 4 5; do
+cap cql_v$v 19501 19500 $PY -c "
+from cassandra import ConsistencyLevel
+from cassandra.io.asyncorereactor import AsyncoreConnection
+from cassandra.protocol import QueryMessage, PrepareMessage, ExecuteMessage, BatchMessage
+from cassandra.query import BatchType
+AsyncoreConnection.initialize_reactor()
+c = AsyncoreConnection.factory('127.0.0.1', 5, port=19501, protocol_version=$v)
+one = ConsistencyLevel.ONE
+q = lambda s: c.wait_for_response(QueryMessage(s, one))
+q('USE shop')
+q(\"SELECT name FROM users WHERE id = 'secret-id' AND age IN (1, 2, 3)\")
+q(\"INSERT INTO users (id, name) VALUES ('u1', 'secret-name')\")
+p = c.wait_for_response(PrepareMessage('SELECT name FROM users WHERE id = ?'))
+c.wait_for_response(ExecuteMessage(p.query_id, [b'u1'], one, result_metadata_id=getattr(p, 'result_metadata_id', None)))
+c.wait_for_response(BatchMessage(BatchType.LOGGED, [(False, \"INSERT INTO users (id, name) VALUES ('u2', 'x')\", []), (True, p.query_id, [b'u3'])], one))
+c.wait_for_responses(*[QueryMessage(\"SELECT name FROM users WHERE id = 'p%d'\" % i, one) for i in range(3)], timeout=5)
+q('SELECT * FROM no_such_table')"
+done
+
+# HTTP/2 without TLS: nghttpd, nghttp (three streams on one connection) and curl
+mkdir -p "$W/h2" && echo hello > "$W/h2/index.html"
+nghttpd --no-tls -d "$W/h2" 19510 >"$W/nghttpd.log" 2>&1 &
+PIDS+=($!)
+wait_port 19510
+rm -f "$OUT/h2_nghttp.cap"
+$PY "$PROXY" 19511 19510 "$OUT/h2_nghttp.cap" --all &
+H2PROXY=$!
+wait_port 19511
+nghttp -n http://127.0.0.1:19511/index.html http://127.0.0.1:19511/missing "http://127.0.0.1:19511/index.html?q=secret"
+sleep 0.2
+curl -s -o /dev/null --http2-prior-knowledge -H "Cookie: session=secret-cookie" http://127.0.0.1:19511/index.html
+sleep 0.2
+curl -s -o /dev/null --http2-prior-knowledge -d 'secret=1' http://127.0.0.1:19511/missing
+sleep 0.3
+kill $H2PROXY
+# HPACK blocks from python3-hpack's encoder
+$PY "$OUT/hpack_blocks.py" > "$OUT/hpack_blocks.txt"
+
 # ClickHouse 18.16
 mkdir -p "$W/ch"
 cat > "$W/ch/config.xml" <<XML
