@@ -226,6 +226,43 @@ static void test_request_invalid(void **state)
 			 HTTP_NEED_MORE);
 }
 
+/*
+ * The line scan looks at eight bytes at a time: a control byte is found at
+ * any offset of a long value, and tabs, obs-text and a CR before the LF are not one.
+ */
+/* "GET / HTTP/1.1", then a header whose 24-byte value has tabs and obs-text. */
+static size_t ctl_head(char *text)
+{
+	static const char head[] = "GET / HTTP/1.1\r\nX-Value: ", tail[] = "\r\nHost: h\r\n\r\n";
+	size_t n = strlen(head);
+
+	memcpy(text, head, n);
+	for (size_t i = 0; i < 24; i++)
+		text[n + i] = (char)(i % 5 == 4 ? '\t' : i % 7 == 6 ? 0xc3 : 'a' + (int)i);
+	memcpy(text + n + 24, tail, strlen(tail));
+	return n + 24 + strlen(tail);
+}
+
+static void test_header_ctl_every_offset(void **state)
+{
+	static const unsigned char bytes[] = { 0x00, 0x01, '\r', 0x1f, 0x7f };
+	char text[128];
+	struct http_request req;
+	size_t at = strlen("GET / HTTP/1.1\r\nX-Value: ");
+
+	for (size_t off = 0; off < 24; off++) {
+		for (size_t b = 0; b < sizeof(bytes); b++) {
+			size_t len = ctl_head(text);
+			text[at + off] = (char)bytes[b];
+			int r = http_parse_request(text, len, &req, NULL);
+			if (r != HTTP_INVALID)
+				fail_msg("byte 0x%02x at offset %zu of the value: %d", bytes[b], off, r);
+		}
+	}
+	/* the same line without the control byte is fine */
+	assert_int_equal(http_parse_request(text, ctl_head(text), &req, NULL), HTTP_COMPLETE);
+}
+
 static void test_request_folded_header(void **state)
 {
 	/* obs-fold continues an ordinary header */
@@ -1076,6 +1113,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_status_class),
 		cmocka_unit_test(test_request_simple),
+		cmocka_unit_test(test_header_ctl_every_offset),
 		cmocka_unit_test(test_request_methods),
 		cmocka_unit_test(test_request_query_fragment),
 		cmocka_unit_test(test_request_absolute_form),
