@@ -6,7 +6,6 @@ deltas. Coroot leaves out empty AAAA answers (asked beside an A), and so does th
 """
 import os
 import shutil
-import socket
 import subprocess
 import tempfile
 import time
@@ -14,6 +13,7 @@ import time
 import pytest
 
 from conftest import Agent
+from l7db import msum
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SERVER = "127.0.0.77"
@@ -24,11 +24,6 @@ TOTAL = "container_dns_requests_total"
 HIST = "container_dns_requests_duration_seconds_total"
 IN_TOTAL = "container_dns_inbound_requests_total"
 IN_HIST = "container_dns_inbound_requests_duration_seconds_total"
-
-
-def msum(metrics, name, **labels):
-    want = set(labels.items())
-    return sum(v for k, v in metrics.get(name, {}).items() if want <= set(k))
 
 
 @pytest.fixture(scope="module")
@@ -75,7 +70,7 @@ def resolv_conf():
 
 def with_resolv(resolv_conf, argv):
     """argv run in a mount namespace of its own whose /etc/resolv.conf names the test's server."""
-    return ["unshare", "-m", "sh", "-c", f'mount --bind "$0" /etc/resolv.conf && exec "$@"', resolv_conf, *argv]
+    return ["unshare", "-m", "sh", "-c", 'mount --bind "$0" /etc/resolv.conf && exec "$@"', resolv_conf, *argv]
 
 
 def wait_delta(agent, m0, want, timeout=15):

@@ -11,6 +11,7 @@ import time
 
 import pytest
 
+from l7db import msum
 from nginx import Nginx
 from srv_redis import Redis
 
@@ -27,11 +28,6 @@ http {{
     }}
 }}
 """
-
-
-def msum(metrics, name, **labels):
-    want = set(labels.items())
-    return sum(v for k, v in metrics.get(name, {}).items() if want <= set(k))
 
 
 def l7(events, **want):

@@ -1,7 +1,6 @@
 """A server that accepts and then forks (as PostgreSQL's postmaster does) serves from the child:
 the child's reads and writes of the inherited socket are captured too. A child that execs a
 program loses the close-on-exec sockets, and with them their capture."""
-import os
 import socket
 import subprocess
 import sys

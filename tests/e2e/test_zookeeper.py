@@ -1,48 +1,16 @@
 """ZooKeeper against a real server (Debian's zookeeper, started by the test) with python3-kazoo:
 each operation paired with its answer by xid, its status from the error code, counted in Coroot's
 container_zookeeper_requests_total and traced with its op and path."""
-import os
-import shutil
-import socket
-import subprocess
-import tempfile
-import time
-
 import pytest
 
-from conftest import free_port
-
-JAVA = shutil.which("java") or "/usr/bin/java"
-JAR = "/usr/share/java/zookeeper.jar"
+from srv_zookeeper import ZooKeeper
 
 
 @pytest.fixture
 def zookeeper():
-    if not os.path.exists(JAR):
-        pytest.fail("zookeeper is missing: apt-get install zookeeperd (scripts/install-deps.sh)")
-    d = tempfile.mkdtemp(prefix="nodescope-e2e-zk.")
-    port = free_port()
-    cfg = os.path.join(d, "zoo.cfg")
-    with open(cfg, "w") as f:
-        f.write(f"tickTime=2000\ndataDir={d}/data\nclientPort={port}\nclientPortAddress=127.0.0.1\n"
-                "admin.enableServer=false\n")
-    log = open(os.path.join(d, "zk.log"), "wb")
-    p = subprocess.Popen([JAVA, "-cp", f"/etc/zookeeper/conf:{JAR}",
-                          "org.apache.zookeeper.server.ZooKeeperServerMain", cfg], stdout=log, stderr=log)
-    deadline = time.monotonic() + 60
-    while True:
-        try:
-            with socket.create_connection(("127.0.0.1", port), timeout=1) as s:
-                s.sendall(b"ruok")  # refused unless whitelisted: the port answering is enough
-            break
-        except OSError:
-            if p.poll() is not None or time.monotonic() > deadline:
-                pytest.fail("zookeeper did not start: " + open(os.path.join(d, "zk.log")).read())
-            time.sleep(0.2)
-    yield f"127.0.0.1:{port}"
-    p.terminate()
-    p.wait(20)
-    shutil.rmtree(d, ignore_errors=True)
+    z = ZooKeeper()
+    yield z.addr
+    z.stop()
 
 
 def l7(events, **want):
