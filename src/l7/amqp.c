@@ -99,18 +99,9 @@ static int am_init(void *sv)
 	return 0;
 }
 
-static void am_free(void *sv)
-{
-}
-
 static struct l7_counters *am_counters(void *sv)
 {
 	return &((struct am_state *)sv)->cnt;
-}
-
-static bool am_tls_started(void *sv)
-{
-	return false;
 }
 
 /* A short string at b[*off] into out; false when not in b. */
@@ -240,7 +231,5 @@ const struct l7_proto l7_proto_rabbitmq = {
 	.detect_response = am_detect,
 	.init = am_init,
 	.feed = am_feed,
-	.free = am_free,
 	.counters = am_counters,
-	.tls_started = am_tls_started,
 };

@@ -164,11 +164,6 @@ static struct l7_counters *cq_counters(void *sv)
 	return &((struct cq_state *)sv)->cnt;
 }
 
-static bool cq_tls_started(void *sv)
-{
-	return false;
-}
-
 /* A cursor over a kept body. */
 struct cur {
 	const uint8_t *p;
@@ -553,5 +548,4 @@ const struct l7_proto l7_proto_cassandra = {
 	.feed = cq_feed,
 	.free = cq_free,
 	.counters = cq_counters,
-	.tls_started = cq_tls_started,
 };

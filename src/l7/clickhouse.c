@@ -178,18 +178,9 @@ static int ch_init(void *sv)
 	return 0;
 }
 
-static void ch_free(void *sv)
-{
-}
-
 static struct l7_counters *ch_counters(void *sv)
 {
 	return &((struct ch_state *)sv)->cnt;
-}
-
-static bool ch_tls_started(void *sv)
-{
-	return false;
 }
 
 static void want(struct ch_dir *d, enum prim p, uint64_t n)
@@ -646,7 +637,5 @@ const struct l7_proto l7_proto_clickhouse = {
 	.detect_response = ch_detect_response,
 	.init = ch_init,
 	.feed = ch_feed,
-	.free = ch_free,
 	.counters = ch_counters,
-	.tls_started = ch_tls_started,
 };

@@ -180,11 +180,6 @@ static struct l7_counters *h2_counters(void *sv)
 	return &((struct h2_state *)sv)->cnt;
 }
 
-static bool h2_tls_started(void *sv)
-{
-	return false;
-}
-
 static bool name_is(const char *name, size_t nlen, const char *want)
 {
 	return nlen == strlen(want) && !memcmp(name, want, nlen);
@@ -520,5 +515,4 @@ const struct l7_proto l7_proto_http2 = {
 	.feed = h2_feed,
 	.free = h2_free,
 	.counters = h2_counters,
-	.tls_started = h2_tls_started,
 };

@@ -544,18 +544,9 @@ static int kf_init(void *sv)
 	return 0;
 }
 
-static void kf_free(void *sv)
-{
-}
-
 static struct l7_counters *kf_counters(void *sv)
 {
 	return &((struct kf_state *)sv)->cnt;
-}
-
-static bool kf_tls_started(void *sv)
-{
-	return false;
 }
 
 /*
@@ -716,7 +707,5 @@ const struct l7_proto l7_proto_kafka = {
 	.detect_response = kf_detect_response,
 	.init = kf_init,
 	.feed = kf_feed,
-	.free = kf_free,
 	.counters = kf_counters,
-	.tls_started = kf_tls_started,
 };

@@ -191,18 +191,9 @@ static int mc_init(void *sv)
 	return 0;
 }
 
-static void mc_free(void *sv)
-{
-}
-
 static struct l7_counters *mc_counters(void *sv)
 {
 	return &((struct mc_state *)sv)->cnt;
-}
-
-static bool mc_tls_started(void *sv)
-{
-	return false;
 }
 
 static void emit(struct mc_state *s, struct l7_msg *m, l7_msg_fn fn, void *ctx)
@@ -442,7 +433,5 @@ const struct l7_proto l7_proto_memcached = {
 	.detect_response = mc_detect_response,
 	.init = mc_init,
 	.feed = mc_feed,
-	.free = mc_free,
 	.counters = mc_counters,
-	.tls_started = mc_tls_started,
 };

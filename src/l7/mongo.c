@@ -285,18 +285,9 @@ static int mg_init(void *sv)
 	return 0;
 }
 
-static void mg_free(void *sv)
-{
-}
-
 static struct l7_counters *mg_counters(void *sv)
 {
 	return &((struct mg_state *)sv)->cnt;
-}
-
-static bool mg_tls_started(void *sv)
-{
-	return false;
 }
 
 static void message(struct mg_state *s, struct mg_dir *d, bool req, l7_msg_fn fn, void *ctx)
@@ -442,7 +433,5 @@ const struct l7_proto l7_proto_mongo = {
 	.detect_response = mg_detect_response,
 	.init = mg_init,
 	.feed = mg_feed,
-	.free = mg_free,
 	.counters = mg_counters,
-	.tls_started = mg_tls_started,
 };

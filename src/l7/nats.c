@@ -229,10 +229,6 @@ static int nt_init(void *sv)
 	return 0;
 }
 
-static void nt_free(void *sv)
-{
-}
-
 static struct l7_counters *nt_counters(void *sv)
 {
 	return &((struct nt_state *)sv)->cnt;
@@ -319,7 +315,6 @@ const struct l7_proto l7_proto_nats = {
 	.detect_response = nt_detect_response,
 	.init = nt_init,
 	.feed = nt_feed,
-	.free = nt_free,
 	.counters = nt_counters,
 	.tls_started = nt_tls_started,
 };

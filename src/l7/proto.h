@@ -150,7 +150,7 @@ struct l7_proto {
 	/* Called through l7_proto_feed only, which makes captured <= total (0 when !data). */
 	void (*feed)(void *state, enum l7_dir dir, const uint8_t *data, size_t captured,
 		     size_t total, l7_msg_fn fn, void *ctx);
-	void (*free)(void *state);
+	void (*free)(void *state); /* NULL: nothing allocated past the state */
 	struct l7_counters *(*counters)(void *state);
 	/*
 	 * After a PostgreSQL SSLRequest answered 'S' or a MySQL SSL request: the
@@ -158,8 +158,19 @@ struct l7_proto {
 	 * and feeds the TLS library's plaintext to the same state, which goes on
 	 * where the protocol does (the start-up, the rest of the auth exchange).
 	 */
-	bool (*tls_started)(void *state);
+	bool (*tls_started)(void *state); /* NULL: the protocol never switches to TLS itself */
 };
+
+static inline void l7_proto_free(const struct l7_proto *p, void *state)
+{
+	if (p->free)
+		p->free(state);
+}
+
+static inline bool l7_proto_tls_started(const struct l7_proto *p, void *state)
+{
+	return p->tls_started && p->tls_started(state);
+}
 
 extern const struct l7_proto *const l7_protos[];
 extern const size_t l7_n_protos;

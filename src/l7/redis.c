@@ -251,18 +251,9 @@ static int rd_init(void *sv)
 	return 0;
 }
 
-static void rd_free(void *sv)
-{
-}
-
 static struct l7_counters *rd_counters(void *sv)
 {
 	return &((struct rd_state *)sv)->cnt;
-}
-
-static bool rd_tls_started(void *sv)
-{
-	return false;
 }
 
 static void copy_word(char *out, size_t cap, const uint8_t *p, size_t n, bool upper)
@@ -511,7 +502,5 @@ const struct l7_proto l7_proto_redis = {
 	.detect_response = rd_detect_response,
 	.init = rd_init,
 	.feed = rd_feed,
-	.free = rd_free,
 	.counters = rd_counters,
-	.tls_started = rd_tls_started,
 };

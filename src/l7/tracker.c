@@ -257,7 +257,7 @@ static void table_free(struct l7_tracker *t, struct l7_conn *c)
 	if (!c->tab)
 		return;
 	l7_counters_add(&t->gone[c->tab->idx], c->tab->p->counters(c->tab->state));
-	c->tab->p->free(c->tab->state);
+	l7_proto_free(c->tab->p, c->tab->state);
 	l7_pair_free(&c->tab->pair);
 	free(c->tab);
 	c->tab = NULL;
@@ -279,7 +279,7 @@ static void conn_free(struct l7_tracker *t, struct l7_conn *c)
  */
 static void conn_switch_to_tls(struct l7_tracker *t, struct l7_conn *c)
 {
-	if (c->tab && c->tab->p->tls_started(c->tab->state)) {
+	if (c->tab && l7_proto_tls_started(c->tab->p, c->tab->state)) {
 		c->tls = true;
 		return;
 	}

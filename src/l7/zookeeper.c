@@ -173,18 +173,9 @@ static int zk_init(void *sv)
 	return 0;
 }
 
-static void zk_free(void *sv)
-{
-}
-
 static struct l7_counters *zk_counters(void *sv)
 {
 	return &((struct zk_state *)sv)->cnt;
-}
-
-static bool zk_tls_started(void *sv)
-{
-	return false;
 }
 
 /* A jute string or buffer at b[*off]: its length (-1 null); false when not in b. */
@@ -455,7 +446,5 @@ const struct l7_proto l7_proto_zookeeper = {
 	.detect_response = zk_detect_response,
 	.init = zk_init,
 	.feed = zk_feed,
-	.free = zk_free,
 	.counters = zk_counters,
-	.tls_started = zk_tls_started,
 };

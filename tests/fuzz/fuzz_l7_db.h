@@ -115,9 +115,9 @@ static struct l7_counters fz_run(const struct l7_proto *p, const struct fz_chunk
 		}
 	}
 	struct l7_counters out = *p->counters(st);
-	(void)p->tls_started(st);
+	(void)l7_proto_tls_started(p, st);
 	l7_pair_free(&l->pair);
-	p->free(st);
+	l7_proto_free(p, st);
 	free(st);
 	return out;
 }

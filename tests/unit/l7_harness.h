@@ -172,7 +172,7 @@ static void h_run_from(const struct l7_proto *p, const struct h_conv *v, size_t 
 		const struct h_chunk *c = &v->c[i];
 		r->ts = i;
 		/* as the tracker does: once the protocol said TLS, raw bytes are not fed */
-		if (p->tls_started(st) && !c->plaintext)
+		if (l7_proto_tls_started(p, st) && !c->plaintext)
 			continue;
 		if (i == split && at > 0 && at < c->total) {
 			/* each part in a buffer of its exact size: a read past it is caught */
@@ -194,9 +194,9 @@ static void h_run_from(const struct l7_proto *p, const struct h_conv *v, size_t 
 		}
 	}
 	r->cnt = *p->counters(st);
-	r->tls = p->tls_started(st);
+	r->tls = l7_proto_tls_started(p, st);
 	l7_pair_free(&r->pair);
-	p->free(st);
+	l7_proto_free(p, st);
 	free(st);
 }
 
