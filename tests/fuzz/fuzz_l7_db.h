@@ -11,8 +11,10 @@
  * Checks, besides no crash: every message's strings are terminated inside
  * their fields and printable; the counters only grow; the pairing accepts
  * every message; and when nothing was lost or uncaptured, feeding every
- * chunk split in two halves gives the same messages. The detect functions
- * run on every chunk, and the SQL stripper on the whole input in each
+ * chunk split in two halves gives the same messages (the half after a
+ * switch to TLS is the rest of its chunk, which the switch drops). The
+ * detect functions run on every chunk, and the SQL stripper on the whole
+ * input in each
  * dialect (bounded, terminated, no control or invalid UTF-8 bytes out).
  */
 #ifndef NODESCOPE_FUZZ_L7_DB_H
@@ -108,8 +110,14 @@ static struct l7_counters fz_run(const struct l7_proto *p, const struct fz_chunk
 			struct fz_chunk a = c[i];
 			size_t mid = c[i].len / 2;
 			a.len = mid;
+			bool tls = l7_proto_tls_started(p, st);
 			fz_feed(p, st, &a, 0, l);
-			fz_feed(p, st, &c[i], mid, l);
+			/*
+			 * A switch to TLS drops the rest of its chunk (TLS records
+			 * follow): the second half is that rest, not a chunk of its own.
+			 */
+			if (tls || !l7_proto_tls_started(p, st))
+				fz_feed(p, st, &c[i], mid, l);
 		} else {
 			fz_feed(p, st, &c[i], 0, l);
 		}
