@@ -14,8 +14,8 @@
  * chunk split in two halves gives the same messages (the half after a
  * switch to TLS is the rest of its chunk, which the switch drops). The
  * detect functions run on every chunk, and the SQL stripper on the whole
- * input in each
- * dialect (bounded, terminated, no control or invalid UTF-8 bytes out).
+ * input in each dialect (bounded, terminated, no control or invalid UTF-8
+ * bytes out).
  */
 #ifndef NODESCOPE_FUZZ_L7_DB_H
 #define NODESCOPE_FUZZ_L7_DB_H
