@@ -2,7 +2,8 @@
 counts against the server's own `stats` (cmd_get, cmd_set), a multi-key get as one request,
 noreply sets (no answer, so no query and no latency) that leave the pairing intact, and a failed
 command (incr of a non-number). memcached answers a get with one sendmsg() of several iovecs
-(the VALUE line, the data, END): the server side checks that they are all read."""
+(the VALUE line, the data, END): only the first iovec is captured today, so the server side is a
+strict xfail."""
 import pytest
 from pymemcache.exceptions import MemcacheClientError
 
@@ -44,10 +45,15 @@ def test_gets_and_sets_match_stats(tracer_l7, mc):
     now = Counts(tracer_l7, P, mc)
     assert now.out() - before.out() == want
     assert now.out_hist_count() - before.out_hist_count() == want
-    for f in ("unparseable", "lost", "table_full", "unpaired"):
+    # Not "lost": the server's side loses its framing at every get answer (its later iovecs are not
+    # captured; see the xfail below), and the counters are per protocol, both sides together.
+    for f in ("unparseable", "table_full", "unpaired"):
         assert now.drop(f) == before.drop(f), f
 
 
+@pytest.mark.xfail(strict=True, reason="memcached writes a get's answer as one sendmsg of several iovecs and "
+                   "only the first is captured: capture across iovecs was reverted (older verifiers "
+                   "refused it)")
 def test_server_side_gets_and_sets_match_stats(tracer_l7, mc):
     before = Counts(tracer_l7, P, mc)
     _, _, want = sets_and_gets(mc, 20)
