@@ -9,19 +9,12 @@
 #include "syscalls.bpf.h"
 #include "tls.bpf.h"
 #include "l7.bpf.h"
+#include "dns.bpf.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
 /* Records are built in l7_scratch and copied out (l7_output): no slots. */
 NS_STREAM_DEFINE(l7, 8)
-
-enum l7_buf_kind {
-	L7_BUF_PLAIN = 0, /* read, write, recvfrom, sendto: (fd, buf) */
-	L7_BUF_IOV = 1,	  /* readv, writev: (fd, iov) */
-	L7_BUF_MSG = 2,	  /* recvmsg, sendmsg: (fd, msghdr) */
-	L7_BUF_MMSG = 3,  /* sendmmsg: (fd, mmsghdr[]) — the first message */
-	L7_BUF_NONE = 4,  /* sendfile: bytes moved from a file, nothing to capture */
-};
 
 /* The record is built here: too big for the BPF stack. */
 struct {
@@ -137,14 +130,18 @@ static __always_inline void l7_ciphertext(void *ctx, __u64 id, __s32 fd, __u32 o
 	l7_emit_bind(ctx, session, fd, sock);
 }
 
-static __always_inline int l7_enter(void *ctx, __s32 fd, __u64 ptr, __u32 op, __u32 kind, __u64 sp)
+/* addr: sendto's or recvfrom's address argument (0 for the other calls). */
+static __always_inline int l7_enter(void *ctx, __s32 fd, __u64 ptr, __u32 op, __u32 kind, __u64 sp,
+				    __u64 addr)
 {
 	__u64 id = bpf_get_current_pid_tgid();
 	__u64 key = l7_key(id >> 32, fd);
 	struct ns_l7_sock *sock = bpf_map_lookup_elem(&l7_socks, &key);
 
-	if (!sock)
-		return 0; /* not a tracked socket: the common, cheap case */
+	/* Not a tracked socket: the common, cheap case (unless it asks a DNS question). */
+	if (!sock && (op != NS_L7_WRITE || !dns_udp_adopt(id >> 32, fd, ptr, kind, addr) ||
+		      !(sock = bpf_map_lookup_elem(&l7_socks, &key))))
+		return 0;
 	if (!l7_sock_adopt(sock, key, fd))
 		return 0;
 	if (l7_inside_tls_call(id, fd, sp, ptr, op, kind, sock))
@@ -162,6 +159,7 @@ static __always_inline int l7_enter(void *ctx, __s32 fd, __u64 ptr, __u32 op, __
 	/* A write is stamped when it starts (a request's first byte), a read when it returns. */
 	c->ts_ns = op == NS_L7_WRITE ? bpf_ktime_get_ns() : 0;
 	c->ptr = ptr;
+	c->addr = addr;
 	c->fd = fd;
 	c->op = op;
 	c->kind = kind;
@@ -246,6 +244,8 @@ static __always_inline int l7_exit_one(void *ctx, __u64 id, struct l7_call *call
 	e->fd = call->fd;
 	e->total = ret;
 	e->conn = call->sock;
+	if ((call->sock.flags & NS_L7_F_DNS) && !dns_datagram_peer(&e->conn, call->ptr, call->kind, call->addr))
+		return 0;
 	/*
 	 * Copied once, then looked at: ciphertext from a TLS library not probed
 	 * (or its handshake) is not worth sending. Only a connection's first
@@ -293,8 +293,9 @@ static __always_inline int l7_exit(void *ctx, long ret)
 	if (call.kind != L7_BUF_MMSG)
 		return l7_exit_one(ctx, id, &call, ret);
 	/*
-	 * sendmmsg returns the messages sent. A stream's first is captured; a
-	 * resolver sends its A and AAAA questions in one call, each a record.
+	 * sendmmsg and recvmmsg return the messages moved. A stream's first is
+	 * captured; a resolver sends its A and AAAA questions in one call (and
+	 * a server may read two), each a record.
 	 */
 	l7_exit_mmsg(ctx, id, &call, 0);
 	if (ret > 1 && (call.sock.flags & NS_L7_F_DNS))
@@ -322,10 +323,12 @@ __hidden int ns_l7_emit_tls(bpf_user_pt_regs_t *ctx, const struct tls_plaintext 
 }
 
 /* Called by the syscall dispatcher (syscalls.bpf.c) for the calls listed there. */
-__hidden int ns_l7_syscall_enter(struct bpf_raw_tracepoint_args *ctx, long id, __u64 arg1, __u64 arg2,
+/* id_fd: the syscall number in the high half, the fd in the low; addr: sendto's or recvfrom's 5th argument. */
+__hidden int ns_l7_syscall_enter(struct bpf_raw_tracepoint_args *ctx, __u64 id_fd, __u64 arg2, __u64 addr,
 				__u64 sp)
 {
-	__s32 fd = (__s32)arg1;
+	long id = id_fd >> 32;
+	__s32 fd = (__s32)id_fd;
 
 	switch (id) {
 	case NS_NR_close: {
@@ -336,22 +339,24 @@ __hidden int ns_l7_syscall_enter(struct bpf_raw_tracepoint_args *ctx, long id, _
 	}
 	case NS_NR_write:
 	case NS_NR_sendto:
-		return l7_enter(ctx, fd, arg2, NS_L7_WRITE, L7_BUF_PLAIN, sp);
+		return l7_enter(ctx, fd, arg2, NS_L7_WRITE, L7_BUF_PLAIN, sp, addr);
 	case NS_NR_writev:
-		return l7_enter(ctx, fd, arg2, NS_L7_WRITE, L7_BUF_IOV, sp);
+		return l7_enter(ctx, fd, arg2, NS_L7_WRITE, L7_BUF_IOV, sp, 0);
 	case NS_NR_sendmsg:
-		return l7_enter(ctx, fd, arg2, NS_L7_WRITE, L7_BUF_MSG, sp);
+		return l7_enter(ctx, fd, arg2, NS_L7_WRITE, L7_BUF_MSG, sp, 0);
 	case NS_NR_sendmmsg:
-		return l7_enter(ctx, fd, arg2, NS_L7_WRITE, L7_BUF_MMSG, sp);
+		return l7_enter(ctx, fd, arg2, NS_L7_WRITE, L7_BUF_MMSG, sp, 0);
 	case NS_NR_sendfile: /* bytes moved from a file: counted, nothing captured */
-		return l7_enter(ctx, fd, 0, NS_L7_WRITE, L7_BUF_NONE, sp);
+		return l7_enter(ctx, fd, 0, NS_L7_WRITE, L7_BUF_NONE, sp, 0);
 	case NS_NR_read:
 	case NS_NR_recvfrom:
-		return l7_enter(ctx, fd, arg2, NS_L7_READ, L7_BUF_PLAIN, sp);
+		return l7_enter(ctx, fd, arg2, NS_L7_READ, L7_BUF_PLAIN, sp, addr);
 	case NS_NR_readv:
-		return l7_enter(ctx, fd, arg2, NS_L7_READ, L7_BUF_IOV, sp);
+		return l7_enter(ctx, fd, arg2, NS_L7_READ, L7_BUF_IOV, sp, 0);
 	case NS_NR_recvmsg:
-		return l7_enter(ctx, fd, arg2, NS_L7_READ, L7_BUF_MSG, sp);
+		return l7_enter(ctx, fd, arg2, NS_L7_READ, L7_BUF_MSG, sp, 0);
+	case NS_NR_recvmmsg:
+		return l7_enter(ctx, fd, arg2, NS_L7_READ, L7_BUF_MMSG, sp, 0);
 	}
 	return 0;
 }

@@ -9,9 +9,18 @@
 #include "common.bpf.h"
 #include "sockets.bpf.h"
 
+enum l7_buf_kind {
+	L7_BUF_PLAIN = 0, /* read, write, recvfrom, sendto: (fd, buf) */
+	L7_BUF_IOV = 1,	  /* readv, writev: (fd, iov) */
+	L7_BUF_MSG = 2,	  /* recvmsg, sendmsg: (fd, msghdr) */
+	L7_BUF_MMSG = 3,  /* sendmmsg, recvmmsg: (fd, mmsghdr[]) — the first message */
+	L7_BUF_NONE = 4,  /* sendfile: bytes moved from a file, nothing to capture */
+};
+
 struct l7_call {
 	__u64 ts_ns;
 	__u64 ptr;
+	__u64 addr; /* sendto's or recvfrom's address argument */
 	__s32 fd;
 	__u32 op;
 	__u32 kind;

@@ -49,6 +49,8 @@ static __always_inline __u64 l7_key(__u32 tgid, __s32 fd)
 	return ((__u64)tgid << 32) | (__u32)fd;
 }
 
+#define AF_INET 2
+#define AF_INET6 10
 #define IPPROTO_TCP 6
 #define IPPROTO_UDP 17
 #define S_IFMT 00170000
@@ -83,8 +85,9 @@ static __always_inline bool sk_is_udp(struct sock *sk)
 }
 
 /*
- * A connection that existed before the agent started is added to l7_socks
- * by user space (from its /proc and sock_diag scan) with sock 0, as the
+ * A connection that existed before the agent started (or a DNS server's
+ * bound UDP socket) is added to l7_socks by user space (from its /proc and
+ * sock_diag scan) with sock 0, as the
  * kernel's address of the socket — the connection's key on the L7 side and
  * what its TCP close names — is known only here. It is filled in at the
  * socket's first read or write. false: fd is not that connection any more
@@ -96,12 +99,45 @@ static __always_inline bool l7_sock_adopt(struct ns_l7_sock *s, __u64 key, __s32
 	if (s->sock)
 		return true;
 	struct sock *sk = sk_of_fd(fd);
-	if (!sk_is_tcp(sk) || BPF_CORE_READ(sk, __sk_common.skc_dport) != bpf_htons(s->dport)) {
+	/* A DNS server's UDP socket is known by its bound port, a connection by its peer's. */
+	bool same = s->flags & NS_L7_F_DNS
+			    ? sk_is_udp(sk) && BPF_CORE_READ(sk, __sk_common.skc_num) == s->sport
+			    : sk_is_tcp(sk) &&
+				      BPF_CORE_READ(sk, __sk_common.skc_dport) == bpf_htons(s->dport);
+	if (!same) {
 		bpf_map_delete_elem(&l7_socks, &key);
 		return false;
 	}
 	s->sock = (__u64)sk;
 	return true;
+}
+
+/* Local and remote address of sk into e (local = s*, remote = d*). */
+#define fill_from_sock(e, sk)                                                       \
+	do {                                                                        \
+		(e)->family = BPF_CORE_READ(sk, __sk_common.skc_family);             \
+		/* inet_sport: at close the kernel has already zeroed skc_num. */  \
+		(e)->sport = bpf_ntohs(BPF_CORE_READ((struct inet_sock *)(sk), inet_sport)); \
+		(e)->dport = bpf_ntohs(BPF_CORE_READ(sk, __sk_common.skc_dport));    \
+		if ((e)->family == AF_INET) {                                        \
+			bpf_core_read((e)->saddr, 4, &sk->__sk_common.skc_rcv_saddr); \
+			bpf_core_read((e)->daddr, 4, &sk->__sk_common.skc_daddr);     \
+		} else {                                                             \
+			bpf_core_read((e)->saddr, 16, &sk->__sk_common.skc_v6_rcv_saddr); \
+			bpf_core_read((e)->daddr, 16, &sk->__sk_common.skc_v6_daddr); \
+		}                                                                    \
+	} while (0)
+
+/* Lets the l7 programs capture this socket's reads and writes. */
+static __always_inline void track_for_l7(__u32 pid, __s32 fd, const struct ns_l7_sock *ls)
+{
+	__u64 key = l7_key(pid, fd);
+	__u8 one = 1;
+	if (fd < 0)
+		return;
+	if (bpf_map_update_elem(&l7_socks, &key, ls, BPF_ANY))
+		ns_drop(NS_DROP_L7_SOCKS_FULL);
+	bpf_map_update_elem(&l7_owners, &pid, &one, BPF_ANY);
 }
 
 #endif

@@ -20,7 +20,8 @@ char LICENSE[] SEC("license") = "GPL";
 	case NS_NR_read:                                                     \
 	case NS_NR_recvfrom:                                                 \
 	case NS_NR_readv:                                                    \
-	case NS_NR_recvmsg:
+	case NS_NR_recvmsg:                                                  \
+	case NS_NR_recvmmsg:
 
 extern int ns_tcp_syscall_enter(long id, __u64 arg1, __u64 arg2);
 /*
@@ -30,7 +31,8 @@ extern int ns_tcp_syscall_enter(long id, __u64 arg1, __u64 arg2);
  */
 #define NS_RAW_TP_CTX ((struct bpf_raw_tracepoint_args *)ctx)
 extern int ns_tcp_syscall_exit(struct bpf_raw_tracepoint_args *ctx, long id, long ret);
-extern int ns_l7_syscall_enter(struct bpf_raw_tracepoint_args *ctx, long id, __u64 arg1, __u64 arg2, __u64 sp);
+extern int ns_l7_syscall_enter(struct bpf_raw_tracepoint_args *ctx, __u64 id_fd, __u64 arg2, __u64 addr,
+			       __u64 sp);
 extern int ns_l7_syscall_exit(struct bpf_raw_tracepoint_args *ctx, long ret);
 extern int ns_files_mmap(struct bpf_raw_tracepoint_args *ctx, __u64 prot, __u64 fd, long ret);
 
@@ -53,9 +55,12 @@ static __always_inline int ns_dispatch_enter(void *ctx, struct pt_regs *regs, lo
 	NS_L7_DATA_SYSCALLS
 		if (ns_syscall_compat(regs))
 			return 0;
-		return ns_l7_syscall_enter(NS_RAW_TP_CTX, id, NS_SYSCALL_REG(btf, regs, NS_REG_ARG1),
-					   NS_SYSCALL_REG(btf, regs, NS_REG_ARG2),
-					   NS_SYSCALL_REG(btf, regs, NS_REG_SP));
+		/* The fd shares a register with the number: a call takes five arguments at most. */
+		return ns_l7_syscall_enter(
+			NS_RAW_TP_CTX, (__u64)id << 32 | (__u32)NS_SYSCALL_REG(btf, regs, NS_REG_ARG1),
+			NS_SYSCALL_REG(btf, regs, NS_REG_ARG2),
+			id == NS_NR_sendto || id == NS_NR_recvfrom ? NS_SYSCALL_REG(btf, regs, NS_REG_ARG5) : 0,
+			NS_SYSCALL_REG(btf, regs, NS_REG_SP));
 	}
 	return 0;
 }

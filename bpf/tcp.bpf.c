@@ -12,8 +12,6 @@ char LICENSE[] SEC("license") = "GPL";
 
 NS_STREAM_DEFINE(tcp, sizeof(struct ns_tcp_event))
 
-#define AF_INET 2
-#define AF_INET6 10
 #define EINPROGRESS 115
 #define EALREADY 114
 #define ECONNABORTED 103
@@ -59,34 +57,6 @@ struct {
 	__type(value, __s32);
 } tcp_listening SEC(".maps");
 
-
-/* Local and remote address of sk into e (local = s*, remote = d*). */
-#define fill_from_sock(e, sk)                                                       \
-	do {                                                                        \
-		(e)->family = BPF_CORE_READ(sk, __sk_common.skc_family);             \
-		/* inet_sport: at close the kernel has already zeroed skc_num. */  \
-		(e)->sport = bpf_ntohs(BPF_CORE_READ((struct inet_sock *)(sk), inet_sport)); \
-		(e)->dport = bpf_ntohs(BPF_CORE_READ(sk, __sk_common.skc_dport));    \
-		if ((e)->family == AF_INET) {                                        \
-			bpf_core_read((e)->saddr, 4, &sk->__sk_common.skc_rcv_saddr); \
-			bpf_core_read((e)->daddr, 4, &sk->__sk_common.skc_daddr);     \
-		} else {                                                             \
-			bpf_core_read((e)->saddr, 16, &sk->__sk_common.skc_v6_rcv_saddr); \
-			bpf_core_read((e)->daddr, 16, &sk->__sk_common.skc_v6_daddr); \
-		}                                                                    \
-	} while (0)
-
-/* Lets the l7 programs capture this socket's reads and writes. */
-static __always_inline void track_for_l7(__u32 pid, __s32 fd, const struct ns_l7_sock *ls)
-{
-	__u64 key = l7_key(pid, fd);
-	__u8 one = 1;
-	if (fd < 0)
-		return;
-	if (bpf_map_update_elem(&l7_socks, &key, ls, BPF_ANY))
-		ns_drop(NS_DROP_L7_SOCKS_FULL);
-	bpf_map_update_elem(&l7_owners, &pid, &one, BPF_ANY);
-}
 
 static __always_inline void untrack_for_l7(const struct sock_info *info, __u64 sk)
 {

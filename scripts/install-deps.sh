@@ -14,7 +14,7 @@ PKGS="clang llvm lld bpftool libbpf-dev libelf-dev zlib1g-dev libmicrohttpd-dev 
       python3-kafka zookeeperd python3-kazoo nats-server rabbitmq-server python3-pika python3-cassandra
       nghttp2-server nghttp2-client python3-hpack
       libprotobuf-c-dev protobuf-c-compiler libsnappy-dev libcurl4-openssl-dev
-      dnsmasq-base bind9-dnsutils chromium python3-websocket"
+      dnsmasq-base bind9-dnsutils python3-dnspython chromium python3-websocket"
 # npm fetches the web page's graph library at build time (web/package-lock.json). Debian's
 # npm, unless an npm is already there: a nodejs from elsewhere that bundles its own npm
 # conflicts with Debian's package.

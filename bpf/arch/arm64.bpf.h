@@ -24,6 +24,7 @@
 #define NS_NR_mmap 222
 #define NS_NR_accept4 242
 #define NS_NR_sendmmsg 269
+#define NS_NR_recvmmsg 243
 
 /*
  * Syscall argument n (1-based) from the user registers (kernel struct

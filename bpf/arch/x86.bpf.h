@@ -23,6 +23,7 @@
 #define NS_NR_listen 50
 #define NS_NR_accept4 288
 #define NS_NR_sendmmsg 307
+#define NS_NR_recvmmsg 299
 
 /* Where syscall argument n (1-based) is in the user registers (kernel struct pt_regs). */
 #define NS_REG_ARG1 di

@@ -23,10 +23,20 @@
 #define DNS_PENDING 1024
 #define DNS_SEEN_MAX 65536 /* (container, domain) pairs remembered for the cap */
 
+/*
+ * A question is known by its socket, its id and its peer: an unconnected
+ * socket (a server's, or a client's asking several servers) has many.
+ */
+struct dns_peer {
+	uint16_t family, port;
+	uint8_t addr[16];
+};
+
 struct dns_question {
 	struct hmap_node node;
 	bool live;
 	uint64_t sock, start_ns, ts_ns;
+	struct dns_peer peer;
 	uint16_t id, qtype;
 	char name[DNS_NAME_LEN];
 };
@@ -94,9 +104,20 @@ void l7_dns_free(struct l7_dns *d)
 	free(d);
 }
 
-static uint64_t question_key(uint64_t sock, uint64_t start_ns, uint16_t id)
+static uint64_t question_key(uint64_t sock, uint64_t start_ns, uint16_t id, const struct dns_peer *p)
 {
-	return (sock ^ (start_ns * 0x9e3779b97f4a7c15ull)) + id;
+	uint64_t a, b;
+	memcpy(&a, p->addr, 8);
+	memcpy(&b, p->addr + 8, 8);
+	return (sock ^ (start_ns * 0x9e3779b97f4a7c15ull) ^ ((a ^ b ^ p->port) * 0xff51afd7ed558ccdull)) + id;
+}
+
+/* The record's other end: the datagram's own (the BPF side fills it in per datagram). */
+static struct dns_peer peer_of(const struct ns_l7_event *e)
+{
+	struct dns_peer p = { .family = e->conn.family, .port = e->conn.dport };
+	memcpy(p.addr, e->conn.daddr, sizeof(p.addr));
+	return p;
 }
 
 static void ask(struct l7_dns *d, const struct ns_l7_event *e, const struct dns_msg *m)
@@ -110,19 +131,22 @@ static void ask(struct l7_dns *d, const struct ns_l7_event *e, const struct dns_
 	q->live = true;
 	q->sock = e->conn.sock;
 	q->start_ns = e->conn.start_ns;
+	q->peer = peer_of(e);
 	q->ts_ns = e->ts_ns;
 	q->id = m->id;
 	q->qtype = m->qtype;
 	memcpy(q->name, m->name, sizeof(q->name));
-	hmap_insert(&d->waiting, &q->node, question_key(q->sock, q->start_ns, q->id));
+	hmap_insert(&d->waiting, &q->node, question_key(q->sock, q->start_ns, q->id, &q->peer));
 }
 
 static struct dns_question *find(struct l7_dns *d, const struct ns_l7_event *e, uint16_t id)
 {
-	for (struct hmap_node *n = hmap_get(&d->waiting, question_key(e->conn.sock, e->conn.start_ns, id));
+	struct dns_peer p = peer_of(e);
+	for (struct hmap_node *n = hmap_get(&d->waiting, question_key(e->conn.sock, e->conn.start_ns, id, &p));
 	     n; n = hmap_next_same(n)) {
 		struct dns_question *q = hmap_entry(n, struct dns_question, node);
-		if (q->sock == e->conn.sock && q->start_ns == e->conn.start_ns && q->id == id)
+		if (q->sock == e->conn.sock && q->start_ns == e->conn.start_ns && q->id == id &&
+		    !memcmp(&q->peer, &p, sizeof(p)))
 			return q;
 	}
 	return NULL;

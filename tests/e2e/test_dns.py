@@ -6,6 +6,7 @@ deltas. Coroot leaves out empty AAAA answers (asked beside an A), and so does th
 """
 import os
 import shutil
+import socket
 import subprocess
 import tempfile
 import time
@@ -171,4 +172,52 @@ def test_domains_past_the_cap_are_other(agent_factory, dnsmasq):
         key(domain="h0.a.nodescope.test", status="nxdomain"): 1,
         key(domain="h1.a.nodescope.test", status="nxdomain"): 1,
         key(domain="~other", status="nxdomain"): 2,
+    })
+
+
+PY = "/usr/bin/python3"
+SILENT = "127.0.0.78"
+
+
+@pytest.fixture(scope="module")
+def silent_server():
+    """A UDP socket on SILENT:53 that reads questions and never answers."""
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    s.bind((SILENT, 53))
+    yield s
+    s.close()
+
+
+def test_dnspython_unconnected_socket(agent, dnsmasq):
+    """dnspython sends with sendto and reads with recvfrom on a socket it never connects."""
+    m0 = agent.metrics()
+    py = ("import dns.message, dns.query\n"
+          f"for n in ('a.nodescope.test', 'y.nx.nodescope.test'):\n"
+          f"    r = dns.query.udp(dns.message.make_query(n, 'A'), '{SERVER}', timeout=5)\n"
+          "    print(n, r.rcode())\n")
+    out = subprocess.run([PY, "-c", py], capture_output=True, text=True, timeout=30)
+    assert out.stdout.split("\n")[:2] == ["a.nodescope.test 0", "y.nx.nodescope.test 3"], out
+    wait_delta(agent, m0, {
+        key(request_type="TypeA", domain="a.nodescope.test", status="ok"): 1,
+        key(request_type="TypeA", domain="y.nx.nodescope.test", status="nxdomain"): 1,
+        key(IN_TOTAL, container_id=dnsmasq.container, status="unknown"): 1,
+        key(IN_TOTAL, container_id=dnsmasq.container, status="3"): 1,
+    })
+
+
+@pytest.mark.parametrize("api", ["sendto", "sendmsg"])
+def test_unconnected_same_id_to_two_servers(agent, dnsmasq, silent_server, api):
+    """One socket asks a silent server and dnsmasq with the same id, in both orders: dnsmasq's
+    answer pairs with the question sent to it (by id and address), never with the other."""
+    m0 = agent.metrics()
+    client = os.path.join(HERE, "clients", "dns_unconnected.py")
+    for qid, asks in ((4242, [f"{SILENT}=a.nodescope.test", f"{SERVER}=x1.nx.nodescope.test"]),
+                      (4243, [f"{SERVER}=x2.nx.nodescope.test", f"{SILENT}=a.nodescope.test"])):
+        out = subprocess.run([PY, client, api, str(qid), *asks], capture_output=True, text=True, timeout=30)
+        assert out.stdout.split("\n") == [f"{SERVER} 3", ""], out
+    wait_delta(agent, m0, {
+        key(request_type="TypeA", domain="x1.nx.nodescope.test", status="nxdomain"): 1,
+        key(request_type="TypeA", domain="x2.nx.nodescope.test", status="nxdomain"): 1,
+        key(domain="a.nodescope.test"): 0,
+        key(IN_TOTAL, container_id=dnsmasq.container, status="3"): 2,
     })
