@@ -9,6 +9,7 @@ import shutil
 import socket
 import subprocess
 import tempfile
+import threading
 import time
 
 import pytest
@@ -19,6 +20,7 @@ from service import Service, need
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SERVER = "127.0.0.77"
+UPSTREAM = "127.0.0.79"
 DIG = shutil.which("dig") or "/usr/bin/dig"
 DNSMASQ = shutil.which("dnsmasq") or "/usr/sbin/dnsmasq"
 GO = shutil.which("go") or "/usr/bin/go"
@@ -40,6 +42,7 @@ def dnsmasq(agent):
     """Started after the agent: its socket is found when it binds port 53 (the server side). In a
     cgroup of its own (service.py), so its inbound series are its own."""
     need(DIG, "bind9-dnsutils")
+    upstream = servfail_upstream()
     svc = Service("dnsmasq")
     svc.start([need(DNSMASQ, "dnsmasq-base"), "--keep-in-foreground", "--conf-file=/dev/null",
                f"--listen-address={SERVER}", "--bind-interfaces", "--port=53", "--no-resolv", "--no-hosts",
@@ -47,6 +50,8 @@ def dnsmasq(agent):
                # answered from these records only: other names under it are NXDOMAIN,
                # names outside it REFUSED (no upstream)
                "--local=/nodescope.test/", "--host-record=a.nodescope.test,10.1.2.3",
+               # a broken upstream: every question under broken.test fails there (SERVFAIL)
+               f"--server=/broken.test/{UPSTREAM}#{upstream.getsockname()[1]}",
                "--host-record=both.nodescope.test,10.1.2.4,fd00::4", f"--log-facility={svc.path('log')}"],
               ready=lambda: subprocess.run([DIG, "+short", "+time=1", "+tries=1", f"@{SERVER}", "a.nodescope.test"],
                                            capture_output=True, text=True).stdout.strip() == "10.1.2.3",
@@ -57,6 +62,24 @@ def dnsmasq(agent):
     assert wait_value(counted, 1) == 1
     yield svc
     svc.stop()
+    upstream.close()
+
+
+def servfail_upstream():
+    """A UDP socket on UPSTREAM (a port not 53: not a DNS socket to the agent) answering every
+    question with SERVFAIL, from a thread, until it is closed."""
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    s.bind((UPSTREAM, 0))
+
+    def serve():
+        while True:
+            try:
+                q, peer = s.recvfrom(4096)
+                s.sendto(q[:2] + bytes([q[2] | 0x80, (q[3] & 0xf0) | 2]) + q[4:], peer)
+            except OSError:
+                return
+    threading.Thread(target=serve, daemon=True).start()
+    return s
 
 
 @pytest.fixture(scope="module")
@@ -220,4 +243,17 @@ def test_unconnected_same_id_to_two_servers(agent, dnsmasq, silent_server, api):
         key(request_type="TypeA", domain="x2.nx.nodescope.test", status="nxdomain"): 1,
         key(domain="a.nodescope.test"): 0,
         key(IN_TOTAL, container_id=dnsmasq.container, status="3"): 2,
+    })
+
+
+def test_servfail_from_a_broken_upstream(agent, dnsmasq):
+    """dnsmasq forwards broken.test to an upstream that fails every question: the client sees
+    SERVFAIL, counted as Coroot names it ("servfail"); dnsmasq's side as code 2."""
+    m0 = agent.metrics()
+    out = subprocess.run([DIG, "+time=3", "+tries=1", f"@{SERVER}", "q.broken.test"],
+                         capture_output=True, text=True, timeout=20)
+    assert "status: SERVFAIL" in out.stdout, out
+    wait_delta(agent, m0, {
+        key(request_type="TypeA", domain="q.broken.test", status="servfail"): 1,
+        key(IN_TOTAL, container_id=dnsmasq.container, status="2"): 1,
     })
