@@ -82,9 +82,23 @@ static uint64_t listen_key(uint64_t netns, uint16_t port)
 	return netns * 65537 + port;
 }
 
+/*
+ * Whether a socket of the table is one the scan reports: TCP established or
+ * listening; UDP bound to port 53 (a DNS server's) or connected to it.
+ */
+static bool scan_wanted(struct tcp_scan_entry *e, bool udp)
+{
+	if (!udp)
+		return e->state == TCP_STATE_ESTABLISHED || e->state == TCP_STATE_LISTEN;
+	e->udp = true;
+	e->inbound = e->tuple.sport == SCAN_DNS_PORT;
+	return e->inbound || (e->state == TCP_STATE_ESTABLISHED && e->tuple.dport == SCAN_DNS_PORT);
+}
+
 static void scan_read_table(struct scan *s, int pid, const char *name, uint16_t family,
 			    uint64_t netns)
 {
+	bool udp = !strncmp(name, "udp", 3);
 	char path[64], line[512];
 	snprintf(path, sizeof(path), "/proc/%d/net/%s", pid, name);
 	FILE *f = fopen(path, "re");
@@ -94,12 +108,12 @@ static void scan_read_table(struct scan *s, int pid, const char *name, uint16_t 
 		struct tcp_scan_entry e;
 		if (tcp_scan_parse_line(line, family, &e))
 			continue;
-		if (e.state != TCP_STATE_ESTABLISHED && e.state != TCP_STATE_LISTEN)
+		if (!scan_wanted(&e, udp))
 			continue;
 		if (!e.inode || s->socks.count >= SCAN_MAX_SOCKETS)
 			continue;
 		e.netns = netns;
-		if (e.state == TCP_STATE_LISTEN) {
+		if (e.state == TCP_STATE_LISTEN && !udp) {
 			struct hmap_node *n = calloc(1, sizeof(*n));
 			if (n)
 				hmap_insert(&s->listen_ports, n, listen_key(netns, e.tuple.sport));
@@ -128,6 +142,8 @@ static void scan_netns_of(struct scan *s, int pid)
 	hmap_insert(&s->netns, n, st.st_ino);
 	scan_read_table(s, pid, "tcp", AF_INET, st.st_ino);
 	scan_read_table(s, pid, "tcp6", AF_INET6, st.st_ino);
+	scan_read_table(s, pid, "udp", AF_INET, st.st_ino);
+	scan_read_table(s, pid, "udp6", AF_INET6, st.st_ino);
 }
 
 static void scan_fds_of(struct scan *s, int pid, tcp_scan_fn fn, void *ctx)
@@ -159,8 +175,10 @@ static void scan_fds_of(struct scan *s, int pid, tcp_scan_fn fn, void *ctx)
 		ss->reported = true;
 		ss->e.pid = (uint32_t)pid;
 		ss->e.fd = atoi(de->d_name);
-		ss->e.inbound = ss->e.state == TCP_STATE_ESTABLISHED &&
-				hmap_get(&s->listen_ports, listen_key(ss->e.netns, ss->e.tuple.sport));
+		if (!ss->e.udp)
+			ss->e.inbound = ss->e.state == TCP_STATE_ESTABLISHED &&
+					hmap_get(&s->listen_ports,
+						 listen_key(ss->e.netns, ss->e.tuple.sport));
 		fn(ctx, &ss->e);
 	}
 	closedir(d);

@@ -1,4 +1,7 @@
-/* TCP sockets that exist before the agent starts, from /proc (every network namespace). */
+/*
+ * TCP sockets that exist before the agent starts, and UDP sockets of DNS
+ * (bound to port 53, or connected to it), from /proc (every network namespace).
+ */
 #ifndef NODESCOPE_TCP_SCAN_H
 #define NODESCOPE_TCP_SCAN_H
 
@@ -8,6 +11,7 @@
 
 #define TCP_STATE_ESTABLISHED 1
 #define TCP_STATE_LISTEN 10
+#define SCAN_DNS_PORT 53
 
 struct tcp_scan_entry {
 	struct tcp_tuple tuple;
@@ -17,6 +21,7 @@ struct tcp_scan_entry {
 	uint32_t pid; /* first process found holding it */
 	int fd;
 	bool inbound; /* established, on a port something listens on in its netns */
+	bool udp;     /* a DNS socket: a server's (inbound, sport 53) or a client's (dport 53) */
 };
 
 /*
@@ -26,7 +31,7 @@ struct tcp_scan_entry {
 int tcp_scan_parse_line(const char *line, uint16_t family, struct tcp_scan_entry *out);
 
 typedef void (*tcp_scan_fn)(void *ctx, const struct tcp_scan_entry *e);
-/* Calls fn for each established or listening socket held by a process. */
+/* Calls fn for each established or listening TCP socket and each DNS UDP socket held by a process. */
 int tcp_scan(tcp_scan_fn fn, void *ctx);
 
 #endif

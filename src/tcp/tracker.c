@@ -626,15 +626,15 @@ int tcp_tracker_on_record(void *ctx, const void *data, size_t len)
 }
 
 /*
- * An established connection that existed before the agent: its reads and
- * writes are captured from now on (bpf/sockets.bpf.h, l7_sock_adopt: the
+ * An established connection (or a DNS socket) that existed before the
+ * agent: its reads and writes are captured from now on (bpf/sockets.bpf.h, l7_sock_adopt: the
  * socket's kernel address is filled in there). Not over an entry the BPF
  * side made meanwhile (the fd closed and reused since the scan).
  */
 static void adopt_for_l7(struct tcp_tracker *t, const struct tcp_scan_entry *s)
 {
 	struct ns_l7_sock ls = {
-		.flags = s->inbound ? NS_L7_F_INBOUND : 0,
+		.flags = (s->inbound ? NS_L7_F_INBOUND : 0) | (s->udp ? NS_L7_F_DNS : 0),
 		.family = s->tuple.family,
 		.sport = s->tuple.sport,
 		.dport = s->tuple.dport,
@@ -652,6 +652,11 @@ static void adopt_for_l7(struct tcp_tracker *t, const struct tcp_scan_entry *s)
 static void scan_one(void *ctx, const struct tcp_scan_entry *s)
 {
 	struct tcp_tracker *t = ctx;
+	if (s->udp) { /* a DNS socket: its datagrams only */
+		if (t->o.l7_socks && s->fd >= 0)
+			adopt_for_l7(t, s);
+		return;
+	}
 	enum tcp_conn_kind kind = s->state == TCP_STATE_LISTEN ? TCP_CONN_LISTENER
 				  : s->inbound			? TCP_CONN_INBOUND
 								: TCP_CONN_OUTBOUND;

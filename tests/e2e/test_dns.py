@@ -41,21 +41,9 @@ def agent():
 def dnsmasq(agent):
     """Started after the agent: its socket is found when it binds port 53 (the server side). In a
     cgroup of its own (service.py), so its inbound series are its own."""
-    need(DIG, "bind9-dnsutils")
     upstream = servfail_upstream()
-    svc = Service("dnsmasq")
-    svc.start([need(DNSMASQ, "dnsmasq-base"), "--keep-in-foreground", "--conf-file=/dev/null",
-               f"--listen-address={SERVER}", "--bind-interfaces", "--port=53", "--no-resolv", "--no-hosts",
-               "--user=root",
-               # answered from these records only: other names under it are NXDOMAIN,
-               # names outside it REFUSED (no upstream)
-               "--local=/nodescope.test/", "--host-record=a.nodescope.test,10.1.2.3",
-               # a broken upstream: every question under broken.test fails there (SERVFAIL)
-               f"--server=/broken.test/{UPSTREAM}#{upstream.getsockname()[1]}",
-               "--host-record=both.nodescope.test,10.1.2.4,fd00::4", f"--log-facility={svc.path('log')}"],
-              ready=lambda: subprocess.run([DIG, "+short", "+time=1", "+tries=1", f"@{SERVER}", "a.nodescope.test"],
-                                           capture_output=True, text=True).stdout.strip() == "10.1.2.3",
-              timeout=15)
+    # a broken upstream: every question under broken.test fails there (SERVFAIL)
+    svc = start_dnsmasq(SERVER, f"--server=/broken.test/{UPSTREAM}#{upstream.getsockname()[1]}")
     # The readiness question is counted before any test takes its first reading (records are read
     # in batches): only the one that was answered is.
     counted = lambda: msum(agent.metrics(), TOTAL, domain="a.nodescope.test", status="ok")
@@ -63,6 +51,23 @@ def dnsmasq(agent):
     yield svc
     svc.stop()
     upstream.close()
+
+
+def start_dnsmasq(address, *extra):
+    """dnsmasq answering on address:53 from the test's records, in a cgroup of its own."""
+    need(DIG, "bind9-dnsutils")
+    svc = Service("dnsmasq")
+    svc.start([need(DNSMASQ, "dnsmasq-base"), "--keep-in-foreground", "--conf-file=/dev/null",
+               f"--listen-address={address}", "--bind-interfaces", "--port=53", "--no-resolv", "--no-hosts",
+               "--user=root",
+               # answered from these records only: other names under it are NXDOMAIN,
+               # names outside it REFUSED (no upstream)
+               "--local=/nodescope.test/", "--host-record=a.nodescope.test,10.1.2.3",
+               "--host-record=both.nodescope.test,10.1.2.4,fd00::4", *extra, f"--log-facility={svc.path('log')}"],
+              ready=lambda: subprocess.run([DIG, "+short", "+time=1", "+tries=1", f"@{address}", "a.nodescope.test"],
+                                           capture_output=True, text=True).stdout.strip() == "10.1.2.3",
+              timeout=15)
+    return svc
 
 
 def servfail_upstream():
@@ -257,3 +262,23 @@ def test_servfail_from_a_broken_upstream(agent, dnsmasq):
         key(request_type="TypeA", domain="q.broken.test", status="servfail"): 1,
         key(IN_TOTAL, container_id=dnsmasq.container, status="2"): 1,
     })
+
+
+def test_server_started_before_the_agent(agent_factory):
+    """A dnsmasq already bound when the agent starts: its socket is found by the start-up scan
+    (/proc/net/udp), and the questions it answers from then on are counted."""
+    early = "127.0.0.81"
+    svc = start_dnsmasq(early)
+    try:
+        a = agent_factory()
+        m0 = a.metrics()
+        for name, want in (("a.nodescope.test", "10.1.2.3"), ("x.nx.nodescope.test", "")):
+            out = subprocess.run([DIG, "+short", "+time=2", "+tries=1", f"@{early}", name],
+                                 capture_output=True, text=True, timeout=20)
+            assert out.stdout.strip() == want, out
+        wait_delta(a, m0, {
+            key(IN_TOTAL, container_id=svc.container, status="unknown"): 1,
+            key(IN_TOTAL, container_id=svc.container, status="3"): 1,
+        })
+    finally:
+        svc.stop()
