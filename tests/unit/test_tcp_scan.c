@@ -98,6 +98,23 @@ static void test_listen_v4(void **state)
 	assert_int_equal(e.tuple.sport, 8080);
 }
 
+/* A line of /proc/net/udp (the same leading fields): dnsmasq bound to 127.0.0.77:53, state 07. */
+static void test_udp_dns_server_line(void **state)
+{
+	struct tcp_scan_entry e;
+	(void)state;
+	assert_int_equal(tcp_scan_parse_line("  123: 4D00007F:0035 00000000:0000 07 00000000:00000000 "
+					     "00:00000000 00000000     0        0 98765 2 "
+					     "0000000000000000 0",
+					     AF_INET, &e),
+			 0);
+	assert_int_equal(e.tuple.sport, 53);
+	assert_int_equal(e.tuple.dport, 0);
+	assert_int_equal(e.state, 7);
+	assert_int_equal(e.inode, 98765);
+	assert_ip(&e.tuple, e.tuple.saddr, true, "127.0.0.77");
+}
+
 static void test_established_v4(void **state)
 {
 	struct tcp_scan_entry e;
@@ -478,6 +495,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_header_rejected),
 		cmocka_unit_test(test_listen_v4),
+		cmocka_unit_test(test_udp_dns_server_line),
 		cmocka_unit_test(test_established_v4),
 		cmocka_unit_test(test_established_v6_loopback),
 		cmocka_unit_test(test_established_v6_mapped),
