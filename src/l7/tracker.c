@@ -8,6 +8,7 @@
 
 #include "events.h"
 #include "dns_flow.h"
+#include "dns_tcp.h"
 #include "families.h"
 #include "h2.h"
 #include "http.h"
@@ -41,7 +42,7 @@
 #define L7_UNBOUND_MAX 256
 #define L7_UNBOUND_MAX_AGE_NS 5000000000ull
 
-enum l7_kind { L7_UNKNOWN, L7_HTTP, L7_TABLE, L7_OTHER };
+enum l7_kind { L7_UNKNOWN, L7_HTTP, L7_TABLE, L7_DNS, L7_OTHER };
 
 /*
  * The protocols' families and counters: [1 + i] is l7_protos[i]; [0] holds
@@ -109,6 +110,7 @@ struct l7_conn {
 	unsigned p_head, p_tail;
 	struct http_stream *req, *resp; /* allocated once HTTP is detected */
 	struct l7_table_conn *tab;	/* allocated once a table protocol is detected */
+	struct dns_tcp_dir *dns;	/* DNS over TCP: [L7_DIR_REQUEST], [L7_DIR_RESPONSE] */
 	/* When the connection was seen closed (0: open); it is kept a while. */
 	uint64_t closed_ns;
 	struct l7_conn *closing_next;
@@ -134,6 +136,7 @@ struct l7_tracker {
 	struct l7_counters gone[1 + L7_MAX_PROTOS];
 	struct l7_dns *dns;
 	struct l7_counters dns_cnt;
+	struct ns_l7_event *dns_msg; /* a DNS-over-TCP message, as the record of a datagram */
 	struct metric *m_fields[8]; /* nodescope_l7_<field>_total{proto}, l7_counter_fields' order */
 	struct metric *m_errors, *m_conns;
 };
@@ -241,7 +244,8 @@ int l7_tracker_new(const struct l7_tracker_opts *o, struct l7_tracker **out)
 	struct l7_dns_opts dno = { .registry = r, .procs = o->procs, .trace = o->trace,
 				   .max_series = o->max_series, .max_fqdns = o->max_fqdns ? o->max_fqdns : 50,
 				   .cnt = &t->dns_cnt };
-	if (bad || register_fields(t, r) || l7_dns_new(&dno, &t->dns) ||
+	if (bad || !(t->dns_msg = calloc(1, sizeof(*t->dns_msg))) || register_fields(t, r) ||
+	    l7_dns_new(&dno, &t->dns) ||
 	    metric_register_defs(r, l7_metrics, METRIC_DEFS_COUNT(l7_metrics), t, o->max_series)) {
 		l7_tracker_free(t);
 		return -EINVAL;
@@ -266,6 +270,7 @@ static void table_free(struct l7_tracker *t, struct l7_conn *c)
 static void conn_free(struct l7_tracker *t, struct l7_conn *c)
 {
 	table_free(t, c);
+	free(c->dns);
 	free(c->req);
 	free(c->resp);
 	free(c->pending);
@@ -303,6 +308,7 @@ void l7_tracker_free(struct l7_tracker *t)
 	while ((n = hmap_pop(&t->conns)))
 		conn_free(t, hmap_entry(n, struct l7_conn, node));
 	l7_dns_free(t->dns);
+	free(t->dns_msg);
 	hmap_destroy(&t->conns);
 	free(t);
 }
@@ -804,6 +810,39 @@ int l7_tracker_on_record(void *ctx, const void *data, size_t len)
 	return on_data(t, e);
 }
 
+/* DNS over TCP: a connection to port 53 (or, inbound, on it). Plain text: DNS over TLS is 853. */
+static bool dns_tcp_conn(const struct l7_conn *c, const struct ns_l7_event *e)
+{
+	return !c->tls && (c->inbound ? e->conn.sport : e->conn.dport) == 53;
+}
+
+/* One whole DNS-over-TCP message, handed to the DNS side as the record of a datagram. */
+static void dns_tcp_msg(void *ctx, const uint8_t *msg, size_t len, uint64_t ts_ns)
+{
+	struct l7_chunk *k = ctx;
+	struct ns_l7_event *m = k->t->dns_msg;
+	size_t header = NS_L7_HEADER_SIZE;
+
+	memcpy(m, k->e, header);
+	m->ts_ns = ts_ns;
+	m->total = m->captured = (uint32_t)len;
+	memcpy(m->data, msg, len);
+	l7_dns_on_record(k->t->dns, m);
+}
+
+static void dns_tcp_chunk(struct l7_tracker *t, struct l7_conn *c, const struct ns_l7_event *e,
+			  enum l7_dir dir)
+{
+	struct l7_chunk k = { t, c, e, dir };
+	struct dns_tcp_dir *d = &c->dns[dir];
+	uint64_t truncated = d->truncated;
+	bool was_lost = d->lost;
+
+	if (!dns_tcp_feed(d, e->data, e->captured, e->total, e->ts_ns, dns_tcp_msg, &k) && !was_lost)
+		t->dns_cnt.lost++; /* the direction's framing, once */
+	t->dns_cnt.truncated += d->truncated - truncated;
+}
+
 /* A read or write of a known connection. */
 static int on_data(struct l7_tracker *t, const struct ns_l7_event *e)
 {
@@ -822,6 +861,18 @@ static int on_data(struct l7_tracker *t, const struct ns_l7_event *e)
 		return 0; /* ciphertext that slipped past the BPF side's filter */
 	}
 	bool request_dir = c->inbound ? e->op == NS_L7_READ : e->op == NS_L7_WRITE;
+	if (c->proto == L7_UNKNOWN && !c->chunks_seen && dns_tcp_conn(c, e)) {
+		if (!(c->dns = calloc(2, sizeof(*c->dns)))) {
+			t->n_refused++;
+			c->proto = L7_OTHER;
+			return 0;
+		}
+		c->proto = L7_DNS;
+	}
+	if (c->proto == L7_DNS) {
+		dns_tcp_chunk(t, c, e, request_dir ? L7_DIR_REQUEST : L7_DIR_RESPONSE);
+		return 0;
+	}
 
 	const struct ns_l7_event *joined = NULL;
 	if (c->proto == L7_UNKNOWN && (joined = detect(t, c, e, request_dir)) != e)
