@@ -19,6 +19,7 @@ _TOOLS = {
     "tcp-gen": ("bench/tcp-gen", "bench/gen/tcp-gen.c"),
     "syscall-gen": ("bench/syscall-gen", "bench/gen/syscall-gen.c"),
     "link-close": ("bench/link-close", "bench/gen/link-close.c"),
+    "dns-gen": ("bench/dns-gen", "bench/gen/dns-gen.c"),
     "bench-floor": ("bench-floor", "bench/floor/floor.c"),
     "empty.bpf.o": ("bench/empty.bpf.o", "bench/floor/empty.bpf.c"),
     "dispatch.bpf.o": ("bench/dispatch.bpf.o", "bench/floor/dispatch.bpf.c"),

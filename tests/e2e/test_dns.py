@@ -16,13 +16,11 @@ import pytest
 
 from conftest import Agent
 from l7db import msum, wait_value
-from service import Service, need
+from srv_dnsmasq import DIG, Dnsmasq
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SERVER = "127.0.0.77"
 UPSTREAM = "127.0.0.79"
-DIG = shutil.which("dig") or "/usr/bin/dig"
-DNSMASQ = shutil.which("dnsmasq") or "/usr/sbin/dnsmasq"
 GO = shutil.which("go") or "/usr/bin/go"
 TOTAL = "container_dns_requests_total"
 HIST = "container_dns_requests_duration_seconds_total"
@@ -43,7 +41,7 @@ def dnsmasq(agent):
     cgroup of its own (service.py), so its inbound series are its own."""
     upstream = servfail_upstream()
     # a broken upstream: every question under broken.test fails there (SERVFAIL)
-    svc = start_dnsmasq(SERVER, f"--server=/broken.test/{UPSTREAM}#{upstream.getsockname()[1]}")
+    svc = Dnsmasq(SERVER, f"--server=/broken.test/{UPSTREAM}#{upstream.getsockname()[1]}")
     # The readiness question is counted before any test takes its first reading (records are read
     # in batches): only the one that was answered is.
     counted = lambda: msum(agent.metrics(), TOTAL, domain="a.nodescope.test", status="ok")
@@ -51,23 +49,6 @@ def dnsmasq(agent):
     yield svc
     svc.stop()
     upstream.close()
-
-
-def start_dnsmasq(address, *extra):
-    """dnsmasq answering on address:53 from the test's records, in a cgroup of its own."""
-    need(DIG, "bind9-dnsutils")
-    svc = Service("dnsmasq")
-    svc.start([need(DNSMASQ, "dnsmasq-base"), "--keep-in-foreground", "--conf-file=/dev/null",
-               f"--listen-address={address}", "--bind-interfaces", "--port=53", "--no-resolv", "--no-hosts",
-               "--user=root",
-               # answered from these records only: other names under it are NXDOMAIN,
-               # names outside it REFUSED (no upstream)
-               "--local=/nodescope.test/", "--host-record=a.nodescope.test,10.1.2.3",
-               "--host-record=both.nodescope.test,10.1.2.4,fd00::4", *extra, f"--log-facility={svc.path('log')}"],
-              ready=lambda: subprocess.run([DIG, "+short", "+time=1", "+tries=1", f"@{address}", "a.nodescope.test"],
-                                           capture_output=True, text=True).stdout.strip() == "10.1.2.3",
-              timeout=15)
-    return svc
 
 
 def servfail_upstream():
@@ -268,7 +249,7 @@ def test_server_started_before_the_agent(agent_factory):
     """A dnsmasq already bound when the agent starts: its socket is found by the start-up scan
     (/proc/net/udp), and the questions it answers from then on are counted."""
     early = "127.0.0.81"
-    svc = start_dnsmasq(early)
+    svc = Dnsmasq(early)
     try:
         a = agent_factory()
         m0 = a.metrics()
