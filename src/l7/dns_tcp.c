@@ -1,50 +1,66 @@
 /* DNS over TCP framing. See dns_tcp.h. */
 #include "dns_tcp.h"
 
-#include <string.h>
+#define DNS_TCP_HEADER 2
 
-bool dns_tcp_feed(struct dns_tcp_dir *d, const uint8_t *data, size_t captured, size_t total,
-		  uint64_t ts_ns, dns_tcp_msg_fn fn, void *ctx)
+struct dns_tcp_call {
+	struct dns_tcp *d;
+	bool req;
+	dns_tcp_msg_fn fn;
+	void *ctx;
+};
+
+static int64_t body_len(const uint8_t *hdr, bool req)
 {
-	size_t at = 0;
+	(void)req;
+	return l7_be16(hdr);
+}
+
+/*
+ * No magic to look for: a chunk that is one whole message (a client's write
+ * of it) starts one. state is the chunk's total (dns_tcp_feed), the framer's
+ * parser state being nothing here.
+ */
+static bool resync(void *state, const uint8_t *data, size_t captured, bool req)
+{
+	(void)req;
+	const size_t *total = state;
+	return captured >= DNS_TCP_HEADER && l7_be16(data) + (size_t)DNS_TCP_HEADER == *total;
+}
+
+static bool message(void *state, struct l7_framer *f, bool req, l7_msg_fn fn, void *ctx)
+{
+	(void)state, (void)fn, (void)req;
+	const struct dns_tcp_call *c = ctx;
+	if (!f->r.uncaptured)
+		c->fn(c->ctx, f->r.buf, f->r.have, c->d->began_ns[c->req]);
+	return true;
+}
+
+static const struct l7_framing dns_framing = {
+	.header = DNS_TCP_HEADER,
+	.body_len = body_len,
+	.resync = resync,
+	.message = message,
+};
+
+void dns_tcp_init(struct dns_tcp *d)
+{
+	for (int i = 0; i < 2; i++) {
+		d->dir[i].chunks = 0;
+		l7_framer_init(&d->dir[i], DNS_TCP_HEADER);
+	}
+}
+
+void dns_tcp_feed(struct dns_tcp *d, bool req, const uint8_t *data, size_t captured, size_t total,
+		  uint64_t ts_ns, struct l7_counters *cnt, dns_tcp_msg_fn fn, void *ctx)
+{
+	struct l7_framer *f = &d->dir[req];
+	struct dns_tcp_call c = { d, req, fn, ctx };
 
 	if (captured > total)
 		captured = total;
-	while (!d->lost && at < total) {
-		if (!d->in_msg) {
-			if (at >= captured) {
-				d->lost = true; /* a prefix among the bytes not copied */
-				break;
-			}
-			d->len_buf[d->len_have++] = data[at++];
-			if (d->len_have < 2)
-				continue;
-			d->len_have = 0;
-			d->need = (uint32_t)d->len_buf[0] << 8 | d->len_buf[1];
-			d->got = 0;
-			d->in_msg = d->need > 0;
-			d->keep = d->need <= DNS_TCP_MSG_MAX;
-			d->ts_ns = ts_ns;
-			continue;
-		}
-		size_t n = d->need - d->got;
-		if (n > total - at)
-			n = total - at;
-		if (d->keep) {
-			if (at + n > captured)
-				d->keep = false; /* part of it was not copied */
-			else
-				memcpy(d->buf + d->got, data + at, n);
-		}
-		d->got += (uint32_t)n;
-		at += n;
-		if (d->got < d->need)
-			break;
-		d->in_msg = false;
-		if (d->keep)
-			fn(ctx, d->buf, d->need, d->ts_ns);
-		else
-			d->truncated++;
-	}
-	return !d->lost;
+	if (f->lost || (!f->in_body && !f->r.started))
+		d->began_ns[req] = ts_ns; /* a message begins in this chunk */
+	l7_framer_feed(f, &dns_framing, cnt, &total, req, data, captured, total, NULL, &c);
 }

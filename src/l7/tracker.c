@@ -110,7 +110,7 @@ struct l7_conn {
 	unsigned p_head, p_tail;
 	struct http_stream *req, *resp; /* allocated once HTTP is detected */
 	struct l7_table_conn *tab;	/* allocated once a table protocol is detected */
-	struct dns_tcp_dir *dns;	/* DNS over TCP: [L7_DIR_REQUEST], [L7_DIR_RESPONSE] */
+	struct dns_tcp *dns;		/* DNS over TCP: its framing, once the port said so */
 	/* When the connection was seen closed (0: open); it is kept a while. */
 	uint64_t closed_ns;
 	struct l7_conn *closing_next;
@@ -829,13 +829,8 @@ static void dns_tcp_chunk(struct l7_tracker *t, struct l7_conn *c, const struct 
 			  enum l7_dir dir)
 {
 	struct l7_chunk k = { t, c, e, dir };
-	struct dns_tcp_dir *d = &c->dns[dir];
-	uint64_t truncated = d->truncated;
-	bool was_lost = d->lost;
-
-	if (!dns_tcp_feed(d, e->data, e->captured, e->total, e->ts_ns, dns_tcp_msg, &k) && !was_lost)
-		t->dns_cnt.lost++; /* the direction's framing, once */
-	t->dns_cnt.truncated += d->truncated - truncated;
+	dns_tcp_feed(c->dns, dir == L7_DIR_REQUEST, e->data, e->captured, e->total, e->ts_ns, &t->dns_cnt,
+		     dns_tcp_msg, &k);
 }
 
 /* A read or write of a known connection. */
@@ -857,11 +852,12 @@ static int on_data(struct l7_tracker *t, const struct ns_l7_event *e)
 	}
 	bool request_dir = c->inbound ? e->op == NS_L7_READ : e->op == NS_L7_WRITE;
 	if (c->proto == L7_UNKNOWN && !c->chunks_seen && dns_tcp_conn(c, e)) {
-		if (!(c->dns = calloc(2, sizeof(*c->dns)))) {
+		if (!(c->dns = calloc(1, sizeof(*c->dns)))) {
 			t->n_refused++;
 			c->proto = L7_OTHER;
 			return 0;
 		}
+		dns_tcp_init(c->dns);
 		c->proto = L7_DNS;
 	}
 	if (c->proto == L7_DNS) {

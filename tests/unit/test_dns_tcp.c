@@ -27,24 +27,28 @@ static void on_msg(void *ctx, const uint8_t *msg, size_t len, uint64_t ts_ns)
 	g->n++;
 }
 
-static struct dns_tcp_dir *dir(void)
+static struct dns_tcp *conn(void)
 {
-	return calloc(1, sizeof(struct dns_tcp_dir));
+	struct dns_tcp *d = calloc(1, sizeof(*d));
+	dns_tcp_init(d);
+	return d;
 }
 
 /* Two messages, each with its length, in one write. */
 static void test_whole_messages_in_one_chunk(void **state)
 {
 	(void)state;
-	struct dns_tcp_dir *d = dir();
+	struct dns_tcp *d = conn();
+	struct l7_counters cnt = { 0 };
 	struct got g = { 0 };
 	const uint8_t b[] = { 0, 3, 'a', 'b', 'c', 0, 2, 'x', 'y' };
-	assert_true(dns_tcp_feed(d, b, sizeof(b), sizeof(b), 7, on_msg, &g));
+	dns_tcp_feed(d, true, b, sizeof(b), sizeof(b), 7, &cnt, on_msg, &g);
 	assert_int_equal(g.n, 2);
 	assert_int_equal(g.len[0], 3);
 	assert_int_equal(g.first[0], 'a');
 	assert_int_equal(g.len[1], 2);
 	assert_int_equal(g.first[1], 'x');
+	assert_int_equal(g.ts[1], 7);
 	free(d);
 }
 
@@ -52,18 +56,24 @@ static void test_whole_messages_in_one_chunk(void **state)
 static void test_length_byte_by_byte(void **state)
 {
 	(void)state;
-	struct dns_tcp_dir *d = dir();
+	struct dns_tcp *d = conn();
+	struct l7_counters cnt = { 0 };
 	struct got g = { 0 };
 	const uint8_t l0 = 0, l1 = 4, m[] = { 'q', 'r', 's', 't' };
-	assert_true(dns_tcp_feed(d, &l0, 1, 1, 10, on_msg, &g));
-	assert_true(dns_tcp_feed(d, &l1, 1, 1, 11, on_msg, &g));
+	dns_tcp_feed(d, true, &l0, 1, 1, 10, &cnt, on_msg, &g);
+	dns_tcp_feed(d, true, &l1, 1, 1, 11, &cnt, on_msg, &g);
 	assert_int_equal(g.n, 0);
-	assert_true(dns_tcp_feed(d, m, 2, 2, 12, on_msg, &g));
-	assert_true(dns_tcp_feed(d, m + 2, 2, 2, 13, on_msg, &g));
+	dns_tcp_feed(d, true, m, 2, 2, 12, &cnt, on_msg, &g);
+	dns_tcp_feed(d, true, m + 2, 2, 2, 13, &cnt, on_msg, &g);
 	assert_int_equal(g.n, 1);
 	assert_int_equal(g.len[0], 4);
 	assert_int_equal(g.first[0], 'q');
-	assert_int_equal(g.ts[0], 11);
+	assert_int_equal(g.ts[0], 10);
+	/* the other direction is framed apart */
+	const uint8_t a[] = { 0, 1, 'z' };
+	dns_tcp_feed(d, false, a, 3, 3, 14, &cnt, on_msg, &g);
+	assert_int_equal(g.n, 2);
+	assert_int_equal(g.first[1], 'z');
 	free(d);
 }
 
@@ -71,48 +81,59 @@ static void test_length_byte_by_byte(void **state)
 static void test_message_not_captured(void **state)
 {
 	(void)state;
-	struct dns_tcp_dir *d = dir();
+	struct dns_tcp *d = conn();
+	struct l7_counters cnt = { 0 };
 	struct got g = { 0 };
 	const uint8_t b[] = { 0, 3, 'a', 'b', 'c', 0, 1, 'z' };
-	assert_true(dns_tcp_feed(d, b, 2, 5, 1, on_msg, &g));
+	dns_tcp_feed(d, true, b, 2, 5, 1, &cnt, on_msg, &g);
 	assert_int_equal(g.n, 0);
-	assert_int_equal(d->truncated, 1);
-	assert_true(dns_tcp_feed(d, b + 5, 3, 3, 2, on_msg, &g));
+	assert_int_equal(cnt.truncated, 1);
+	dns_tcp_feed(d, true, b + 5, 3, 3, 2, &cnt, on_msg, &g);
 	assert_int_equal(g.n, 1);
 	assert_int_equal(g.first[0], 'z');
 	free(d);
 }
 
-/* A length among the bytes not captured: the framing is gone, nothing more comes out. */
+/* A length among the bytes not captured: framing lost until a chunk that is one whole message. */
 static void test_length_not_captured(void **state)
 {
 	(void)state;
-	struct dns_tcp_dir *d = dir();
+	struct dns_tcp *d = conn();
+	struct l7_counters cnt = { 0 };
 	struct got g = { 0 };
 	const uint8_t b[] = { 0, 1, 'a', 0, 1, 'b' };
-	assert_false(dns_tcp_feed(d, b, 3, 6, 1, on_msg, &g));
+	dns_tcp_feed(d, true, b, 3, 6, 1, &cnt, on_msg, &g);
 	assert_int_equal(g.n, 1);
-	assert_false(dns_tcp_feed(d, b, 3, 3, 2, on_msg, &g));
+	assert_int_equal(cnt.lost, 1);
+	dns_tcp_feed(d, true, b + 1, 2, 2, 2, &cnt, on_msg, &g); /* no length of its own: still lost */
 	assert_int_equal(g.n, 1);
+	dns_tcp_feed(d, true, b + 3, 3, 3, 3, &cnt, on_msg, &g); /* one whole message: picked up */
+	assert_int_equal(g.n, 2);
+	assert_int_equal(g.first[1], 'b');
+	assert_int_equal(g.ts[1], 3);
 	free(d);
 }
 
-/* Longer than the buffer: skipped whole, counted; captured > total is clamped. */
-static void test_too_long_and_bad_sizes(void **state)
+/* Longer than the reader keeps: its start is handed on; captured > total is clamped. */
+static void test_long_message_and_bad_sizes(void **state)
 {
 	(void)state;
-	struct dns_tcp_dir *d = dir();
+	struct dns_tcp *d = conn();
+	struct l7_counters cnt = { 0 };
 	struct got g = { 0 };
-	uint8_t *big = calloc(1, DNS_TCP_MSG_MAX + 10);
-	big[0] = (DNS_TCP_MSG_MAX + 1) >> 8;
-	big[1] = (DNS_TCP_MSG_MAX + 1) & 0xff;
-	assert_true(dns_tcp_feed(d, big, DNS_TCP_MSG_MAX + 3, DNS_TCP_MSG_MAX + 3, 1, on_msg, &g));
-	assert_int_equal(g.n, 0);
-	assert_int_equal(d->truncated, 1);
-	const uint8_t b[] = { 0, 0, 0, 1, 'k' }; /* an empty message, then one byte */
-	assert_true(dns_tcp_feed(d, b, 99, sizeof(b), 2, on_msg, &g));
+	size_t n = L7_READER_BUF + 100;
+	uint8_t *big = calloc(1, n + 2);
+	big[0] = (uint8_t)(n >> 8);
+	big[1] = (uint8_t)n;
+	big[2] = 'L';
+	dns_tcp_feed(d, true, big, n + 2, n + 2, 1, &cnt, on_msg, &g);
 	assert_int_equal(g.n, 1);
-	assert_int_equal(g.first[0], 'k');
+	assert_int_equal(g.len[0], L7_READER_BUF);
+	assert_int_equal(g.first[0], 'L');
+	const uint8_t b[] = { 0, 1, 'k' };
+	dns_tcp_feed(d, true, b, 99, sizeof(b), 2, &cnt, on_msg, &g);
+	assert_int_equal(g.n, 2);
+	assert_int_equal(g.first[1], 'k');
 	free(big);
 	free(d);
 }
@@ -124,7 +145,7 @@ int main(void)
 		cmocka_unit_test(test_length_byte_by_byte),
 		cmocka_unit_test(test_message_not_captured),
 		cmocka_unit_test(test_length_not_captured),
-		cmocka_unit_test(test_too_long_and_bad_sizes),
+		cmocka_unit_test(test_long_message_and_bad_sizes),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
