@@ -27,6 +27,12 @@ static __always_inline __u64 dns_name_ptr(__u64 ptr, __u32 kind, __u64 addr)
 	return name;
 }
 
+/* Whether a send names its destination (only those can ask a DNS question unconnected). */
+static __always_inline bool dns_send_names_peer(__u32 kind, __u64 addr)
+{
+	return kind == L7_BUF_PLAIN ? addr != 0 : kind == L7_BUF_MSG || kind == L7_BUF_MMSG;
+}
+
 /* The port of an IPv4 or IPv6 user sockaddr (host order), 0 for anything else. */
 static __always_inline __u16 dns_sockaddr_port(__u64 uaddr)
 {

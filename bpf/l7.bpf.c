@@ -139,7 +139,8 @@ static __always_inline int l7_enter(void *ctx, __s32 fd, __u64 ptr, __u32 op, __
 	struct ns_l7_sock *sock = bpf_map_lookup_elem(&l7_socks, &key);
 
 	/* Not a tracked socket: the common, cheap case (unless it asks a DNS question). */
-	if (!sock && (op != NS_L7_WRITE || !dns_udp_adopt(id >> 32, fd, ptr, kind, addr) ||
+	if (!sock && (op != NS_L7_WRITE || !dns_send_names_peer(kind, addr) ||
+		      !dns_udp_adopt(id >> 32, fd, ptr, kind, addr) ||
 		      !(sock = bpf_map_lookup_elem(&l7_socks, &key))))
 		return 0;
 	if (!l7_sock_adopt(sock, key, fd))
