@@ -260,6 +260,7 @@ FUZZ_BINS    := $(patsubst tests/fuzz/%.c,$(BUILD)/fuzz/%,$(FUZZ_SRCS))
 $(BUILD)/fuzz/fuzz_http: src/l7/http.c src/l7/http.h
 $(BUILD)/fuzz/fuzz_hpack: src/l7/hpack.c src/l7/hpack.h
 $(BUILD)/fuzz/fuzz_dns: src/l7/dns.c src/l7/dns.h
+$(BUILD)/fuzz/fuzz_dns_tcp: src/l7/dns_tcp.c src/l7/dns_tcp.h src/l7/frames.c src/l7/reader.c
 # The database parsers: every target links the protocol table and all of them.
 L7_DB_SRCS := src/l7/proto.c src/l7/pair.c src/l7/reader.c src/l7/frames.c src/l7/stmts.c src/l7/sql_strip.c \
 	src/l7/postgres.c src/l7/mysql.c src/l7/redis.c src/l7/memcached.c src/l7/mongo.c \
