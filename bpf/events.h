@@ -155,8 +155,10 @@ enum ns_l7_op {
  */
 #define NS_L7_F_UNBOUND 8u
 /*
- * A UDP socket connected to port 53: each record is one datagram (a DNS
- * message), not a piece of a stream; conn.start_ns is when it connected.
+ * A UDP socket of DNS (connected to port 53, sending to it unconnected, or
+ * bound to it: a server's, with NS_L7_F_INBOUND): each record is one
+ * datagram (a DNS message), not a piece of a stream, and conn.daddr/dport
+ * is that datagram's peer; conn.start_ns is when the socket was first seen.
  */
 #define NS_L7_F_DNS 16u
 

@@ -1,8 +1,9 @@
 /*
- * DNS on UDP: the questions a resolver sends on a socket connected to port
- * 53 and the answers it reads, paired by socket and id, counted in Coroot's
- * container_dns_requests_total{request_type, domain, status} and its
- * latency histogram, and traced. One per L7 tracker.
+ * DNS questions and answers (UDP datagrams; TCP messages handed on as
+ * datagrams by the tracker), paired by socket, id and peer address, counted
+ * in Coroot's container_dns_requests_total{request_type, domain, status}
+ * and its latency histogram (client side) or the inbound pair (a server's
+ * side), and traced. One per L7 tracker.
  */
 #ifndef NODESCOPE_L7_DNS_FLOW_H
 #define NODESCOPE_L7_DNS_FLOW_H
@@ -28,7 +29,7 @@ struct l7_dns_opts {
 
 int l7_dns_new(const struct l7_dns_opts *o, struct l7_dns **out);
 void l7_dns_free(struct l7_dns *d);
-/* One datagram of a DNS socket (NS_L7_F_DNS). */
+/* One message: a datagram of a DNS socket (NS_L7_F_DNS), its peer in conn.daddr/dport. */
 void l7_dns_on_record(struct l7_dns *d, const struct ns_l7_event *e);
 
 #endif
