@@ -197,15 +197,21 @@ def silent_server():
     s.close()
 
 
+def dnspython(proto, want):
+    """Asks SERVER each name of want (name -> response code) with dnspython's dns.query.udp (an
+    unconnected socket: sendto, recvfrom) or dns.query.tcp, in a process of its own."""
+    py = ("import sys, dns.message, dns.query\n"
+          "for n in sys.argv[2:]:\n"
+          f"    r = getattr(dns.query, sys.argv[1])(dns.message.make_query(n, 'A'), '{SERVER}', timeout=5)\n"
+          "    print(n, r.rcode())\n")
+    out = subprocess.run([PY, "-c", py, proto, *want], capture_output=True, text=True, timeout=30)
+    assert out.stdout.split("\n")[:-1] == [f"{n} {rc}" for n, rc in want.items()], out
+
+
 def test_dnspython_unconnected_socket(agent, dnsmasq):
     """dnspython sends with sendto and reads with recvfrom on a socket it never connects."""
     m0 = agent.metrics()
-    py = ("import dns.message, dns.query\n"
-          f"for n in ('a.nodescope.test', 'y.nx.nodescope.test'):\n"
-          f"    r = dns.query.udp(dns.message.make_query(n, 'A'), '{SERVER}', timeout=5)\n"
-          "    print(n, r.rcode())\n")
-    out = subprocess.run([PY, "-c", py], capture_output=True, text=True, timeout=30)
-    assert out.stdout.split("\n")[:2] == ["a.nodescope.test 0", "y.nx.nodescope.test 3"], out
+    dnspython("udp", {"a.nodescope.test": 0, "y.nx.nodescope.test": 3})
     wait_delta(agent, m0, {
         key(request_type="TypeA", domain="a.nodescope.test", status="ok"): 1,
         key(request_type="TypeA", domain="y.nx.nodescope.test", status="nxdomain"): 1,
@@ -272,12 +278,7 @@ def test_tcp(agent, dnsmasq):
     from two buffers in one writev, of which only the first is captured (the l7 capture takes
     one iovec): its questions are counted on dnsmasq's side only."""
     m0 = agent.metrics()
-    py = ("import dns.message, dns.query\n"
-          f"for n in ('a.nodescope.test', 'z.nx.nodescope.test'):\n"
-          f"    r = dns.query.tcp(dns.message.make_query(n, 'A'), '{SERVER}', timeout=5)\n"
-          "    print(n, r.rcode())\n")
-    out = subprocess.run([PY, "-c", py], capture_output=True, text=True, timeout=30)
-    assert out.stdout.split("\n")[:2] == ["a.nodescope.test 0", "z.nx.nodescope.test 3"], out
+    dnspython("tcp", {"a.nodescope.test": 0, "z.nx.nodescope.test": 3})
     out = subprocess.run([DIG, "+tcp", "+short", "+time=2", "+tries=1", f"@{SERVER}", "both.nodescope.test"],
                          capture_output=True, text=True, timeout=20)
     assert out.stdout.strip() == "10.1.2.4", out
