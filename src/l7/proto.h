@@ -85,6 +85,12 @@ struct l7_counters {
 	uint64_t lost;	      /* framing lost to uncaptured bytes (a header not captured) */
 	uint64_t table_full;  /* a prepared statement or pending request dropped: table full */
 	uint64_t unpaired;    /* responses with no request waiting (counted by the pairing) */
+	/*
+	 * Header blocks with fields not decoded (HTTP/2: naming HPACK entries
+	 * lost with the table's past, a connection seen from its middle or a
+	 * block not captured); their message is still counted.
+	 */
+	uint64_t undecoded;
 };
 
 /* The counters as data, for a metric table: name and offset in struct l7_counters. */
