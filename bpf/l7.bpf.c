@@ -220,42 +220,6 @@ static __always_inline int l7_buffer(const struct l7_call *c, __u64 *base, __u64
 	return 0;
 }
 
-/*
- * Copies the first bytes an iovec array moved (e->total in all, in order)
- * into the record: the walk ends where those bytes do, so it never reads
- * past the array whatever its length.
- *
- * The copy's offset and length are masked after barrier_var() has made them
- * opaque: the clamp above them compiles to a comparison of two registers,
- * from which 5.10's and 6.1's verifiers learn no bound, and without the
- * barrier the compiler drops the masks as redundant with the clamp. A mask
- * is an ALU operation with a constant, which every verifier follows.
- */
-static __always_inline void l7_capture_iov(struct ns_l7_event *e, __u64 iovp)
-{
-	__u64 off = 0, left = e->total;
-
-	for (int i = 0; i < L7_IOV_MAX; i++) {
-		struct iovec v;
-		if (!left || off >= NS_L7_CAPTURE ||
-		    bpf_probe_read_user(&v, sizeof(v), (void *)(iovp + i * sizeof(v))))
-			break;
-		__u64 n = v.iov_len < left ? v.iov_len : left;
-		left -= n;
-		if (n > NS_L7_CAPTURE - off)
-			n = NS_L7_CAPTURE - off;
-		__u64 at = off;
-		barrier_var(at);
-		barrier_var(n);
-		at &= NS_L7_CAPTURE - 1;	   /* off < NS_L7_CAPTURE: a no-op */
-		n &= 2 * NS_L7_CAPTURE - 1; /* n <= NS_L7_CAPTURE: a no-op */
-		if (n && bpf_probe_read_user(e->data + at, n, v.iov_base))
-			break;
-		off += n;
-	}
-	e->captured = off;
-}
-
 /* Copies up to NS_L7_CAPTURE bytes of a user buffer into the record. */
 static __always_inline void l7_capture(struct ns_l7_event *e, __u64 base, __u64 len)
 {
@@ -268,6 +232,43 @@ static __always_inline void l7_capture(struct ns_l7_event *e, __u64 base, __u64 
 	if (n && bpf_probe_read_user(e->data, n, (void *)base))
 		n = 0;
 	e->captured = n;
+}
+
+/*
+ * After l7_capture has copied an iovec array's first element whole (len
+ * bytes), copies what the next ones moved (e->total in all, in order) up to
+ * the capture size: the walk ends where those bytes do, so it never reads
+ * past the array whatever its length.
+ *
+ * The copy's offset and length are masked after barrier_var() has made them
+ * opaque: the clamp above them compiles to a comparison of two registers,
+ * from which 5.10's and 6.1's verifiers learn no bound, and without the
+ * barrier the compiler drops the masks as redundant with the clamp. A mask
+ * is an ALU operation with a constant, which every verifier follows.
+ */
+static __always_inline void l7_capture_iov_rest(struct ns_l7_event *e, __u64 iovp, __u64 len)
+{
+	__u64 off = e->captured, left = e->total - len;
+
+	for (int i = 1; i < L7_IOV_MAX; i++) {
+		struct iovec v;
+		if (!left || off >= NS_L7_CAPTURE ||
+		    bpf_probe_read_user(&v, sizeof(v), (void *)(iovp + i * sizeof(v))))
+			break;
+		__u64 n = v.iov_len < left ? v.iov_len : left;
+		left -= n;
+		if (n > NS_L7_CAPTURE - off)
+			n = NS_L7_CAPTURE - off;
+		__u64 at = off;
+		barrier_var(at);
+		barrier_var(n);
+		at &= NS_L7_CAPTURE - 1;    /* off < NS_L7_CAPTURE: a no-op */
+		n &= 2 * NS_L7_CAPTURE - 1; /* n <= NS_L7_CAPTURE: a no-op */
+		if (n && bpf_probe_read_user(e->data + at, n, v.iov_base))
+			break;
+		off += n;
+	}
+	e->captured = off;
 }
 
 /* ...and sends it. */
@@ -304,10 +305,9 @@ static __always_inline int l7_exit_one(void *ctx, __u64 id, struct l7_call *call
 	 * (or its handshake) is not worth sending. Only a connection's first
 	 * ciphertext pays the longer copy; later calls stop at entry.
 	 */
-	if (iovp && len < e->total)
-		l7_capture_iov(e, iovp);
-	else
-		l7_capture(e, base, len);
+	l7_capture(e, base, len);
+	if (iovp && len < e->total && e->captured == len)
+		l7_capture_iov_rest(e, iovp, len);
 	/* (A DNS message's id can look like a record header.) */
 	if (!(call->sock.flags & NS_L7_F_DNS) && l7_is_tls_record(e)) {
 		__u64 key = l7_key(id >> 32, call->fd);
