@@ -335,7 +335,6 @@ static void client_packet(struct my_state *s, uint8_t seq, const struct l7_reade
 			if (len == 32 && (l7_le32(b) & CLIENT_SSL))
 				s->tls = true;
 		}
-		l7_handshake(fn, ctx, r->chunk);
 		return; /* auth data, LOCAL INFILE contents */
 	}
 	if (!n)
@@ -443,13 +442,11 @@ static void server_packet(struct my_state *s, uint8_t seq, const struct l7_reade
 		s->greeting = s->auth = true;
 		s->rs = RS_IDLE;
 		s->c_n = s->p_n = 0;
-		l7_handshake(fn, ctx, r->chunk);
 		return;
 	}
 	if (s->auth) {
 		if (b[0] == 0x00 || b[0] == 0xff)
 			s->auth = false;
-		l7_handshake(fn, ctx, r->chunk);
 		return;
 	}
 	bool eof = b[0] == 0xfe && len < 0xffffff;
