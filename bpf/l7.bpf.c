@@ -26,7 +26,7 @@ enum l7_buf_kind {
 /*
  * The record is built here: too big for the BPF stack. The slack lets a
  * copy at any offset below NS_L7_CAPTURE be up to 2 * NS_L7_CAPTURE - 1
- * bytes long as the verifier sees it (l7_capture_iov's masks); the bytes
+ * bytes long as the verifier sees it (l7_capture_iov_rest's masks); the bytes
  * past data[] are never written nor sent.
  */
 struct l7_scratch_rec {
@@ -183,8 +183,8 @@ static __always_inline int l7_enter(void *ctx, __s32 fd, __u64 ptr, __u32 op, __
 }
 
 /*
- * Finds the user buffer of a call: a plain one (*iov 0), or an iovec array
- * (*iov its address; *base and *len are then its first element's).
+ * Finds the user buffer of a call: a plain one (*iovp 0), or an iovec
+ * array (*iovp its address; *base and *len are then its first element's).
  */
 static __always_inline int l7_buffer(const struct l7_call *c, __u64 *base, __u64 *len, __u64 *iovp)
 {
