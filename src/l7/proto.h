@@ -49,6 +49,10 @@ enum l7_status { L7_STATUS_OK, L7_STATUS_FAILED, L7_STATUS_UNKNOWN };
  *   wrong responses. (A request-side loss keeps them: the requests before it
  *   still come first; the unseen ones' responses then count as unpaired or
  *   shift the pairs until the connection is quiet.)
+ * - L7_MSG_HANDSHAKE: a message of a start-up or auth exchange, part of no
+ *   request nor answer: neither paired nor counted, it only ends what the
+ *   tracker dates as the message under way, so the first request after it
+ *   (and its answer) is dated by its own first chunk, not the exchange's.
  */
 enum l7_msg_kind {
 	L7_MSG_REQUEST,
@@ -59,6 +63,7 @@ enum l7_msg_kind {
 	L7_MSG_SYNC_REPLY,
 	L7_MSG_PUSH,
 	L7_MSG_LOST,
+	L7_MSG_HANDSHAKE,
 };
 
 struct l7_msg {
@@ -76,6 +81,13 @@ struct l7_msg {
 };
 
 typedef void (*l7_msg_fn)(void *ctx, const struct l7_msg *m);
+
+/* Reports a start-up or auth message that began in chunk `chunk` (L7_MSG_HANDSHAKE). */
+static inline void l7_handshake(l7_msg_fn fn, void *ctx, uint64_t chunk)
+{
+	struct l7_msg m = { .kind = L7_MSG_HANDSHAKE, .chunk_index = chunk };
+	fn(ctx, &m);
+}
 
 /* The drop points of one parser (both directions), summed per protocol by the tracker. */
 struct l7_counters {
