@@ -273,10 +273,9 @@ def test_server_started_before_the_agent(agent_factory):
 
 def test_tcp(agent, dnsmasq):
     """DNS over TCP (the 2-byte length before each message), in the same families. dnspython
-    writes a question with its length in one send; dnsmasq reads the length a byte at a time,
-    then the question, and answers in one write. dig +tcp writes the length and the question
-    from two buffers in one writev, of which only the first is captured (the l7 capture takes
-    one iovec): its questions are counted on dnsmasq's side only."""
+    writes a question with its length in one send; dig +tcp writes the length and the question
+    from two buffers in one writev (captured across its iovecs); dnsmasq reads the length a byte
+    at a time, then the question, and answers in one write."""
     m0 = agent.metrics()
     dnspython("tcp", {"a.nodescope.test": 0, "z.nx.nodescope.test": 3})
     out = subprocess.run([DIG, "+tcp", "+short", "+time=2", "+tries=1", f"@{SERVER}", "both.nodescope.test"],
@@ -285,6 +284,7 @@ def test_tcp(agent, dnsmasq):
     wait_delta(agent, m0, {
         key(request_type="TypeA", domain="a.nodescope.test", status="ok"): 1,
         key(request_type="TypeA", domain="z.nx.nodescope.test", status="nxdomain"): 1,
+        key(request_type="TypeA", domain="both.nodescope.test", status="ok"): 1,
         key(IN_TOTAL, container_id=dnsmasq.container, status="unknown"): 2,
         key(IN_TOTAL, container_id=dnsmasq.container, status="3"): 1,
         key(IN_HIST + "_count", container_id=dnsmasq.container): 3,
