@@ -1,0 +1,128 @@
+"""Kafka: Debian 12 has no Kafka broker, so the client's bytes are a real client library's
+(python3-kafka: a KafkaProducer, and its network client fetching) and the broker is a stand-in
+(srv_kafka.py, in its own process and cgroup) answering with that library's own encoders. Each
+request is paired with its answer by correlation id on both sides (the client's container counts
+it outbound, the stand-in's inbound), counted in Coroot's container_kafka_requests_* families
+exactly as often as the client says it asked and the stand-in says it answered, and traced with
+the api's name and first topic; a Produce the broker refuses (MESSAGE_TOO_LARGE) fails with its
+error code; a Produce with acks=0 has no answer and is not counted."""
+import json
+import sys
+from collections import Counter
+
+import pytest
+
+from l7db import LOSSES, msum, settle, wait_value
+from service import ClientCgroup
+from srv_kafka import Kafka
+
+P = "kafka"
+OUT, OUT_HIST = "container_kafka_requests_total", "container_kafka_requests_duration_seconds_total"
+IN, IN_HIST = "container_kafka_inbound_requests_total", "container_kafka_inbound_requests_duration_seconds_total"
+# The apis python3-kafka sends here, by key, as the parser names them.
+API = {0: "Produce", 1: "Fetch", 2: "ListOffsets", 3: "Metadata", 10: "FindCoordinator", 18: "ApiVersions"}
+PRODUCES, FETCHES = 12, 4
+
+# The client: its own counts on stdout. Every request it makes is waited for before it closes,
+# so no answer is still on its way when it exits.
+CLIENT = r"""
+import json, sys
+from kafka import KafkaProducer
+from kafka.client_async import KafkaClient
+from kafka.errors import MessageSizeTooLargeError
+from kafka.protocol.fetch import FetchRequest
+
+addr, produces, fetches = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+out = {"produced": 0, "refused": 0, "unacked": 0, "fetched": 0}
+p = KafkaProducer(bootstrap_servers=addr, client_id="e2e-producer", acks=1, retries=0)
+for i in range(produces):
+    p.send("events", value=b"e2e-secret-kafka-%d" % i).get(timeout=30)
+    out["produced"] += 1
+try:
+    p.send("full", value=b"x" * 100).get(timeout=30)
+except MessageSizeTooLargeError:
+    out["refused"] += 1
+p.close()
+p0 = KafkaProducer(bootstrap_servers=addr, client_id="e2e-fire-and-forget", acks=0)
+p0.send("events", value=b"unacked").get(timeout=30)
+out["unacked"] += 1
+p0.flush()
+p0.close()
+c = KafkaClient(bootstrap_servers=addr, client_id="e2e-reader")
+c.poll(future=c.cluster.request_update())
+while not c.ready(0):
+    c.poll(timeout_ms=100)
+for i in range(fetches):
+    f = c.send(0, FetchRequest[4](-1, 50, 1, 1 << 20, 0, [("events", [(0, i, 1 << 20)])]))
+    c.poll(future=f)
+    assert f.succeeded(), f.exception
+    out["fetched"] += 1
+c.close()
+print(json.dumps(out))
+"""
+
+
+@pytest.fixture
+def kafka():
+    k = Kafka()
+    yield k
+    k.stop()
+
+
+def expected(req):
+    """The trace line a request the stand-in answered gives: (op, statement, status, code)."""
+    op = API[req["key"]]
+    stmt = op + (" " + req["topic"] if req["topic"] else "")
+    if req["key"] == 0 and req["topic"] == "full":
+        return (op, stmt, "failed", "10")
+    return (op, stmt, "ok", None)
+
+
+def test_requests_paired_by_correlation_id(agent_factory, kafka):
+    agent = agent_factory()
+    client = ClientCgroup("kafka-client")
+    m0 = agent.metrics()
+    try:
+        run = client.run([sys.executable, "-c", CLIENT, kafka.addr, str(PRODUCES), str(FETCHES)], timeout=120)
+    finally:
+        client.remove()
+    own = json.loads(run.stdout)
+    assert own == {"produced": PRODUCES, "refused": 1, "unacked": 1, "fetched": FETCHES}, own
+
+    # The stand-in read what the client says it sent, and answered all but the acks=0 Produce.
+    reqs = kafka.requests()
+    topics = Counter((API[r["key"]], r["topic"], r["answered"]) for r in reqs if r["key"] in (0, 1))
+    assert topics == {("Produce", "events", True): PRODUCES, ("Produce", "full", True): 1,
+                      ("Produce", "events", False): 1, ("Fetch", "events", True): FETCHES}, topics
+    answered = [r for r in reqs if r["answered"]]
+    assert {r["key"] for r in answered} <= set(API), answered
+    want = Counter(expected(r) for r in answered)
+    n = len(answered)
+
+    def delta(name, **labels):
+        return msum(agent.metrics(), name, **labels) - msum(m0, name, **labels)
+    out = dict(container_id=client.container, destination=kafka.addr)
+    inb = dict(container_id=kafka.container)
+    assert wait_value(lambda: (delta(OUT, **out), delta(IN, **inb)), (n, n)) == (n, n)
+    assert (delta(OUT, status="failed", **out), delta(IN, status="failed", **inb)) == (1, 1)
+    assert (delta(OUT, status="ok", **out), delta(IN, status="ok", **inb)) == (n - 1, n - 1)
+    assert (delta(OUT_HIST + "_count", **out), delta(IN_HIST + "_count", **inb)) == (n, n)
+    m = agent.metrics()
+    # Coroot's label sets (node labels aside)
+    for name, labels in ((OUT, {"container_id", "destination", "actual_destination", "status"}),
+                         (OUT_HIST + "_count", {"container_id", "destination", "actual_destination"}),
+                         (IN, {"container_id", "status"}), (IN_HIST + "_count", {"container_id"})):
+        assert m[name] and all(set(dict(k)) == labels for k in m[name]), (name, list(m[name]))
+    for field in LOSSES:
+        assert delta(f"nodescope_l7_{field}_total", proto=P) == 0, field
+
+    def lines(evs, container):
+        return [e for e in evs if e.get("type") == "l7" and e.get("proto") == P and e.get("container") == container]
+    evs = settle(agent, lambda evs: len(lines(evs, client.container)) >= n and len(lines(evs, kafka.container)) >= n,
+                 f"{n} kafka requests, both sides")
+    for side, container in (("out", client.container), ("in", kafka.container)):
+        mine = lines(evs, container)
+        assert all(e["dir"] == side and e["duration_ns"] > 0 for e in mine), mine
+        got = Counter((e["op"], e["statement"], e["status"], e.get("error_code")) for e in mine)
+        assert got == want, (side, got, want)
+    assert not any("e2e-secret-kafka" in json.dumps(e) for e in evs)
