@@ -1,15 +1,21 @@
 #!/usr/bin/python3
-"""A stand-in Cassandra node for the parser tests' captures (Debian 12 has no Cassandra server).
+"""A stand-in Cassandra node (Debian 12 has no Cassandra server), for the e2e tests (Cassandra(),
+a Service: its own process and cgroup) and for the parser tests' captures
+(tests/unit/data/l7/capture.sh).
 
-cql_standin.py PORT: answers what python3-cassandra's connection sends, in protocol v4 or v5
-(v5's segments made by that library's own SegmentCodec): OPTIONS (SUPPORTED), STARTUP and
-REGISTER (READY), QUERY (Void, Rows of one text column, SetKeyspace for USE; an ERROR 0x2200 for
-a statement naming no_such_table, 0x2000 for one with a syntax error), PREPARE (Prepared, its id
-an md5 of the statement), EXECUTE (Rows) and BATCH (Void). Responses are built from the
-protocol's specification.
+srv_cassandra.py PORT [LOG]: answers what python3-cassandra sends, in protocol v4 or v5 (v5's
+segments made by that library's own SegmentCodec): OPTIONS (SUPPORTED), STARTUP and REGISTER
+(READY), QUERY (Void, Rows of one text column, SetKeyspace for USE; an ERROR 0x2200 for a
+statement naming no_such_table, 0x2000 for one with a syntax error; the driver's own questions
+about the node, system.local and system.peers, get one node's rows and none), PREPARE (Prepared,
+its id an md5 of the statement), EXECUTE (Rows) and BATCH (Void). Responses are built from the
+protocol's specification. LOG gets a JSON line per request read (opcode, stream, the statement of
+a QUERY or PREPARE, or the prepared one an EXECUTE names; the answer's opcode and error code),
+written before the answer is sent.
 """
 import hashlib
 import io
+import json
 import socket
 import struct
 import sys
@@ -46,6 +52,35 @@ def error(code, msg):
     return struct.pack(">i", code) + string(msg)
 
 
+def typed_rows(table, columns, rows):
+    """Rows of typed columns: columns [(name, type option bytes)], rows [[encoded value]]."""
+    out = struct.pack(">ii", 0x0001, len(columns)) + string("system") + string(table)
+    for name, typ in columns:
+        out += string(name) + typ
+    out += struct.pack(">i", len(rows))
+    for row in rows:
+        out += b"".join(struct.pack(">i", len(v)) + v for v in row)
+    return result(2, out)
+
+
+TEXT, UUID, INET = struct.pack(">H", 0x000D), struct.pack(">H", 0x000C), struct.pack(">H", 0x0010)
+SET_TEXT = struct.pack(">HH", 0x0022, 0x000D)
+LOCAL = [("key", TEXT, b"local"), ("cluster_name", TEXT, b"standin"), ("data_center", TEXT, b"dc1"),
+         ("rack", TEXT, b"rack1"), ("partitioner", TEXT, b"org.apache.cassandra.dht.Murmur3Partitioner"),
+         ("release_version", TEXT, b"4.0.0"), ("host_id", UUID, hashlib.md5(b"host").digest()),
+         ("schema_version", UUID, hashlib.md5(b"schema").digest()), ("rpc_address", INET, bytes([127, 0, 0, 1])),
+         ("tokens", SET_TEXT, struct.pack(">ii", 1, 1) + b"0")]
+
+
+def system_rows(q):
+    """The node's own rows for the driver's questions about the cluster, else None."""
+    if "system.local" in q:
+        return typed_rows("local", [c[:2] for c in LOCAL], [[c[2] for c in LOCAL]])
+    if "system.peers" in q:
+        return typed_rows("peers", [("peer", INET)], [])
+    return None
+
+
 def answer(version, op, body):
     """The opcode and body answering a request."""
     if op == 0x05:  # OPTIONS
@@ -63,6 +98,8 @@ def answer(version, op, body):
             return 0x00, error(0x2200, "unconfigured table no_such_table")
         if "SELEKT" in q:
             return 0x00, error(0x2000, "line 1:0 no viable alternative at input 'SELEKT'")
+        if system_rows(q):
+            return 0x08, system_rows(q)
         if q.upper().startswith("USE"):
             return 0x08, result(3, string("shop"))
         if q.upper().startswith("SELECT"):
@@ -86,8 +123,35 @@ def answer(version, op, body):
     return 0x00, error(0x000A, "unsupported opcode")
 
 
-def serve(c):
+LOG_LOCK = threading.Lock()
+
+
+def statement(op, body, prepared):
+    """What a request asks, for the log: a QUERY's or PREPARE's text, an EXECUTE's prepared one."""
+    if op in (0x07, 0x09):
+        n = struct.unpack(">i", body[:4])[0]
+        return body[4:4 + n].decode()
+    if op == 0x0A:
+        n = struct.unpack(">H", body[:2])[0]
+        return prepared.get(body[2:2 + n])
+    return None
+
+
+def record(log, prepared, op, stream, body, rop, rbody):
+    if op == 0x09 and rop == 0x08:
+        n = struct.unpack(">i", body[:4])[0]
+        prepared[hashlib.md5(body[4:4 + n]).digest()] = body[4:4 + n].decode()
+    if log:
+        code = "0x%04x" % struct.unpack(">i", rbody[:4])[0] if rop == 0x00 else None
+        with LOG_LOCK:
+            log.write(json.dumps({"op": op, "stream": stream, "statement": statement(op, body, prepared),
+                                  "answer": rop, "code": code}) + "\n")
+            log.flush()
+
+
+def serve(c, log=None):
     buf = b""
+    prepared = {}  # id -> statement, for the log
     segmented = False
     codec = SegmentCodec()
     while True:
@@ -118,6 +182,7 @@ def serve(c):
                     version, flags, stream, op, n = struct.unpack(">BBhBi", env[:9])
                     body, env = env[9:9 + n], env[9 + n:]
                     rop, rbody = answer(version, op, body)
+                    record(log, prepared, op, stream, body, rop, rbody)
                     out += struct.pack(">BBhBi", 0x80 | version, 0, stream, rop, len(rbody)) + rbody
                     if op == 0x01 and version >= 5:
                         # READY goes as it is; after it everything is in segments
@@ -132,15 +197,30 @@ def serve(c):
                 c.sendall(out)
 
 
-def main():
+def main(port, log_path=None):
+    log = open(log_path, "a") if log_path else None
     ls = socket.socket()
     ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    ls.bind(("127.0.0.1", int(sys.argv[1])))
+    ls.bind(("127.0.0.1", port))
     ls.listen(8)
     while True:
         c, _ = ls.accept()
-        threading.Thread(target=serve, args=(c,), daemon=True).start()
+        threading.Thread(target=serve, args=(c, log), daemon=True).start()
 
 
 if __name__ == "__main__":
-    main()
+    main(int(sys.argv[1]), sys.argv[2] if len(sys.argv) > 2 else None)
+else:
+    from service import Service
+
+    class Cassandra(Service):
+        """The stand-in on a free port; requests() reads its log."""
+
+        def __init__(self):
+            super().__init__("cassandra-standin")
+            self.log_file = self.path("requests.jsonl")
+            self.start([sys.executable, __file__, str(self.port), self.log_file])
+
+        def requests(self):
+            with open(self.log_file) as f:
+                return [json.loads(line) for line in f]
