@@ -261,7 +261,7 @@ $(BUILD)/fuzz/fuzz_http: src/l7/http.c src/l7/http.h
 $(BUILD)/fuzz/fuzz_hpack: src/l7/hpack.c src/l7/hpack.h
 $(BUILD)/fuzz/fuzz_dns: src/l7/dns.c src/l7/dns.h
 # The database parsers: every target links the protocol table and all of them.
-L7_DB_SRCS := src/l7/proto.c src/l7/pair.c src/l7/reader.c src/l7/stmts.c src/l7/sql_strip.c \
+L7_DB_SRCS := src/l7/proto.c src/l7/pair.c src/l7/reader.c src/l7/frames.c src/l7/stmts.c src/l7/sql_strip.c \
 	src/l7/postgres.c src/l7/mysql.c src/l7/redis.c src/l7/memcached.c src/l7/mongo.c \
 	src/l7/clickhouse.c src/l7/kafka.c src/l7/zookeeper.c \
 	src/l7/nats.c src/l7/amqp.c src/l7/cassandra.c src/l7/h2.c src/l7/hpack.c

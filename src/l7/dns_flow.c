@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "dns.h"
+#include "families.h"
 #include "events.h"
 #include "metrics/registry.h"
 #include "proc/table.h"
@@ -41,8 +42,6 @@ struct l7_dns {
 	struct metric *requests, *duration, *in_requests, *in_duration, *ip_to_fqdn;
 };
 
-static const double duration_bounds[] = { 0.005, 0.01, 0.025, 0.05, 0.1, 0.25,
-					  0.5,	 1,    2.5,   5,    10 };
 #define T struct l7_dns
 static const struct metric_def dns_metrics[] = {
 	{ "container_dns_requests_total", "DNS questions the container asked, by type, domain and answer.",
@@ -50,7 +49,7 @@ static const struct metric_def dns_metrics[] = {
 	  .capped = true, .expires = true, METRIC_HANDLE(T, requests) },
 	{ "container_dns_requests_duration_seconds_total",
 	  "DNS latency: the question written to the answer read.", METRIC_HISTOGRAM,
-	  METRIC_LABELS("container_id"), METRIC_BOUNDS(duration_bounds), .capped = true,
+	  METRIC_LABELS("container_id"), METRIC_BOUNDS(l7_duration_bounds), .capped = true,
 	  .expires = true, METRIC_HANDLE(T, duration) },
 	{ "ip_to_fqdn", "Addresses and the domain whose DNS answer gave them (Coroot's rules).",
 	  METRIC_GAUGE, METRIC_LABELS("ip", "fqdn"), .capped = true, .expires = true,
@@ -62,7 +61,7 @@ static const struct metric_def dns_metrics[] = {
 	  METRIC_HANDLE(T, in_requests) },
 	{ "container_dns_inbound_requests_duration_seconds_total",
 	  "DNS answering latency: the question read to the answer written.", METRIC_HISTOGRAM,
-	  METRIC_LABELS("container_id"), METRIC_BOUNDS(duration_bounds), .capped = true,
+	  METRIC_LABELS("container_id"), METRIC_BOUNDS(l7_duration_bounds), .capped = true,
 	  .expires = true, METRIC_HANDLE(T, in_duration) },
 };
 #undef T

@@ -6,9 +6,9 @@
 
 #include "metrics/registry.h"
 
-/* Coroot's buckets, in seconds. */
-static const double duration_bounds[] = { 0.005, 0.01, 0.025, 0.05, 0.1, 0.25,
-					  0.5,	 1,    2.5,   5,    10 };
+/* Coroot's buckets. */
+const double l7_duration_bounds[L7_DURATION_BOUNDS] = { 0.005, 0.01, 0.025, 0.05, 0.1, 0.25,
+							 0.5,	1,    2.5,  5,    10 };
 
 static const char *const family_noun[] = {
 	[L7_FAMILY_QUERIES] = "queries",
@@ -26,14 +26,14 @@ static const struct metric_def family_template[] = {
 	  "Outbound %s %s latency: the request's first byte written to the response's first byte "
 	  "read.",
 	  METRIC_HISTOGRAM, METRIC_LABELS("container_id", "destination", "actual_destination"),
-	  METRIC_BOUNDS(duration_bounds), .capped = true, .expires = true, METRIC_HANDLE(F, duration) },
+	  METRIC_BOUNDS(l7_duration_bounds), .capped = true, .expires = true, METRIC_HANDLE(F, duration) },
 	{ "container_%s_inbound_%s_total", "%s %s the container served, by status.", METRIC_COUNTER,
 	  METRIC_LABELS("container_id", "status"), .capped = true, .expires = true,
 	  METRIC_HANDLE(F, in_count) },
 	{ "container_%s_inbound_%s_duration_seconds_total",
 	  "Served %s %s latency: the request's first byte read to the response's first byte "
 	  "written.",
-	  METRIC_HISTOGRAM, METRIC_LABELS("container_id"), METRIC_BOUNDS(duration_bounds),
+	  METRIC_HISTOGRAM, METRIC_LABELS("container_id"), METRIC_BOUNDS(l7_duration_bounds),
 	  .capped = true, .expires = true, METRIC_HANDLE(F, in_duration) },
 };
 /* Messaging protocols: a count by method (produce, consume), nothing else (Coroot's set). */

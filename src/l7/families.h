@@ -12,6 +12,10 @@
 struct metric_registry;
 struct metric;
 
+/* Coroot's latency buckets in seconds, shared by every L7 and DNS histogram. */
+#define L7_DURATION_BOUNDS 11
+extern const double l7_duration_bounds[L7_DURATION_BOUNDS];
+
 struct l7_families {
 	enum l7_family kind;
 	struct metric *count, *duration;       /* outbound; MESSAGES: count only */

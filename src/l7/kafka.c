@@ -22,7 +22,7 @@
 #include <string.h>
 
 #include "proto.h"
-#include "reader.h"
+#include "frames.h"
 
 #define KF_MAX_LEN (1u << 28)	  /* framing: longer is garbage */
 #define KF_DETECT_MAX (1u << 24) /* detection: a request is trusted below 16 MiB */
@@ -129,12 +129,6 @@ static bool flexible(int key, int ver)
 	return apis[key].flex != KF_NOFLEX && ver >= apis[key].flex;
 }
 
-struct kf_dir {
-	struct l7_reader r;
-	bool lost, in_body;
-	uint64_t chunks;
-};
-
 struct kf_inflight {
 	int32_t corr;
 	int16_t key, ver;
@@ -142,7 +136,7 @@ struct kf_inflight {
 
 struct kf_state {
 	struct l7_counters cnt;
-	struct kf_dir d[2];
+	struct l7_framer d[2];
 	struct kf_inflight q[KF_INFLIGHT]; /* a ring, oldest first */
 	unsigned head, n;
 };
@@ -540,7 +534,7 @@ static int kf_init(void *sv)
 	struct kf_state *s = sv;
 	memset(s, 0, sizeof(*s));
 	for (int i = 0; i < 2; i++)
-		l7_reader_next(&s->d[i].r, L7_U_FIXED, 4);
+		l7_framer_init(&s->d[i], 4);
 	return 0;
 }
 
@@ -600,8 +594,9 @@ static bool resync_response(const struct kf_state *s, const uint8_t *p, size_t n
 }
 
 /* One whole body (its start kept in the reader). False: not Kafka, the framing is lost. */
-static bool message(struct kf_state *s, struct kf_dir *d, bool req, l7_msg_fn fn, void *ctx)
+static bool message(void *sv, struct l7_framer *d, bool req, l7_msg_fn fn, void *ctx)
 {
+	struct kf_state *s = sv;
 	const uint8_t *b = d->r.buf;
 	size_t n = d->r.have;
 	struct l7_msg m = { .has_id = true, .chunk_index = d->r.chunk };
@@ -645,56 +640,28 @@ static bool message(struct kf_state *s, struct kf_dir *d, bool req, l7_msg_fn fn
 	return true;
 }
 
+static int64_t body_len(const uint8_t *hdr, bool req)
+{
+	uint32_t len = l7_be32(hdr);
+	return len < (req ? 10u : 4u) || len >= KF_MAX_LEN ? -1 : (int64_t)len;
+}
+
+/* an answer resynchronises only on a correlation id this parser is waiting for */
+static bool resync(void *sv, const uint8_t *data, size_t captured, bool req)
+{
+	return req ? kf_detect_request(data, captured) : resync_response(sv, data, captured);
+}
+
+static const struct l7_framing kf_framing = {
+	.header = 4, .body_len = body_len, .resync = resync, .message = message
+};
+
 static void kf_feed(void *sv, enum l7_dir dir, const uint8_t *data, size_t captured, size_t total,
 		    l7_msg_fn fn, void *ctx)
 {
 	struct kf_state *s = sv;
-	struct kf_dir *d = &s->d[dir];
-	uint64_t chunk = d->chunks++;
-	bool req = dir == L7_DIR_REQUEST;
-	size_t pos = 0;
-
-	if (d->lost) {
-		/* an answer resynchronises only on a correlation id this parser is waiting for */
-		if (req ? !kf_detect_request(data, captured) : !resync_response(s, data, captured))
-			return;
-		d->lost = false;
-		d->in_body = false;
-		l7_reader_next(&d->r, L7_U_FIXED, 4);
-	}
-	while (pos < total) {
-		enum l7_take t = l7_reader_take(&d->r, data, captured, total, &pos, chunk);
-		if (t == L7_TAKE_MORE)
-			break;
-		if (t == L7_TAKE_LOST) {
-			s->cnt.lost++;
-			d->lost = true;
-			return;
-		}
-		if (!d->in_body) {
-			uint32_t len = l7_be32(d->r.buf);
-			if (len < (req ? 10u : 4u) || len >= KF_MAX_LEN) {
-				s->cnt.unparseable++;
-				d->lost = true;
-				return;
-			}
-			uint64_t c = d->r.chunk;
-			d->in_body = true;
-			l7_reader_next(&d->r, L7_U_BODY, len);
-			d->r.chunk = c;
-			d->r.started = true;
-			continue;
-		}
-		if (d->r.uncaptured)
-			s->cnt.truncated++;
-		d->in_body = false;
-		if (!message(s, d, req, fn, ctx)) {
-			s->cnt.unparseable++;
-			d->lost = true;
-			return;
-		}
-		l7_reader_next(&d->r, L7_U_FIXED, 4);
-	}
+	l7_framer_feed(&s->d[dir], &kf_framing, &s->cnt, s, dir == L7_DIR_REQUEST, data, captured,
+		       total, fn, ctx);
 }
 
 const struct l7_proto l7_proto_kafka = {

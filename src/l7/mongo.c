@@ -21,7 +21,7 @@
 #include <string.h>
 
 #include "proto.h"
-#include "reader.h"
+#include "frames.h"
 
 #define OP_REPLY 1
 #define OP_UPDATE 2001
@@ -39,16 +39,9 @@
 
 #define MG_MAX_LEN (48u << 20) /* the server's largest message */
 
-struct mg_dir {
-	struct l7_reader r;
-	bool lost, in_body;
-	uint8_t hdr[16];
-	uint64_t chunks;
-};
-
 struct mg_state {
 	struct l7_counters cnt;
-	struct mg_dir d[2];
+	struct l7_framer d[2];
 	bool streaming; /* a reply with moreToCome came: its followers answer no request */
 	uint32_t stream_id;
 };
@@ -281,7 +274,7 @@ static int mg_init(void *sv)
 	struct mg_state *s = sv;
 	memset(s, 0, sizeof(*s));
 	for (int i = 0; i < 2; i++)
-		l7_reader_next(&s->d[i].r, L7_U_FIXED, 16);
+		l7_framer_init(&s->d[i], 16);
 	return 0;
 }
 
@@ -290,8 +283,9 @@ static struct l7_counters *mg_counters(void *sv)
 	return &((struct mg_state *)sv)->cnt;
 }
 
-static void message(struct mg_state *s, struct mg_dir *d, bool req, l7_msg_fn fn, void *ctx)
+static bool message(void *sv, struct l7_framer *d, bool req, l7_msg_fn fn, void *ctx)
 {
+	struct mg_state *s = sv;
 	const uint8_t *h = d->hdr, *b = d->r.buf;
 	size_t n = d->r.have, dn = 0;
 	uint32_t op = l7_le32(h + 12);
@@ -375,53 +369,29 @@ static void message(struct mg_state *s, struct mg_dir *d, bool req, l7_msg_fn fn
 	}
 	s->cnt.messages++;
 	fn(ctx, &m);
+	return true;
 }
+
+static int64_t body_len(const uint8_t *hdr, bool req)
+{
+	return header_ok(hdr, req) ? (int64_t)l7_le32(hdr) - 16 : -1;
+}
+
+static bool resync(void *sv, const uint8_t *data, size_t captured, bool req)
+{
+	return detect(data, captured, req);
+}
+
+static const struct l7_framing mg_framing = {
+	.header = 16, .body_len = body_len, .resync = resync, .message = message
+};
 
 static void mg_feed(void *sv, enum l7_dir dir, const uint8_t *data, size_t captured, size_t total,
 		    l7_msg_fn fn, void *ctx)
 {
 	struct mg_state *s = sv;
-	struct mg_dir *d = &s->d[dir];
-	uint64_t chunk = d->chunks++;
-	bool req = dir == L7_DIR_REQUEST;
-	size_t pos = 0;
-
-	if (d->lost) {
-		if (!detect(data, captured, req))
-			return;
-		d->lost = false; /* resynchronised at this chunk */
-		d->in_body = false;
-		l7_reader_next(&d->r, L7_U_FIXED, 16);
-	}
-	while (pos < total) {
-		enum l7_take t = l7_reader_take(&d->r, data, captured, total, &pos, chunk);
-		if (t == L7_TAKE_MORE)
-			break;
-		if (t == L7_TAKE_LOST) {
-			s->cnt.lost++;
-			d->lost = true;
-			return;
-		}
-		if (!d->in_body) {
-			memcpy(d->hdr, d->r.buf, 16);
-			if (!header_ok(d->hdr, req)) {
-				s->cnt.unparseable++;
-				d->lost = true;
-				return;
-			}
-			uint64_t c = d->r.chunk;
-			d->in_body = true;
-			l7_reader_next(&d->r, L7_U_BODY, l7_le32(d->hdr) - 16);
-			d->r.chunk = c;
-			d->r.started = true;
-			continue;
-		}
-		if (d->r.uncaptured)
-			s->cnt.truncated++;
-		message(s, d, req, fn, ctx);
-		d->in_body = false;
-		l7_reader_next(&d->r, L7_U_FIXED, 16);
-	}
+	l7_framer_feed(&s->d[dir], &mg_framing, &s->cnt, s, dir == L7_DIR_REQUEST, data, captured,
+		       total, fn, ctx);
 }
 
 const struct l7_proto l7_proto_mongo = {

@@ -18,7 +18,7 @@
 #include <string.h>
 
 #include "proto.h"
-#include "reader.h"
+#include "frames.h"
 
 #define ZK_MAX_LEN (1u << 26)	 /* framing: longer is garbage (jute.maxbuffer is 1 MiB by default) */
 #define ZK_DETECT_MAX (1u << 24) /* detection: a boundary is trusted below 16 MiB */
@@ -65,18 +65,11 @@ static const struct zk_op *op_by_code(int32_t code)
 	return NULL;
 }
 
-struct zk_dir {
-	struct l7_reader r;
-	bool lost, in_body;
-	uint32_t len; /* the body's length */
-	uint64_t chunks;
-};
-
 #define ZK_MULTI_WAITING 8
 
 struct zk_state {
 	struct l7_counters cnt;
-	struct zk_dir d[2];
+	struct l7_framer d[2];
 	bool connect_waiting; /* a ConnectRequest was seen: the next answer is its response */
 	/*
 	 * The xids of multi requests waiting: their answers' own header says
@@ -169,7 +162,7 @@ static int zk_init(void *sv)
 	struct zk_state *s = sv;
 	memset(s, 0, sizeof(*s));
 	for (int i = 0; i < 2; i++)
-		l7_reader_next(&s->d[i].r, L7_U_FIXED, 4);
+		l7_framer_init(&s->d[i], 4);
 	return 0;
 }
 
@@ -275,7 +268,7 @@ static void multi_text(const uint8_t *b, size_t n, const char *name, char *out, 
 	append(out, cap, ")", NULL, 0);
 }
 
-static void request(struct zk_state *s, struct zk_dir *d, l7_msg_fn fn, void *ctx)
+static void request(struct zk_state *s, struct l7_framer *d, l7_msg_fn fn, void *ctx)
 {
 	const uint8_t *b = d->r.buf;
 	size_t n = d->r.have;
@@ -284,12 +277,12 @@ static void request(struct zk_state *s, struct zk_dir *d, l7_msg_fn fn, void *ct
 
 	if (n < 8)
 		return; /* its head was not captured: counted truncated, its answer unpaired */
-	if (connect_request(b, n, d->len)) {
+	if (connect_request(b, n, l7_be32(d->hdr))) {
 		s->connect_waiting = true;
 		m.id = ZK_CONNECT_ID;
 		strcpy(m.op, "connect");
 		strcpy(m.text, "connect");
-	} else if (request_head(b, n, d->len, &op)) {
+	} else if (request_head(b, n, l7_be32(d->hdr), &op)) {
 		int32_t xid = (int32_t)l7_be32(b);
 		if (xid == XID_PING)
 			return; /* keep-alive */
@@ -357,14 +350,14 @@ static int32_t multi_error(const uint8_t *b, size_t n)
 	return 0;
 }
 
-static void response(struct zk_state *s, struct zk_dir *d, l7_msg_fn fn, void *ctx)
+static void response(struct zk_state *s, struct l7_framer *d, l7_msg_fn fn, void *ctx)
 {
 	const uint8_t *b = d->r.buf;
 	size_t n = d->r.have;
 	struct l7_msg m = { .kind = L7_MSG_RESPONSE, .has_id = true, .status = L7_STATUS_OK,
 			    .chunk_index = d->r.chunk };
 
-	bool connect = s->connect_waiting && connect_response(b, n, d->len);
+	bool connect = s->connect_waiting && connect_response(b, n, l7_be32(d->hdr));
 	s->connect_waiting = false;
 	if (connect) {
 		m.id = ZK_CONNECT_ID;
@@ -388,52 +381,33 @@ static void response(struct zk_state *s, struct zk_dir *d, l7_msg_fn fn, void *c
 	fn(ctx, &m);
 }
 
+static int64_t body_len(const uint8_t *hdr, bool req)
+{
+	uint32_t len = l7_be32(hdr);
+	return len < (req ? 8u : 16u) || len >= ZK_MAX_LEN ? -1 : (int64_t)len;
+}
+
+static bool resync(void *sv, const uint8_t *data, size_t captured, bool req)
+{
+	return (req ? zk_detect_request : zk_detect_response)(data, captured);
+}
+
+static bool message(void *sv, struct l7_framer *d, bool req, l7_msg_fn fn, void *ctx)
+{
+	(req ? request : response)(sv, d, fn, ctx);
+	return true;
+}
+
+static const struct l7_framing zk_framing = {
+	.header = 4, .body_len = body_len, .resync = resync, .message = message
+};
+
 static void zk_feed(void *sv, enum l7_dir dir, const uint8_t *data, size_t captured, size_t total,
 		    l7_msg_fn fn, void *ctx)
 {
 	struct zk_state *s = sv;
-	struct zk_dir *d = &s->d[dir];
-	uint64_t chunk = d->chunks++;
-	bool req = dir == L7_DIR_REQUEST;
-	size_t pos = 0;
-
-	if (d->lost) {
-		if (!(req ? zk_detect_request : zk_detect_response)(data, captured))
-			return;
-		d->lost = false;
-		d->in_body = false;
-		l7_reader_next(&d->r, L7_U_FIXED, 4);
-	}
-	while (pos < total) {
-		enum l7_take t = l7_reader_take(&d->r, data, captured, total, &pos, chunk);
-		if (t == L7_TAKE_MORE)
-			break;
-		if (t == L7_TAKE_LOST) {
-			s->cnt.lost++;
-			d->lost = true;
-			return;
-		}
-		if (!d->in_body) {
-			uint32_t len = l7_be32(d->r.buf);
-			if (len < (req ? 8u : 16u) || len >= ZK_MAX_LEN) {
-				s->cnt.unparseable++;
-				d->lost = true;
-				return;
-			}
-			uint64_t c = d->r.chunk;
-			d->in_body = true;
-			d->len = len;
-			l7_reader_next(&d->r, L7_U_BODY, len);
-			d->r.chunk = c;
-			d->r.started = true;
-			continue;
-		}
-		d->in_body = false;
-		if (d->r.uncaptured)
-			s->cnt.truncated++;
-		(req ? request : response)(s, d, fn, ctx);
-		l7_reader_next(&d->r, L7_U_FIXED, 4);
-	}
+	l7_framer_feed(&s->d[dir], &zk_framing, &s->cnt, s, dir == L7_DIR_REQUEST, data, captured,
+		       total, fn, ctx);
 }
 
 const struct l7_proto l7_proto_zookeeper = {
