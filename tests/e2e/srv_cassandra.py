@@ -150,15 +150,28 @@ def record(log, prepared, op, stream, body, rop, rbody):
 
 
 def serve(c, log=None):
+    """Answers a connection's requests; those read together are answered in reverse order, as a
+    node may (each answer names its request's stream)."""
     buf = b""
     prepared = {}  # id -> statement, for the log
     segmented = False
     codec = SegmentCodec()
+
+    def send(answers):
+        out = b"".join(reversed(answers))
+        if out and segmented:
+            seg = io.BytesIO()
+            codec.encode(seg, out)
+            out = seg.getvalue()
+        if out:
+            c.sendall(out)
+
     while True:
         data = c.recv(65536)
         if not data:
             return
         buf += data
+        answers = []
         while True:
             if segmented:
                 if len(buf) < 6:
@@ -166,35 +179,27 @@ def serve(c, log=None):
                 hdr = codec.decode_header(io.BytesIO(buf[:6]))
                 if len(buf) < 6 + hdr.payload_length + 4:
                     break
-                payload = buf[6:6 + hdr.payload_length]
+                env = buf[6:6 + hdr.payload_length]
                 buf = buf[6 + hdr.payload_length + 4:]
-                envelopes = [payload]
             else:
                 if len(buf) < 9:
                     break
                 n = struct.unpack(">i", buf[5:9])[0]
                 if len(buf) < 9 + n:
                     break
-                envelopes, buf = [buf[:9 + n]], buf[9 + n:]
-            out = b""
-            for env in envelopes:
-                while env:
-                    version, flags, stream, op, n = struct.unpack(">BBhBi", env[:9])
-                    body, env = env[9:9 + n], env[9 + n:]
-                    rop, rbody = answer(version, op, body)
-                    record(log, prepared, op, stream, body, rop, rbody)
-                    out += struct.pack(">BBhBi", 0x80 | version, 0, stream, rop, len(rbody)) + rbody
-                    if op == 0x01 and version >= 5:
-                        # READY goes as it is; after it everything is in segments
-                        c.sendall(out)
-                        out = b""
-                        segmented = True
-            if out:
-                if segmented:
-                    seg = io.BytesIO()
-                    codec.encode(seg, out)
-                    out = seg.getvalue()
-                c.sendall(out)
+                env, buf = buf[:9 + n], buf[9 + n:]
+            while env:
+                version, flags, stream, op, n = struct.unpack(">BBhBi", env[:9])
+                body, env = env[9:9 + n], env[9 + n:]
+                rop, rbody = answer(version, op, body)
+                record(log, prepared, op, stream, body, rop, rbody)
+                answers.append(struct.pack(">BBhBi", 0x80 | version, 0, stream, rop, len(rbody)) + rbody)
+                if op == 0x01 and version >= 5:
+                    # READY goes as it is; after it everything is in segments
+                    send(answers)
+                    answers = []
+                    segmented = True
+        send(answers)
 
 
 def main(port, log_path=None):

@@ -6,7 +6,8 @@ counts it outbound, the stand-in's inbound), counted in Coroot's container_cassa
 families exactly as often as the client says it asked and the stand-in says it answered (the
 driver's own questions about the node included; its OPTIONS, STARTUP and REGISTER are not
 queries), and traced with the statement's literals stripped; a query on a missing table fails
-with its code (0x2200)."""
+with its code (0x2200), also in a burst of queries in flight at once that the stand-in answers
+in reverse order."""
 import json
 import re
 import sys
@@ -58,6 +59,15 @@ try:
     s.execute("SELECT * FROM no_such_table")
 except InvalidRequest:
     out["failed"] += 1
+# a burst in flight at once, failing and succeeding in turn (the stand-in answers it backwards)
+burst = [s.execute_async("SELECT * FROM no_such_table" if i % 2 else "SELECT name FROM users WHERE id = 'burst'")
+         for i in range(2 * n)]
+for i, f in enumerate(burst):
+    try:
+        assert [r.name for r in f.result()] == ["v"] and not i % 2
+        out["select"] += 1
+    except InvalidRequest:
+        out["failed"] += 1
 cluster.shutdown()
 print(json.dumps(out))
 """
@@ -94,18 +104,18 @@ def test_queries_paired_by_stream_id(agent_factory, cassandra, version):
     finally:
         client.remove()
     own = json.loads(run.stdout)
-    assert own == {"select": N, "insert": 1, "prepare": 1, "execute": N, "batch": 1, "failed": 1}, own
+    assert own == {"select": 2 * N, "insert": 1, "prepare": 1, "execute": N, "batch": 1, "failed": N + 1}, own
 
     # The stand-in read what the client says it sent.
     reqs = cassandra.requests()
     mine = Counter((r["op"], r["statement"]) for r in reqs if r["op"] != OP_QUERY or "users" in r["statement"])
     prep = "SELECT name FROM users WHERE id = ?"
     assert mine[(OP_QUERY, "SELECT name FROM users WHERE id = 'e2e-secret-cql-0'")] == 1
-    assert sum(v for (op, st), v in mine.items() if op == OP_QUERY and st.startswith("SELECT")) == N
+    assert sum(v for (op, st), v in mine.items() if op == OP_QUERY and st.startswith("SELECT")) == 2 * N
     assert (mine[(OP_PREPARE, prep)], mine[(OP_EXECUTE, prep)], mine[(OP_BATCH, None)]) == (1, N, 1), mine
     queries = [r for r in reqs if r["op"] not in (OP_STARTUP, OP_OPTIONS, OP_REGISTER)]
     assert {r["op"] for r in queries} == {OP_QUERY, OP_PREPARE, OP_EXECUTE, OP_BATCH}
-    assert [r["code"] for r in queries if r["answer"] == OP_ERROR] == ["0x2200"]
+    assert [r["code"] for r in queries if r["answer"] == OP_ERROR] == ["0x2200"] * (N + 1)
     want = Counter(expected(r) for r in queries)
     n = len(queries)
 
@@ -114,8 +124,8 @@ def test_queries_paired_by_stream_id(agent_factory, cassandra, version):
     out = dict(container_id=client.container, destination=cassandra.addr)
     inb = dict(container_id=cassandra.container)
     assert wait_value(lambda: (delta(OUT, **out), delta(IN, **inb)), (n, n)) == (n, n)
-    assert (delta(OUT, status="failed", **out), delta(IN, status="failed", **inb)) == (1, 1)
-    assert (delta(OUT, status="ok", **out), delta(IN, status="ok", **inb)) == (n - 1, n - 1)
+    assert (delta(OUT, status="failed", **out), delta(IN, status="failed", **inb)) == (N + 1, N + 1)
+    assert (delta(OUT, status="ok", **out), delta(IN, status="ok", **inb)) == (n - N - 1, n - N - 1)
     assert (delta(OUT_HIST + "_count", **out), delta(IN_HIST + "_count", **inb)) == (n, n)
     m = agent.metrics()
     # Coroot's label sets (node labels aside)
