@@ -5,7 +5,9 @@ request is paired with its answer by correlation id on both sides (the client's 
 it outbound, the stand-in's inbound), counted in Coroot's container_kafka_requests_* families
 exactly as often as the client says it asked and the stand-in says it answered, and traced with
 the api's name and first topic; a Produce the broker refuses (MESSAGE_TOO_LARGE) fails with its
-error code; a Produce with acks=0 has no answer and is not counted."""
+error code, and so does a Metadata request for a topic the broker does not know, also in a burst
+of requests in flight at once on one connection; a Produce with acks=0 has no answer and is not
+counted."""
 import json
 import sys
 from collections import Counter
@@ -31,9 +33,10 @@ from kafka import KafkaProducer
 from kafka.client_async import KafkaClient
 from kafka.errors import MessageSizeTooLargeError
 from kafka.protocol.fetch import FetchRequest
+from kafka.protocol.metadata import MetadataRequest
 
 addr, produces, fetches = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
-out = {"produced": 0, "refused": 0, "unacked": 0, "fetched": 0}
+out = {"produced": 0, "refused": 0, "unacked": 0, "fetched": 0, "known": 0, "unknown": 0}
 p = KafkaProducer(bootstrap_servers=addr, client_id="e2e-producer", acks=1, retries=0)
 for i in range(produces):
     p.send("events", value=b"e2e-secret-kafka-%d" % i).get(timeout=30)
@@ -48,7 +51,7 @@ p0.send("events", value=b"unacked").get(timeout=30)
 out["unacked"] += 1
 p0.flush()
 p0.close()
-c = KafkaClient(bootstrap_servers=addr, client_id="e2e-reader")
+c = KafkaClient(bootstrap_servers=addr, client_id="e2e-reader", max_in_flight_requests_per_connection=64)
 c.poll(future=c.cluster.request_update())
 while not c.ready(0):
     c.poll(timeout_ms=100)
@@ -57,6 +60,12 @@ for i in range(fetches):
     c.poll(future=f)
     assert f.succeeded(), f.exception
     out["fetched"] += 1
+# a burst in flight at once on one connection: topics that exist and one that does not, in turn
+burst = [c.send(0, MetadataRequest[1](["nope" if i % 2 else "events"])) for i in range(2 * fetches)]
+for f in burst:
+    c.poll(future=f)
+    assert f.succeeded(), f.exception
+    out["unknown" if f.value.topics[0][0] else "known"] += 1
 c.close()
 print(json.dumps(out))
 """
@@ -74,7 +83,9 @@ def expected(req):
     op = API[req["key"]]
     stmt = op + (" " + req["topic"] if req["topic"] else "")
     if req["key"] == 0 and req["topic"] == "full":
-        return (op, stmt, "failed", "10")
+        return (op, stmt, "failed", "10")  # MESSAGE_TOO_LARGE
+    if req["key"] == 3 and req["topic"] == "nope":
+        return (op, stmt, "failed", "3")  # UNKNOWN_TOPIC_OR_PARTITION
     return (op, stmt, "ok", None)
 
 
@@ -87,13 +98,15 @@ def test_requests_paired_by_correlation_id(agent_factory, kafka):
     finally:
         client.remove()
     own = json.loads(run.stdout)
-    assert own == {"produced": PRODUCES, "refused": 1, "unacked": 1, "fetched": FETCHES}, own
+    assert own == {"produced": PRODUCES, "refused": 1, "unacked": 1, "fetched": FETCHES, "known": FETCHES,
+                   "unknown": FETCHES}, own
 
     # The stand-in read what the client says it sent, and answered all but the acks=0 Produce.
     reqs = kafka.requests()
-    topics = Counter((API[r["key"]], r["topic"], r["answered"]) for r in reqs if r["key"] in (0, 1))
+    topics = Counter((API[r["key"]], r["topic"], r["answered"]) for r in reqs if r["key"] in (0, 1) or r["topic"])
     assert topics == {("Produce", "events", True): PRODUCES, ("Produce", "full", True): 1,
-                      ("Produce", "events", False): 1, ("Fetch", "events", True): FETCHES}, topics
+                      ("Produce", "events", False): 1, ("Fetch", "events", True): FETCHES,
+                      ("Metadata", "events", True): FETCHES, ("Metadata", "nope", True): FETCHES}, topics
     answered = [r for r in reqs if r["answered"]]
     assert {r["key"] for r in answered} <= set(API), answered
     want = Counter(expected(r) for r in answered)
@@ -104,8 +117,9 @@ def test_requests_paired_by_correlation_id(agent_factory, kafka):
     out = dict(container_id=client.container, destination=kafka.addr)
     inb = dict(container_id=kafka.container)
     assert wait_value(lambda: (delta(OUT, **out), delta(IN, **inb)), (n, n)) == (n, n)
-    assert (delta(OUT, status="failed", **out), delta(IN, status="failed", **inb)) == (1, 1)
-    assert (delta(OUT, status="ok", **out), delta(IN, status="ok", **inb)) == (n - 1, n - 1)
+    nf = FETCHES + 1
+    assert (delta(OUT, status="failed", **out), delta(IN, status="failed", **inb)) == (nf, nf)
+    assert (delta(OUT, status="ok", **out), delta(IN, status="ok", **inb)) == (n - nf, n - nf)
     assert (delta(OUT_HIST + "_count", **out), delta(IN_HIST + "_count", **inb)) == (n, n)
     m = agent.metrics()
     # Coroot's label sets (node labels aside)
