@@ -15,13 +15,12 @@ written before the answer is sent.
 """
 import hashlib
 import io
-import json
-import socket
 import struct
 import sys
-import threading
 
 from cassandra.segment import SegmentCodec
+
+from standin import RequestLog, accept_forever
 
 
 def string(s):
@@ -123,9 +122,6 @@ def answer(version, op, body):
     return 0x00, error(0x000A, "unsupported opcode")
 
 
-LOG_LOCK = threading.Lock()
-
-
 def statement(op, body, prepared):
     """What a request asks, for the log: a QUERY's or PREPARE's text, an EXECUTE's prepared one."""
     if op in (0x07, 0x09):
@@ -141,15 +137,11 @@ def record(log, prepared, op, stream, body, rop, rbody):
     if op == 0x09 and rop == 0x08:
         n = struct.unpack(">i", body[:4])[0]
         prepared[hashlib.md5(body[4:4 + n]).digest()] = body[4:4 + n].decode()
-    if log:
-        code = "0x%04x" % struct.unpack(">i", rbody[:4])[0] if rop == 0x00 else None
-        with LOG_LOCK:
-            log.write(json.dumps({"op": op, "stream": stream, "statement": statement(op, body, prepared),
-                                  "answer": rop, "code": code}) + "\n")
-            log.flush()
+    code = "0x%04x" % struct.unpack(">i", rbody[:4])[0] if rop == 0x00 else None
+    log.write(op=op, stream=stream, statement=statement(op, body, prepared), answer=rop, code=code)
 
 
-def serve(c, log=None):
+def serve(c, log):
     """Answers a connection's requests; those read together are answered in reverse order, as a
     node may (each answer names its request's stream)."""
     buf = b""
@@ -202,30 +194,11 @@ def serve(c, log=None):
         send(answers)
 
 
-def main(port, log_path=None):
-    log = open(log_path, "a") if log_path else None
-    ls = socket.socket()
-    ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    ls.bind(("127.0.0.1", port))
-    ls.listen(8)
-    while True:
-        c, _ = ls.accept()
-        threading.Thread(target=serve, args=(c, log), daemon=True).start()
-
-
 if __name__ == "__main__":
-    main(int(sys.argv[1]), sys.argv[2] if len(sys.argv) > 2 else None)
+    accept_forever(int(sys.argv[1]), serve, RequestLog(sys.argv[2] if len(sys.argv) > 2 else None))
 else:
-    from service import Service
+    from service import StandIn
 
-    class Cassandra(Service):
-        """The stand-in on a free port; requests() reads its log."""
-
-        def __init__(self):
-            super().__init__("cassandra-standin")
-            self.log_file = self.path("requests.jsonl")
-            self.start([sys.executable, __file__, str(self.port), self.log_file])
-
-        def requests(self):
-            with open(self.log_file) as f:
-                return [json.loads(line) for line in f]
+    def Cassandra():
+        """The stand-in on a free port."""
+        return StandIn("cassandra-standin", __file__, "{port}")

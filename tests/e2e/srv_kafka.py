@@ -11,11 +11,8 @@ ADVERTISED_PORT: a capture proxy's, so the client's later connections go through
 wait (at most 0.5 s) as a broker with none to give. LOG gets a JSON line per request read (api
 key, correlation id, first topic, whether it was answered), written before its answer is sent.
 """
-import json
-import socket
 import struct
 import sys
-import threading
 import time
 
 from kafka.protocol.admin import ApiVersionResponse
@@ -25,7 +22,9 @@ from kafka.protocol.metadata import MetadataRequest, MetadataResponse
 from kafka.protocol.offset import OffsetRequest, OffsetResponse
 from kafka.protocol.produce import ProduceRequest, ProduceResponse
 
-ADVERTISED = 0  # set by main()
+from standin import RequestLog, accept_forever
+
+ADVERTISED = 0  # set from the command line
 TOPICS = ("events", "full")
 VERSIONS = [(0, 0, 7), (1, 0, 10), (2, 0, 2), (3, 0, 5), (10, 0, 1), (18, 0, 1)]
 
@@ -129,47 +128,19 @@ def serve(c, log):
                 off = 2 + max(struct.unpack(">h", body[:2])[0], 0) if ver >= 3 else 0
                 noreply = struct.unpack(">h", body[off:off + 2])[0] == 0  # acks=0: no answer
             resp = None if noreply else answer(key, ver, body)
-            if log:
-                with LOG_LOCK:
-                    log.write(json.dumps({"key": key, "ver": ver, "corr": corr, "topic": first_topic(key, ver, body),
-                                          "answered": resp is not None}) + "\n")
-                    log.flush()
+            log.write(key=key, ver=ver, corr=corr, topic=first_topic(key, ver, body), answered=resp is not None)
             if resp is None:
                 continue
             out = struct.pack(">i", corr) + resp.encode()
             c.sendall(struct.pack(">i", len(out)) + out)
 
 
-LOG_LOCK = threading.Lock()
-
-
-def main(port, advertised, log_path=None):
-    global ADVERTISED
-    ADVERTISED = advertised
-    log = open(log_path, "a") if log_path else None
-    ls = socket.socket()
-    ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    ls.bind(("127.0.0.1", port))
-    ls.listen(8)
-    while True:
-        c, _ = ls.accept()
-        threading.Thread(target=serve, args=(c, log), daemon=True).start()
-
-
 if __name__ == "__main__":
-    main(int(sys.argv[1]), int(sys.argv[2]) if len(sys.argv) > 2 else int(sys.argv[1]),
-         sys.argv[3] if len(sys.argv) > 3 else None)
+    ADVERTISED = int(sys.argv[2]) if len(sys.argv) > 2 else int(sys.argv[1])
+    accept_forever(int(sys.argv[1]), serve, RequestLog(sys.argv[3] if len(sys.argv) > 3 else None))
 else:
-    from service import Service
+    from service import StandIn
 
-    class Kafka(Service):
-        """The stand-in on a free port, advertising itself; requests() reads its log."""
-
-        def __init__(self):
-            super().__init__("kafka-standin")
-            self.log_file = self.path("requests.jsonl")
-            self.start([sys.executable, __file__, str(self.port), str(self.port), self.log_file])
-
-        def requests(self):
-            with open(self.log_file) as f:
-                return [json.loads(line) for line in f]
+    def Kafka():
+        """The stand-in on a free port, advertising itself."""
+        return StandIn("kafka-standin", __file__, "{port}", "{port}")

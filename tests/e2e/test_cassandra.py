@@ -15,13 +15,11 @@ from collections import Counter
 
 import pytest
 
-from l7db import LOSSES, msum, settle, wait_value
+from l7db import assert_both_sides
 from service import ClientCgroup
 from srv_cassandra import Cassandra
 
 P = "cassandra"
-OUT, OUT_HIST = "container_cassandra_queries_total", "container_cassandra_queries_duration_seconds_total"
-IN, IN_HIST = "container_cassandra_inbound_queries_total", "container_cassandra_inbound_queries_duration_seconds_total"
 N = 10
 OP_STARTUP, OP_OPTIONS, OP_QUERY, OP_PREPARE, OP_EXECUTE, OP_REGISTER, OP_BATCH = 1, 5, 7, 9, 10, 11, 13
 OP_ERROR = 0
@@ -117,32 +115,4 @@ def test_queries_paired_by_stream_id(agent_factory, cassandra, version):
     assert {r["op"] for r in queries} == {OP_QUERY, OP_PREPARE, OP_EXECUTE, OP_BATCH}
     assert [r["code"] for r in queries if r["answer"] == OP_ERROR] == ["0x2200"] * (N + 1)
     want = Counter(expected(r) for r in queries)
-    n = len(queries)
-
-    def delta(name, **labels):
-        return msum(agent.metrics(), name, **labels) - msum(m0, name, **labels)
-    out = dict(container_id=client.container, destination=cassandra.addr)
-    inb = dict(container_id=cassandra.container)
-    assert wait_value(lambda: (delta(OUT, **out), delta(IN, **inb)), (n, n)) == (n, n)
-    assert (delta(OUT, status="failed", **out), delta(IN, status="failed", **inb)) == (N + 1, N + 1)
-    assert (delta(OUT, status="ok", **out), delta(IN, status="ok", **inb)) == (n - N - 1, n - N - 1)
-    assert (delta(OUT_HIST + "_count", **out), delta(IN_HIST + "_count", **inb)) == (n, n)
-    m = agent.metrics()
-    # Coroot's label sets (node labels aside)
-    for name, labels in ((OUT, {"container_id", "destination", "actual_destination", "status"}),
-                         (OUT_HIST + "_count", {"container_id", "destination", "actual_destination"}),
-                         (IN, {"container_id", "status"}), (IN_HIST + "_count", {"container_id"})):
-        assert m[name] and all(set(dict(k)) == labels for k in m[name]), (name, list(m[name]))
-    for field in LOSSES:
-        assert delta(f"nodescope_l7_{field}_total", proto=P) == 0, field
-
-    def lines(evs, container):
-        return [e for e in evs if e.get("type") == "l7" and e.get("proto") == P and e.get("container") == container]
-    evs = settle(agent, lambda evs: len(lines(evs, client.container)) >= n and len(lines(evs, cassandra.container)) >= n,
-                 f"{n} cassandra queries, both sides")
-    for side, container in (("out", client.container), ("in", cassandra.container)):
-        got_lines = lines(evs, container)
-        assert all(e["dir"] == side and e["duration_ns"] > 0 for e in got_lines), got_lines
-        got = Counter((e["op"], e["statement"], e["status"], e.get("error_code")) for e in got_lines)
-        assert got == want, (side, got, want)
-    assert not any("e2e-secret-cql" in json.dumps(e) for e in evs)
+    assert_both_sides(agent, m0, P, "queries", client, cassandra, want, "e2e-secret-cql")

@@ -14,13 +14,11 @@ from collections import Counter
 
 import pytest
 
-from l7db import LOSSES, msum, settle, wait_value
+from l7db import assert_both_sides
 from service import ClientCgroup
 from srv_kafka import Kafka
 
 P = "kafka"
-OUT, OUT_HIST = "container_kafka_requests_total", "container_kafka_requests_duration_seconds_total"
-IN, IN_HIST = "container_kafka_inbound_requests_total", "container_kafka_inbound_requests_duration_seconds_total"
 # The apis python3-kafka sends here, by key, as the parser names them.
 API = {0: "Produce", 1: "Fetch", 2: "ListOffsets", 3: "Metadata", 10: "FindCoordinator", 18: "ApiVersions"}
 PRODUCES, FETCHES = 12, 4
@@ -110,33 +108,4 @@ def test_requests_paired_by_correlation_id(agent_factory, kafka):
     answered = [r for r in reqs if r["answered"]]
     assert {r["key"] for r in answered} <= set(API), answered
     want = Counter(expected(r) for r in answered)
-    n = len(answered)
-
-    def delta(name, **labels):
-        return msum(agent.metrics(), name, **labels) - msum(m0, name, **labels)
-    out = dict(container_id=client.container, destination=kafka.addr)
-    inb = dict(container_id=kafka.container)
-    assert wait_value(lambda: (delta(OUT, **out), delta(IN, **inb)), (n, n)) == (n, n)
-    nf = FETCHES + 1
-    assert (delta(OUT, status="failed", **out), delta(IN, status="failed", **inb)) == (nf, nf)
-    assert (delta(OUT, status="ok", **out), delta(IN, status="ok", **inb)) == (n - nf, n - nf)
-    assert (delta(OUT_HIST + "_count", **out), delta(IN_HIST + "_count", **inb)) == (n, n)
-    m = agent.metrics()
-    # Coroot's label sets (node labels aside)
-    for name, labels in ((OUT, {"container_id", "destination", "actual_destination", "status"}),
-                         (OUT_HIST + "_count", {"container_id", "destination", "actual_destination"}),
-                         (IN, {"container_id", "status"}), (IN_HIST + "_count", {"container_id"})):
-        assert m[name] and all(set(dict(k)) == labels for k in m[name]), (name, list(m[name]))
-    for field in LOSSES:
-        assert delta(f"nodescope_l7_{field}_total", proto=P) == 0, field
-
-    def lines(evs, container):
-        return [e for e in evs if e.get("type") == "l7" and e.get("proto") == P and e.get("container") == container]
-    evs = settle(agent, lambda evs: len(lines(evs, client.container)) >= n and len(lines(evs, kafka.container)) >= n,
-                 f"{n} kafka requests, both sides")
-    for side, container in (("out", client.container), ("in", kafka.container)):
-        mine = lines(evs, container)
-        assert all(e["dir"] == side and e["duration_ns"] > 0 for e in mine), mine
-        got = Counter((e["op"], e["statement"], e["status"], e.get("error_code")) for e in mine)
-        assert got == want, (side, got, want)
-    assert not any("e2e-secret-kafka" in json.dumps(e) for e in evs)
+    assert_both_sides(agent, m0, P, "requests", client, kafka, want, "e2e-secret-kafka")
