@@ -128,31 +128,24 @@ struct l7_tracker {
 	struct hmap conns;
 	/* Closed connections whose last records may be unread, oldest first. */
 	struct l7_conn *closing, **closing_tail;
-	uint64_t n_refused, n_unpaired, n_overflow, n_unknown, n_truncated;
+	uint64_t n_refused, n_unknown, n_truncated;
+	struct l7_counters http_cnt; /* HTTP/1's drop points, in the table protocols' terms */
 	struct l7_families fam[1 + L7_MAX_PROTOS];
 	/* The table protocols' drop points: what forgotten connections counted. */
 	struct l7_counters gone[1 + L7_MAX_PROTOS];
 	struct l7_dns *dns;
 	struct l7_counters dns_cnt;
 	struct metric *m_fields[8]; /* nodescope_l7_<field>_total{proto}, l7_counter_fields' order */
-	struct metric *m_errors, *m_conns;
+	struct metric *m_conns;
 };
 
 #define T struct l7_tracker
 static const struct metric_def l7_metrics[] = {
-	{ "nodescope_l7_parse_errors_total",
-	  "Malformed, truncated or unfollowable protocol data (each a resynchronisation).",
-	  METRIC_COUNTER, METRIC_LABELS("proto"), METRIC_HANDLE(T, m_errors) },
 	{ "nodescope_l7_connections", "Connections with L7 parsing state.", METRIC_GAUGE,
 	  METRIC_HANDLE(T, m_conns) },
 	{ "nodescope_l7_connections_refused_total",
 	  "Connections not parsed: the L7 table was full.", METRIC_COUNTER,
 	  METRIC_VALUE(T, n_refused) },
-	{ "nodescope_l7_unpaired_responses_total", "Responses with no request waiting for them.",
-	  METRIC_COUNTER, METRIC_VALUE(T, n_unpaired) },
-	{ "nodescope_l7_pending_overflow_total",
-	  "Requests dropped: too many waiting for a response on one connection.", METRIC_COUNTER,
-	  METRIC_VALUE(T, n_overflow) },
 	{ "nodescope_l7_unknown_protocol_connections_total",
 	  "Connections whose protocol was not recognised.", METRIC_COUNTER,
 	  METRIC_VALUE(T, n_unknown) },
@@ -183,6 +176,13 @@ static void sum_live(void *ctx, struct hmap_node *n)
 		l7_counters_add(&sum[c->tab->idx], c->tab->p->counters(c->tab->state));
 }
 
+static void set_fields(struct l7_tracker *t, const char *proto, const struct l7_counters *c)
+{
+	for (size_t f = 0; f < l7_n_counter_fields; f++)
+		metric_set(t->m_fields[f], &proto,
+			   (double)*(const uint64_t *)((const char *)c + l7_counter_fields[f].offset));
+}
+
 static void l7_collect(void *ctx)
 {
 	struct l7_tracker *t = ctx;
@@ -191,19 +191,14 @@ static void l7_collect(void *ctx)
 	metric_set(t->m_conns, NULL, (double)t->conns.count);
 	memcpy(sum, t->gone, sizeof(sum));
 	hmap_foreach(&t->conns, sum_live, sum);
-	for (size_t i = 0; i <= l7_n_protos + 1; i++) {
-		const char *proto = i < l7_n_protos ? l7_protos[i]->name
-				    : i == l7_n_protos ? "dns" : l7_proto_http2.name;
-		const struct l7_counters *c = i < l7_n_protos ? &sum[1 + i]
-					      : i == l7_n_protos ? &t->dns_cnt : &sum[0];
-		for (size_t f = 0; f < l7_n_counter_fields; f++)
-			metric_set(t->m_fields[f], &proto,
-				   (double)*(const uint64_t *)((const char *)c +
-							       l7_counter_fields[f].offset));
-	}
+	for (size_t i = 0; i < l7_n_protos; i++)
+		set_fields(t, l7_protos[i]->name, &sum[1 + i]);
+	set_fields(t, l7_proto_http2.name, &sum[0]);
+	set_fields(t, http_proto, &t->http_cnt);
+	set_fields(t, "dns", &t->dns_cnt);
 }
 
-/* nodescope_l7_<field>_total{proto}: the table protocols' drop points, one family a field. */
+/* nodescope_l7_<field>_total{proto}: every protocol's drop points, one family a field. */
 static int register_fields(struct l7_tracker *t, struct metric_registry *r)
 {
 	static const char *const proto_label[] = { "proto" };
@@ -246,7 +241,6 @@ int l7_tracker_new(const struct l7_tracker_opts *o, struct l7_tracker **out)
 		l7_tracker_free(t);
 		return -EINVAL;
 	}
-	metric_add(t->m_errors, &http_proto, 0);
 	metric_registry_add_collector(r, l7_collect, t);
 	*out = t;
 	return 0;
@@ -492,9 +486,10 @@ static int on_http_msg(void *ctx, const struct http_msg *m)
 	struct l7_chunk *k = ctx;
 	struct l7_conn *c = k->c;
 
+	k->t->http_cnt.messages++;
 	if (m->is_request) {
 		if (c->p_tail - c->p_head == L7_PENDING) {
-			k->t->n_overflow++;
+			k->t->http_cnt.table_full++;
 			c->p_head++;
 		}
 		struct l7_request *rq = &c->pending[c->p_tail++ % L7_PENDING];
@@ -504,7 +499,7 @@ static int on_http_msg(void *ctx, const struct http_msg *m)
 		return 0;
 	}
 	if (c->p_head == c->p_tail) {
-		k->t->n_unpaired++;
+		k->t->http_cnt.unpaired++;
 		return 0;
 	}
 	const struct l7_request *rq = &c->pending[c->p_head % L7_PENDING];
@@ -838,8 +833,7 @@ static int on_data(struct l7_tracker *t, const struct ns_l7_event *e)
 		struct http_stream *s = request_dir ? c->req : c->resp;
 		uint64_t errors = s->errors;
 		http_stream_feed(s, (const char *)e->data, e->captured, e->total, on_http_msg, &k);
-		if (s->errors != errors)
-			metric_add(t->m_errors, &http_proto, (double)(s->errors - errors));
+		t->http_cnt.unparseable += s->errors - errors;
 	}
 	free((void *)joined);
 	return 0;
