@@ -2,6 +2,7 @@
 series (Coroot's container_<proto>_queries_* families and nodescope_l7_*_total drop counters) and
 its `l7` trace lines, and waiting for a count to reach what the server's own statistics say."""
 import json
+import os
 import time
 from collections import Counter
 
@@ -10,6 +11,7 @@ import pytest
 from conftest import Agent
 from service import ClientCgroup
 
+CATALOG = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "coroot_catalog.json")
 # The drop counters every protocol exports, as nodescope_l7_<field>_total{proto}.
 DROP_FIELDS = ("messages", "unparseable", "truncated", "lost", "table_full", "unpaired")
 # Drops that mean a message was misread or missed (not "messages", a count of what was parsed).
@@ -143,7 +145,7 @@ def assert_both_sides(agent, m0, proto, noun, client, server, want, secret):
     """The client's container (a ClientCgroup) asked and the server (a Service) answered exactly
     the requests of want, a Counter of trace lines (op, statement, status, error code): counted
     so in Coroot's families since the scrape m0, outbound by destination and inbound, with
-    Coroot's label sets, no drop counted, and traced so on both sides, secret nowhere."""
+    Coroot's label sets (its catalog's), no drop counted, and traced so on both sides, secret nowhere."""
     out_name, out_hist, in_name, in_hist = names(proto, noun)
     n = sum(want.values())
     by_status = {st: sum(v for k, v in want.items() if k[2] == st) for st in ("ok", "failed", "unknown")}
@@ -156,12 +158,14 @@ def assert_both_sides(agent, m0, proto, noun, client, server, want, secret):
     for st, v in by_status.items():
         assert (delta(out_name, status=st, **out), delta(in_name, status=st, **inb)) == (v, v), st
     assert (delta(out_hist + "_count", **out), delta(in_hist + "_count", **inb)) == (n, n)
-    m = agent.metrics()
-    # Coroot's label sets (node labels aside)
-    for name, labels in ((out_name, {"container_id", "destination", "actual_destination", "status"}),
-                         (out_hist + "_count", {"container_id", "destination", "actual_destination"}),
-                         (in_name, {"container_id", "status"}), (in_hist + "_count", {"container_id"})):
-        assert m[name] and all(set(dict(k)) == labels for k in m[name]), (name, list(m[name]))
+    m = agent.metrics(keep_node_labels=True)
+    with open(CATALOG) as f:
+        catalog = json.load(f)
+    for name in (out_name, out_hist, in_name, in_hist):
+        fam = catalog["families"][name]
+        labels = set(catalog["every_series"]) | set(catalog["container_series"]) | set(fam["labels"])
+        series = m[name + ("_count" if fam["type"] == "histogram" else "")]
+        assert series and all(set(dict(k)) == labels for k in series), (name, list(series))
     for field in LOSSES:
         assert delta(f"nodescope_l7_{field}_total", proto=proto) == 0, field
 
