@@ -23,13 +23,25 @@ enum l7_buf_kind {
 	L7_BUF_NONE = 4,  /* sendfile: bytes moved from a file, nothing to capture */
 };
 
-/* The record is built here: too big for the BPF stack. */
+/*
+ * The record is built here: too big for the BPF stack. The slack lets a
+ * copy at any offset below NS_L7_CAPTURE be up to 2 * NS_L7_CAPTURE - 1
+ * bytes long as the verifier sees it (l7_capture_iov_rest's masks); the bytes
+ * past data[] are never written nor sent.
+ */
+struct l7_scratch_rec {
+	struct ns_l7_event e;
+	__u8 slack[2 * NS_L7_CAPTURE];
+};
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, 1);
 	__type(key, __u32);
-	__type(value, struct ns_l7_event);
+	__type(value, struct l7_scratch_rec);
 } l7_scratch SEC(".maps");
+
+/* The iovecs of one readv, writev, recvmsg or sendmsg captured (memcached writes a reply in pieces). */
+#define L7_IOV_MAX 8
 
 /* Whether the buffer a write is about to send starts with a TLS record header. */
 static __always_inline bool l7_write_is_tls_record(__u64 ptr, __u32 kind)
@@ -170,12 +182,16 @@ static __always_inline int l7_enter(void *ctx, __s32 fd, __u64 ptr, __u32 op, __
 	return 0;
 }
 
-/* Finds the user buffer and its length for a call that moved ret bytes. */
-static __always_inline int l7_buffer(const struct l7_call *c, __u64 *base, __u64 *len)
+/*
+ * Finds the user buffer of a call: a plain one (*iovp 0), or an iovec
+ * array (*iovp its address; *base and *len are then its first element's).
+ */
+static __always_inline int l7_buffer(const struct l7_call *c, __u64 *base, __u64 *len, __u64 *iovp)
 {
 	struct iovec iov = {};
 	struct user_msghdr msg = {};
 
+	*iovp = 0;
 	switch (c->kind) {
 	case L7_BUF_NONE:
 		*base = 0;
@@ -186,18 +202,19 @@ static __always_inline int l7_buffer(const struct l7_call *c, __u64 *base, __u64
 		*len = ~0ull;
 		return 0;
 	case L7_BUF_IOV:
-		if (bpf_probe_read_user(&iov, sizeof(iov), (void *)c->ptr))
-			return -1;
+		*iovp = c->ptr;
 		break;
 	case L7_BUF_MSG:
 	case L7_BUF_MMSG: /* msg_hdr is the first member of struct mmsghdr */
-		if (bpf_probe_read_user(&msg, sizeof(msg), (void *)c->ptr) ||
-		    bpf_probe_read_user(&iov, sizeof(iov), msg.msg_iov))
+		if (bpf_probe_read_user(&msg, sizeof(msg), (void *)c->ptr))
 			return -1;
+		*iovp = (__u64)msg.msg_iov;
 		break;
 	default:
 		return -1;
 	}
+	if (bpf_probe_read_user(&iov, sizeof(iov), (void *)*iovp))
+		return -1;
 	*base = (__u64)iov.iov_base;
 	*len = iov.iov_len;
 	return 0;
@@ -215,6 +232,43 @@ static __always_inline void l7_capture(struct ns_l7_event *e, __u64 base, __u64 
 	if (n && bpf_probe_read_user(e->data, n, (void *)base))
 		n = 0;
 	e->captured = n;
+}
+
+/*
+ * After l7_capture has copied an iovec array's first element whole (len
+ * bytes), copies what the next ones moved (e->total in all, in order) up to
+ * the capture size: the walk ends where those bytes do, so it never reads
+ * past the array whatever its length.
+ *
+ * The copy's offset and length are masked after barrier_var() has made them
+ * opaque: the clamp above them compiles to a comparison of two registers,
+ * from which 5.10's and 6.1's verifiers learn no bound, and without the
+ * barrier the compiler drops the masks as redundant with the clamp. A mask
+ * is an ALU operation with a constant, which every verifier follows.
+ */
+static __always_inline void l7_capture_iov_rest(struct ns_l7_event *e, __u64 iovp, __u64 len)
+{
+	__u64 off = e->captured, left = e->total - len;
+
+	for (int i = 1; i < L7_IOV_MAX; i++) {
+		struct iovec v;
+		if (!left || off >= NS_L7_CAPTURE ||
+		    bpf_probe_read_user(&v, sizeof(v), (void *)(iovp + i * sizeof(v))))
+			break;
+		__u64 n = v.iov_len < left ? v.iov_len : left;
+		left -= n;
+		if (n > NS_L7_CAPTURE - off)
+			n = NS_L7_CAPTURE - off;
+		__u64 at = off;
+		barrier_var(at);
+		barrier_var(n);
+		at &= NS_L7_CAPTURE - 1;    /* off < NS_L7_CAPTURE: a no-op */
+		n &= 2 * NS_L7_CAPTURE - 1; /* n <= NS_L7_CAPTURE: a no-op */
+		if (n && bpf_probe_read_user(e->data + at, n, v.iov_base))
+			break;
+		off += n;
+	}
+	e->captured = off;
 }
 
 /* ...and sends it. */
@@ -236,8 +290,8 @@ static __always_inline int l7_exit_one(void *ctx, __u64 id, struct l7_call *call
 {
 	__u32 zero = 0;
 	struct ns_l7_event *e = bpf_map_lookup_elem(&l7_scratch, &zero);
-	__u64 base, len;
-	if (!e || l7_buffer(call, &base, &len))
+	__u64 base, len, iovp;
+	if (!e || l7_buffer(call, &base, &len, &iovp))
 		return 0;
 
 	e->op = call->op;
@@ -252,6 +306,8 @@ static __always_inline int l7_exit_one(void *ctx, __u64 id, struct l7_call *call
 	 * ciphertext pays the longer copy; later calls stop at entry.
 	 */
 	l7_capture(e, base, len);
+	if (iovp && len < e->total && e->captured == len)
+		l7_capture_iov_rest(e, iovp, len);
 	/* (A DNS message's id can look like a record header.) */
 	if (!(call->sock.flags & NS_L7_F_DNS) && l7_is_tls_record(e)) {
 		__u64 key = l7_key(id >> 32, call->fd);

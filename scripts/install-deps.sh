@@ -12,7 +12,7 @@ PKGS="clang llvm lld bpftool libbpf-dev libelf-dev zlib1g-dev libmicrohttpd-dev 
       clickhouse-server clickhouse-client python3-psycopg2 python3-pymysql python3-redis
       python3-pymemcache python3-pymongo libdbd-mariadb-perl
       python3-kafka zookeeperd python3-kazoo nats-server rabbitmq-server python3-pika python3-cassandra
-      nghttp2-server nghttp2-client python3-hpack
+      nghttp2-server nghttp2-client python3-hpack python3-grpcio
       libprotobuf-c-dev protobuf-c-compiler libsnappy-dev libcurl4-openssl-dev
       dnsmasq-base bind9-dnsutils chromium python3-websocket"
 # npm fetches the web page's graph library at build time (web/package-lock.json). Debian's

@@ -73,7 +73,7 @@ struct h2_dir {
 
 struct h2_stream {
 	uint32_t id; /* 0: free */
-	bool grpc;   /* answered with content-type application/grpc: waits for trailers */
+	bool grpc;   /* asked or answered with content-type application/grpc: waits for trailers */
 	bool answered;
 	uint16_t status;
 	uint64_t chunk; /* the answer's first HEADERS */
@@ -220,6 +220,11 @@ static void on_field(void *ctx, const char *name, size_t nlen, const char *value
 	}
 }
 
+static bool is_grpc(const char *content_type)
+{
+	return !strncmp(content_type, "application/grpc", 16);
+}
+
 static struct h2_stream *stream_find(struct h2_state *s, uint32_t id)
 {
 	for (unsigned i = 0; i < H2_STREAMS; i++)
@@ -295,6 +300,8 @@ static void block(struct h2_state *s, struct h2_dir *d, bool client, l7_msg_fn f
 		s->cnt.unparseable++;
 		f.unknown = true;
 	}
+	if (f.unknown)
+		s->cnt.undecoded++;
 	if (d->block_push)
 		return;
 	if (client) {
@@ -309,7 +316,8 @@ static void block(struct h2_state *s, struct h2_dir *d, bool client, l7_msg_fn f
 			strcpy(m.op, "unknown");
 			strcpy(m.text, "unknown");
 		}
-		stream_add(s, id);
+		/* the request's content-type is enough: the answer's may name a lost entry */
+		stream_add(s, id)->grpc = is_grpc(f.content_type);
 		s->cnt.messages++;
 		fn(ctx, &m);
 		return;
@@ -323,7 +331,7 @@ static void block(struct h2_state *s, struct h2_dir *d, bool client, l7_msg_fn f
 		st->answered = true;
 		st->status = f.status < 0 ? 0 : (uint16_t)f.status;
 		st->chunk = d->block_chunk;
-		st->grpc = !strncmp(f.content_type, "application/grpc", 16);
+		st->grpc |= is_grpc(f.content_type);
 		if (end_stream || !st->grpc)
 			answer(s, st, false, f.grpc_status, fn, ctx);
 		return;

@@ -382,6 +382,7 @@ static void response(struct pg_state *s, uint8_t type, const struct l7_reader *r
 		/* the start-up exchange answers no request */
 		if (type == 'Z')
 			s->auth = false;
+		l7_handshake(fn, ctx, r->chunk);
 		return;
 	}
 	switch (type) {
@@ -437,6 +438,7 @@ static void pg_feed(void *sv, enum l7_dir dir, const uint8_t *data, size_t captu
 		const uint8_t *b = d->r.buf;
 		switch (d->st) {
 		case PG_SSL_ANSWER:
+			l7_handshake(fn, ctx, d->r.chunk);
 			if (b[0] == s->encrypt) {
 				/* what follows is TLS: the plaintext comes next, from the start-up on */
 				s->tls = true;
@@ -483,9 +485,10 @@ static void pg_feed(void *sv, enum l7_dir dir, const uint8_t *data, size_t captu
 		case PG_BODY:
 			if (d->r.uncaptured)
 				s->cnt.truncated++;
-			if (!d->type)
+			if (!d->type) {
 				startup(s, &d->r, d->code0);
-			else if (req)
+				l7_handshake(fn, ctx, d->r.chunk);
+			} else if (req)
 				request(s, d->type, &d->r, fn, ctx);
 			else
 				response(s, d->type, &d->r, fn, ctx);

@@ -43,7 +43,7 @@ void l7_proto_feed(const struct l7_proto *p, void *state, enum l7_dir dir, const
 #define FIELD(f) { #f, offsetof(struct l7_counters, f) }
 const struct l7_counter_field l7_counter_fields[] = {
 	FIELD(messages), FIELD(unparseable), FIELD(truncated),
-	FIELD(lost),	 FIELD(table_full),  FIELD(unpaired),
+	FIELD(lost),	 FIELD(table_full),  FIELD(unpaired), FIELD(undecoded),
 };
 #undef FIELD
 const size_t l7_n_counter_fields = sizeof(l7_counter_fields) / sizeof(l7_counter_fields[0]);

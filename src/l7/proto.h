@@ -49,6 +49,10 @@ enum l7_status { L7_STATUS_OK, L7_STATUS_FAILED, L7_STATUS_UNKNOWN };
  *   wrong responses. (A request-side loss keeps them: the requests before it
  *   still come first; the unseen ones' responses then count as unpaired or
  *   shift the pairs until the connection is quiet.)
+ * - L7_MSG_HANDSHAKE: a message of a start-up or auth exchange, part of no
+ *   request nor answer: neither paired nor counted, it only ends what the
+ *   tracker dates as the message under way, so the first request after it
+ *   (and its answer) is dated by its own first chunk, not the exchange's.
  */
 enum l7_msg_kind {
 	L7_MSG_REQUEST,
@@ -59,6 +63,7 @@ enum l7_msg_kind {
 	L7_MSG_SYNC_REPLY,
 	L7_MSG_PUSH,
 	L7_MSG_LOST,
+	L7_MSG_HANDSHAKE,
 };
 
 struct l7_msg {
@@ -77,6 +82,13 @@ struct l7_msg {
 
 typedef void (*l7_msg_fn)(void *ctx, const struct l7_msg *m);
 
+/* Reports a start-up or auth message that began in chunk `chunk` (L7_MSG_HANDSHAKE). */
+static inline void l7_handshake(l7_msg_fn fn, void *ctx, uint64_t chunk)
+{
+	struct l7_msg m = { .kind = L7_MSG_HANDSHAKE, .chunk_index = chunk };
+	fn(ctx, &m);
+}
+
 /* The drop points of one parser (both directions), summed per protocol by the tracker. */
 struct l7_counters {
 	uint64_t messages;    /* messages reported */
@@ -85,6 +97,12 @@ struct l7_counters {
 	uint64_t lost;	      /* framing lost to uncaptured bytes (a header not captured) */
 	uint64_t table_full;  /* a prepared statement or pending request dropped: table full */
 	uint64_t unpaired;    /* responses with no request waiting (counted by the pairing) */
+	/*
+	 * Header blocks with fields not decoded (HTTP/2: naming HPACK entries
+	 * lost with the table's past, a connection seen from its middle or a
+	 * block not captured); their message is still counted.
+	 */
+	uint64_t undecoded;
 };
 
 /* The counters as data, for a metric table: name and offset in struct l7_counters. */

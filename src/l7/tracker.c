@@ -606,6 +606,9 @@ static void on_table_msg(void *ctx, const struct l7_msg *m)
 		break;
 	case L7_MSG_PUSH:
 		break;
+	case L7_MSG_HANDSHAKE:
+		message_began(tc, k->dir, k->e);
+		break;
 	}
 }
 

@@ -3,6 +3,7 @@ import contextlib
 import json
 import os
 import re
+import shutil
 import signal
 import socket
 import subprocess
@@ -322,6 +323,32 @@ def build_client(tmp_path_factory):
             p = subprocess.run(["cc", "-O2", *flags, "-o", out, src, *libs], capture_output=True)
             assert p.returncode == 0, f"cc {' '.join(flags)} {name}: " + p.stderr.decode(errors="replace")
             built[key] = out
+        return built[key]
+
+    return build
+
+
+@pytest.fixture(scope="session")
+def build_go(tmp_path_factory):
+    """Builds tests/e2e/clients/NAME with Debian's go (standard library only, no cgo) and the given
+    flags; returns the program's path. Built when asked: a test that needs a program the agent
+    has never seen asks after starting the agent."""
+    go = shutil.which("go") or "/usr/bin/go"
+    if not os.access(go, os.X_OK):
+        pytest.fail("go is missing: apt-get install golang-go (scripts/install-deps.sh)")
+    d = str(tmp_path_factory.mktemp("go"))
+    env = dict(os.environ, HOME=d, GOCACHE=os.path.join(d, "cache"), GO111MODULE="off", GOFLAGS="",
+               CGO_ENABLED="0")
+    built = {}
+
+    def build(name, *flags, out=None):
+        key = (name, flags, out)
+        if key not in built:
+            exe = out or os.path.join(d, os.path.splitext(name)[0] + str(len(built)))
+            src = os.path.join(os.path.dirname(os.path.abspath(__file__)), "clients", name)
+            p = subprocess.run([go, "build", *flags, "-o", exe, src], env=env, capture_output=True, cwd=d)
+            assert p.returncode == 0, f"go build {name}: " + p.stderr.decode(errors="replace")
+            built[key] = exe
         return built[key]
 
     return build

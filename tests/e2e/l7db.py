@@ -113,6 +113,51 @@ def assert_secret_absent(agent, *secrets):
         assert s not in text, f"literal {s!r} leaked into the trace"
 
 
+def send_and_time(sock, wire, n, answers):
+    """Writes a pipeline of n requests in one call and reads until all n are answered; returns
+    what was read and, per answer, the nanoseconds from before the write to after the read that
+    completed it. answers(buf) counts the whole answers in buf. The agent stamps a request when
+    its write starts and an answer when its read returns: its latencies lie within these."""
+    buf, got_at = b"", []
+    t_send = time.monotonic_ns()
+    sock.sendall(wire)
+    while len(got_at) < n:
+        chunk = sock.recv(65536)
+        assert chunk, "the server closed the connection"
+        t = time.monotonic_ns()
+        buf += chunk
+        got_at += [t - t_send] * (answers(buf) - len(got_at))
+    return buf, got_at
+
+
+def assert_pipelined_latencies(lines, least_s, got_at_ns, side):
+    """Each request's traced latency lies between the least time the server spent on the requests
+    up to its own and what the client measured up to its answer (send_and_time): both bounds hold
+    whatever the machine's speed, so nothing races."""
+    assert len(lines) == len(least_s), (side, lines)
+    for e, lo, hi in zip(lines, least_s, got_at_ns):
+        assert e["status"] == "ok", e
+        assert lo * 1e9 <= e["duration_ns"] <= hi, (side, e["statement"], lo, e["duration_ns"], hi)
+
+
+def assert_histograms_hold(agent, proto, server, before, out_lines, in_lines):
+    """Once both sides counted their lines' requests, each side's duration histogram moved by
+    exactly the lines' latencies, each in its own buckets."""
+    wait_delta(agent, proto, server, before, lambda c: c.out(), len(out_lines))
+    wait_delta(agent, proto, server, before, lambda c: c.inb(), len(in_lines))
+    m0, m1 = before.m, Counts(agent, proto, server).m
+    _, out_hist, _, in_hist = names(proto)
+    for hist, labels, lines in ((out_hist, {"destination": server.addr}, out_lines),
+                                (in_hist, {"container_id": server.container}, in_lines)):
+        durations = [e["duration_ns"] / 1e9 for e in lines]
+        les = {dict(k)["le"] for k in m1[hist + "_bucket"]}
+        got = {le: msum(m1, hist + "_bucket", le=le, **labels) - msum(m0, hist + "_bucket", le=le, **labels)
+               for le in les}
+        want = {le: sum(d <= float(le) for d in durations) for le in les}
+        assert got == want, (hist, durations, got)
+        assert msum(m1, hist + "_count", **labels) - msum(m0, hist + "_count", **labels) == len(lines)
+
+
 def db_tracer():
     """A module's tracing agent: metrics and the l7 trace lines."""
     return Agent("--events", "l7")

@@ -55,11 +55,19 @@ def test_pymysql_counts_match_global_status(tracer_l7, db, tls):
         assert now.drop(f) == before.drop(f), f
 
 
-def test_server_side_counts_match_global_status(tracer_l7, db):
+@pytest.mark.parametrize("tls", [False, True], ids=["plain", "tls"])
+def test_server_side_counts_match_global_status(tracer_l7, db, tls):
+    """Over TLS the server's side is mariadbd's own SSL_read/SSL_write (it links libssl)."""
     before = Counts(tracer_l7, P, db)
-    selects = status_delta(db, lambda: run_queries(db, 50, False))["Com_select"]
+    selects = status_delta(db, lambda: run_queries(db, 50, tls))["Com_select"]
+    assert selects == 50
     got = wait_delta(tracer_l7, P, db, before, lambda c: c.inb(status="ok"), selects)
     assert got == selects, f"server side: {got} ok, Com_select: {selects}"
+    now = Counts(tracer_l7, P, db)
+    assert now.inb() - before.inb() == selects
+    assert now.in_hist_count() - before.in_hist_count() == selects
+    for f in ("unparseable", "lost", "table_full", "unpaired"):
+        assert now.drop(f) == before.drop(f), f
 
 
 PERL_PREPARED = r"""

@@ -2,16 +2,21 @@
 against pg_stat_statements, both sides (the client's outbound series, the server's inbound one),
 the simple and extended protocols (pgbench -M simple/extended/prepared), pipelined batches,
 sslmode=require (through libpq's and the server's OpenSSL), errors with their SQLSTATE, literals
-stripped from the traced statements, and a connection opened before the agent started.
+stripped from the traced statements, a connection opened before the agent started, and the
+latencies of one batch's queries against the client's own timestamps.
 
 The clients run in cgroups of their own (ClientCgroup) and as their own role, so the client's
 series and pg_stat_statements' calls of that role count the same queries; the test reads the
 server's statistics over the unix socket, which the agent (tracing TCP) does not see."""
+import socket
+import struct
+import time
+
 import psycopg2
 import pytest
 
-from l7db import (Counts, assert_secret_absent, client_cgroup, settle, tracer_l7, wait_delta,  # noqa: F401
-                  wait_value, with_text)
+from l7db import (Counts, assert_histograms_hold, assert_pipelined_latencies, assert_secret_absent,  # noqa: F401
+                  client_cgroup, send_and_time, settle, tracer_l7, wait_delta, wait_value, with_text)
 from srv_postgres import Postgres, pg_bin
 
 P = "postgres"
@@ -200,3 +205,59 @@ def test_connection_opened_before_the_agent(agent_factory, pg):
                  "10 queries")
     mine = with_text(evs, P, "after_join", inbound_=False)
     assert len(mine) == 10 and all(e["status"] == "ok" for e in mine), mine
+
+
+def pg_msg(kind, body):
+    return kind + struct.pack("!I", len(body) + 4) + body
+
+
+def pg_answers(buf, kind=b"Z"):
+    """How many whole messages of a kind the server's bytes hold."""
+    n, at = 0, 0
+    while at + 5 <= len(buf):
+        size = struct.unpack("!I", buf[at + 1:at + 5])[0]
+        if at + 1 + size > len(buf):
+            break
+        n += buf[at:at + 1] == kind
+        at += 1 + size
+    return n
+
+
+def test_batched_latencies_against_client_timestamps(tracer_l7, pg):
+    """One write of five extended-protocol queries, each with its own Sync, two of them sleeping:
+    the server flushes its answers at each Sync (ReadyForQuery), so they come back a known time
+    apart. Each query's traced latency, both sides, lies between the sleeps served before its
+    answer (pg_sleep never wakes early) and what the client measured up to the read that brought
+    it."""
+    sleep_s = 0.3
+    tag = f"e2e_pglat_{time.monotonic_ns()}"
+    queries_ = [f"SELECT 0 AS {tag}_0", f"SELECT pg_sleep({sleep_s}) AS {tag}_1", f"SELECT 2 AS {tag}_2",
+                f"SELECT pg_sleep({sleep_s}) AS {tag}_3", f"SELECT 4 AS {tag}_4"]
+    least = [0.0, sleep_s, sleep_s, 2 * sleep_s, 2 * sleep_s]
+    wire = b"".join(pg_msg(b"P", b"\0" + q.encode() + b"\0" + struct.pack("!H", 0)) +
+                    pg_msg(b"B", b"\0\0" + struct.pack("!HHH", 0, 0, 0)) +
+                    pg_msg(b"E", b"\0" + struct.pack("!I", 0)) + pg_msg(b"S", b"") for q in queries_)
+    before = Counts(tracer_l7, P, pg)
+    with socket.create_connection(("127.0.0.1", pg.port)) as s:
+        # The startup message (trust authentication) up to the first ReadyForQuery.
+        body = struct.pack("!I", 196608) + b"user\0postgres\0database\0postgres\0\0"
+        s.sendall(struct.pack("!I", len(body) + 4) + body)
+        hello = b""
+        while not pg_answers(hello):
+            chunk = s.recv(65536)
+            assert chunk, hello
+            hello += chunk
+        buf, got_at = send_and_time(s, wire, len(queries_), pg_answers)
+        s.sendall(pg_msg(b"X", b""))
+    assert pg_answers(buf, b"C") == 5 and pg_answers(buf, b"E") == 0, buf
+    assert all(lo * 1e9 <= t for lo, t in zip(least, got_at)), got_at
+
+    def mine(evs, side):
+        return with_text(evs, P, tag, inbound_=side)
+    evs = settle(tracer_l7, lambda evs: len(mine(evs, False)) >= 5 and len(mine(evs, True)) >= 5,
+                 "the batch's queries, both sides")
+    for side in (False, True):
+        lines = mine(evs, side)
+        assert [f"{tag}_{i}" in e["statement"] for i, e in enumerate(lines)] == [True] * 5, (side, lines)
+        assert_pipelined_latencies(lines, least, got_at, side)
+    assert_histograms_hold(tracer_l7, P, pg, before, mine(evs, False), mine(evs, True))

@@ -2,11 +2,16 @@
 server's INFO commandstats (read over its unix socket, which the agent does not see),
 redis-benchmark with pipelining, a python3-redis pipeline of N commands each paired, errors with
 their code (WRONGTYPE), MULTI/EXEC, pub/sub pushes that answer no request, and TLS (Debian's build
-links OpenSSL; python3's ssl module and the server use it)."""
+links OpenSSL; python3's ssl module and the server use it), and the latencies of one pipeline's
+commands against the client's own timestamps."""
+import socket
+import time
+
 import pytest
 import redis
 
-from l7db import Counts, client_cgroup, settle, tracer_l7, wait_delta, queries  # noqa: F401
+from l7db import (Counts, assert_histograms_hold, assert_pipelined_latencies, client_cgroup, queries,  # noqa: F401
+                  send_and_time, settle, tracer_l7, wait_delta)
 from service import need
 from srv_redis import Redis
 
@@ -154,3 +159,35 @@ def test_tls_commands_counted(tracer_l7, srv):
         mine = [e for e in queries(evs, P, side) if "e2e:tls:" in (e.get("statement") or "")]
         assert len(mine) == 50 and all(e["status"] == "ok" for e in mine), (side, len(mine))
     assert wait_delta(tracer_l7, P, srv, before, lambda c: c.inb(status="ok"), 50) == 50
+
+
+def test_pipelined_latencies_against_client_timestamps(tracer_l7, srv):
+    """One write of five commands, two of them BLPOPs that time out: Redis answers the commands
+    before a BLPOP at once and those after it only when it has timed out, so the answers come back
+    in bursts a known time apart. Each command's traced latency, both sides, lies between the
+    BLPOP timeouts served before its answer (Redis unblocks strictly after the timeout, in
+    milliseconds of its clock) and what the client measured up to the read that brought it."""
+    blpop_s = 0.3
+    tag = f"e2e:lat:{time.monotonic_ns()}"
+    cmds = [["GET", f"{tag}:0"], ["BLPOP", f"{tag}:1", str(blpop_s)], ["GET", f"{tag}:2"],
+            ["BLPOP", f"{tag}:3", str(blpop_s)], ["GET", f"{tag}:4"]]
+    least = [0.0, blpop_s, blpop_s, 2 * blpop_s, 2 * blpop_s]
+    wire = b"".join(b"*%d\r\n" % len(c) + b"".join(b"$%d\r\n%s\r\n" % (len(a), a.encode()) for a in c)
+                    for c in cmds)
+    before = Counts(tracer_l7, P, srv)
+    with socket.create_connection(("127.0.0.1", srv.port)) as s:
+        # Every answer is one line: $-1 (GET of no key) or *-1 (BLPOP timed out).
+        buf, got_at = send_and_time(s, wire, len(cmds), lambda b: b.count(b"\r\n"))
+    assert buf == b"$-1\r\n*-1\r\n$-1\r\n*-1\r\n$-1\r\n", buf
+    assert all(lo * 1e9 <= t for lo, t in zip(least, got_at)), got_at
+
+    def mine(evs, side):
+        return [e for e in queries(evs, P, side) if tag in (e.get("statement") or "")]
+    evs = settle(tracer_l7, lambda evs: len(mine(evs, False)) >= 5 and len(mine(evs, True)) >= 5,
+                 "the pipeline's commands, both sides")
+    for side in (False, True):
+        lines = mine(evs, side)
+        assert [(e["op"].upper(), e["statement"].split()[1]) for e in lines] == [(c[0], c[1]) for c in cmds], \
+            (side, lines)
+        assert_pipelined_latencies(lines, least, got_at, side)
+    assert_histograms_hold(tracer_l7, P, srv, before, mine(evs, False), mine(evs, True))

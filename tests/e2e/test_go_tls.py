@@ -16,8 +16,6 @@ from conftest import Agent, free_port
 from nginx import Nginx, self_signed_cert
 from test_tls import NGINX_TLS, assert_each_reported, probes_of, run_clients
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-GO = shutil.which("go") or "/usr/bin/go"
 LAUNCHES = 300
 
 
@@ -36,22 +34,14 @@ def server(go_tracer):
 
 
 @pytest.fixture(scope="module")
-def go_bin(go_tracer):
+def go_bin(go_tracer, build_go):
     """The Go programs, built after the agent started: stripped and unstripped client, server."""
-    if not os.access(GO, os.X_OK):
-        pytest.fail("go is missing: apt-get install golang-go (scripts/install-deps.sh)")
     d = tempfile.mkdtemp(prefix="nodescope-e2e-go.")
-    env = dict(os.environ, HOME=d, GOCACHE=os.path.join(d, "cache"), GO111MODULE="off", GOFLAGS="",
-               CGO_ENABLED="0")
-    out = {}
+    out = {"dir": d}
     for name, src, flags in (("client_stripped", "go_get.go", ["-ldflags=-s -w"]),
                              ("client", "go_get.go", []),
                              ("serve", "go_serve.go", ["-ldflags=-s -w"])):
-        out[name] = os.path.join(d, name)
-        p = subprocess.run([GO, "build", *flags, "-o", out[name], os.path.join(HERE, "clients", src)],
-                           env=env, capture_output=True, cwd=d)
-        assert p.returncode == 0, p.stderr.decode(errors="replace")
-    out["dir"] = d
+        out[name] = build_go(src, *flags, out=os.path.join(d, name))
     yield out
     shutil.rmtree(d, ignore_errors=True)
 

@@ -128,3 +128,87 @@ def test_redis_connection_opened_before_the_agent(agent_factory, redis):
     iq = lambda m, s: msum(m, "container_redis_inbound_queries_total", status=s)
     assert (iq(m1, "ok") - iq(m0, "ok"), iq(m1, "failed") - iq(m0, "failed")) == (n - 1, 1)
     conn.close()
+
+
+class H2Client:
+    """A minimal HTTP/2 client on a plain socket (h2c with prior knowledge), its header blocks
+    encoded by python3-hpack, which indexes every field: a request names the entries the ones
+    before it inserted, as real clients do."""
+
+    def __init__(self, port):
+        import hpack
+        self.sock = socket.create_connection(("127.0.0.1", port))
+        self.enc, self.authority = hpack.Encoder(), f"127.0.0.1:{port}"
+        self.stream, self.buf = 1, b""
+        self.sock.sendall(b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" + self.frame(4, 0, 0, b""))
+
+    @staticmethod
+    def frame(type_, flags, stream, payload):
+        return len(payload).to_bytes(3, "big") + bytes([type_, flags]) + stream.to_bytes(4, "big") + payload
+
+    def read_frame(self):
+        while len(self.buf) < 9 or len(self.buf) < 9 + int.from_bytes(self.buf[:3], "big"):
+            d = self.sock.recv(65536)
+            assert d, "connection closed"
+            self.buf += d
+        n = int.from_bytes(self.buf[:3], "big")
+        f, self.buf = self.buf[:9 + n], self.buf[9 + n:]
+        return f[3], f[4], int.from_bytes(f[5:9], "big") & 0x7fffffff
+
+    def get(self, path):
+        """One GET, answered before it returns; the answer's :status is not decoded here (the test
+        counts what it sent)."""
+        sid, self.stream = self.stream, self.stream + 2
+        block = self.enc.encode([(":method", "GET"), (":scheme", "http"), (":authority", self.authority),
+                                 (":path", path), ("user-agent", "nodescope-e2e")])
+        self.sock.sendall(self.frame(1, 0x5, sid, block))  # HEADERS, END_HEADERS | END_STREAM
+        while True:
+            type_, flags, stream = self.read_frame()
+            if type_ == 4 and not flags & 1:
+                self.sock.sendall(self.frame(4, 1, 0, b""))  # SETTINGS ack
+            if stream == sid and type_ in (0, 1) and flags & 1:
+                return
+
+
+@pytest.fixture
+def nghttpd():
+    from srv_nghttpd import Nghttpd
+    s = Nghttpd()
+    yield s
+    s.stop()
+
+
+def test_http2_connection_seen_from_its_middle(agent_factory, nghttpd):
+    """An h2c connection whose HPACK tables were filled before the agent started: a request whose
+    :path names an entry inserted before is counted (op "unknown"), one whose fields are all known
+    is decoded, and a path first sent afterwards is learnt and decoded from then on. Each block
+    naming a lost entry is counted in nodescope_l7_undecoded_total{proto="http2"}."""
+    c = H2Client(nghttpd.port)
+    c.get("/index.html")
+    c.get("/missing")  # its :path now an entry of the client's table
+    src = src_of(c.sock)
+    agent = agent_factory()
+    m0 = agent.metrics()
+    plan = ["/index.html"] * 10 + ["/missing"] * 5 + ["/fresh"] * 3
+    for p in plan:
+        c.get(p)
+    n = len(plan)
+    # A last request marks the end: any extra event of the connection comes before it.
+    c.get("/drain")
+    drained = lambda evs, d: any(e.get("statement") == "GET /drain" for e in l7(evs, src=src, dir=d))
+    evs = agent.wait_for(lambda evs: drained(evs, "out") and drained(evs, "in") and evs,
+                         what="the marker request on each side")
+    for d in ("out", "in"):
+        got = [(e["proto"], e["statement"], e["status"]) for e in l7(evs, src=src, dir=d)]
+        assert got == [("http2", "GET /index.html", "2xx")] * 10 + [("http2", "unknown", "4xx")] * 5 + \
+            [("http2", "GET /fresh", "4xx")] * 3 + [("http2", "GET /drain", "4xx")], d
+    m1 = agent.metrics()
+    out = lambda m, s: msum(m, "container_http_requests_total", destination=nghttpd.addr, status=s)
+    assert (out(m1, "2xx") - out(m0, "2xx"), out(m1, "4xx") - out(m0, "4xx")) == (10, 8 + 1)
+    inb = lambda m, s: msum(m, "container_http_inbound_requests_total", container_id=nghttpd.container, status=s)
+    assert (inb(m1, "2xx") - inb(m0, "2xx"), inb(m1, "4xx") - inb(m0, "4xx")) == (10, 8 + 1)
+    undecoded = lambda m: msum(m, "nodescope_l7_undecoded_total", proto="http2")
+    # every request names the :authority and user-agent entries (client side), every answer the
+    # server's date and server entries (server side): two blocks each, seen from both ends
+    assert undecoded(m1) - undecoded(m0) >= 2 * n
+    c.sock.close()

@@ -65,7 +65,7 @@ static void fz_printable(const char *s, size_t cap)
 static void fz_on_msg(void *ctx, const struct l7_msg *m)
 {
 	struct fz_log *l = ctx;
-	CHECK(m->kind <= L7_MSG_LOST);
+	CHECK(m->kind <= L7_MSG_HANDSHAKE);
 	CHECK(m->status <= L7_STATUS_UNKNOWN);
 	fz_printable(m->op, L7_OP_LEN);
 	fz_printable(m->text, L7_TEXT_LEN);

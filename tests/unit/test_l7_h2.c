@@ -153,12 +153,85 @@ static void test_loss(void **state)
 	h_free(&v);
 }
 
+/* A literal field with incremental indexing, a static table name (index < 63), raw value. */
+static size_t lit_indexed(uint8_t *b, uint8_t name_index, const char *value)
+{
+	size_t vl = strlen(value);
+	b[0] = 0x40 | name_index;
+	b[1] = (uint8_t)vl;
+	memcpy(b + 2, value, vl);
+	return vl + 2;
+}
+
+/* Header blocks of `n` bytes in one frame each: HEADERS (END_HEADERS | flags). */
+static void headers(struct h_conv *v, enum l7_dir dir, uint32_t stream, uint8_t flags,
+		    const uint8_t *blk, size_t n)
+{
+	uint8_t f[300];
+	h_add(v, dir, f, frame(f, 1, 0x4 | flags, stream, blk, n));
+}
+
+/*
+ * A gRPC connection seen from its middle (an agent started after it): its
+ * first request and answer filled both HPACK tables, and what follows names
+ * those entries. A block that names a lost entry is counted (undecoded) and
+ * its message still reported; the next literals are learnt and decode the
+ * blocks after them; a request's content-type makes the stream gRPC when the
+ * answer's names a lost entry, so the trailers' grpc-status is its code.
+ */
+static void test_middle(void **state)
+{
+	struct h_conv v = { 0 };
+	static struct h_run r;
+	uint8_t blk[256], f[300];
+	size_t n;
+	/* The unseen past: the client's table [62] content-type grpc, [63] :path /a.B/C; the
+	 * server's [62] grpc-status 0, [63] content-type grpc. */
+	static const uint8_t lost_refs[] = { 0x83, 0x86, 0xbf, 0xbe };
+	headers(&v, L7_DIR_REQUEST, 3, 0, lost_refs, sizeof(lost_refs));
+	h_add(&v, L7_DIR_REQUEST, f, frame(f, 0, 0x1, 3, "\0\0\0\0\2hi", 7));
+	static const uint8_t status_lost_ct[] = { 0x88, 0xbf };
+	headers(&v, L7_DIR_RESPONSE, 3, 0, status_lost_ct, sizeof(status_lost_ct));
+	h_add(&v, L7_DIR_RESPONSE, f, frame(f, 0, 0, 3, "\0\0\0\0\2ok", 7));
+	static const uint8_t lost_trailer[] = { 0xbe };
+	headers(&v, L7_DIR_RESPONSE, 3, 0x1, lost_trailer, sizeof(lost_trailer));
+	/* Stream 5: new literals, learnt. */
+	n = 0;
+	blk[n++] = 0x83;
+	blk[n++] = 0x86;
+	n += lit_indexed(blk + n, 4, "/a.B/D");		   /* :path */
+	n += lit_indexed(blk + n, 31, "application/grpc"); /* content-type */
+	headers(&v, L7_DIR_REQUEST, 5, 0x1, blk, n);
+	headers(&v, L7_DIR_RESPONSE, 5, 0, status_lost_ct, sizeof(status_lost_ct));
+	n = 0;
+	blk[n++] = 0x40; /* literal name, indexed */
+	blk[n++] = 11;
+	memcpy(blk + n, "grpc-status", 11);
+	n += 11;
+	blk[n++] = 1;
+	blk[n++] = '5';
+	headers(&v, L7_DIR_RESPONSE, 5, 0x1, blk, n);
+	/* Stream 7: the client's [63] is now /a.B/D, [62] content-type; the server's [62] grpc-status 5. */
+	headers(&v, L7_DIR_REQUEST, 7, 0x1, lost_refs, sizeof(lost_refs));
+	headers(&v, L7_DIR_RESPONSE, 7, 0, status_lost_ct, sizeof(status_lost_ct));
+	headers(&v, L7_DIR_RESPONSE, 7, 0x1, lost_trailer, sizeof(lost_trailer));
+	h_check_splits(H2, &v, &r);
+	assert_string_equal(r.pairs.s, "unknown | unknown => ok 2xx\n"
+				       "POST | POST /a.B/D => failed grpc:NOT_FOUND\n"
+				       "POST | POST /a.B/D => failed grpc:NOT_FOUND\n");
+	/* stream 3's three blocks, the answers' headers on 5 and 7 */
+	assert_int_equal(r.cnt.undecoded, 5);
+	assert_int_equal(r.cnt.unparseable + r.cnt.lost + r.cnt.unpaired + r.cnt.truncated, 0);
+	h_free(&v);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_nghttp),
 		cmocka_unit_test(test_grpc),
 		cmocka_unit_test(test_loss),
+		cmocka_unit_test(test_middle),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

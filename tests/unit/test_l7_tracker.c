@@ -302,6 +302,28 @@ static void test_postgres_server_side_with_its_error_code(void **state)
 			       "container_id=\"/\"}") == 2);
 }
 
+static void test_first_query_is_dated_by_its_own_chunks_not_the_startup(void **state)
+{
+	struct fixture *f = *state;
+	uint8_t b[512];
+	size_t n;
+	/* The startup message and its answer (no request, no reply) 4 ms apart... */
+	static const uint8_t startup[] = { 0, 0, 0, 17, 0, 3, 0, 0, 'u', 's', 'e', 'r', 0, 'p', 0, 0, 0 };
+	feed_bytes(f->t, 0xd000, NS_L7_WRITE, 0, startup, sizeof(startup), 1 * SEC);
+	n = pg(b, 'R', "\0\0\0\0", 4);
+	n += pg(b + n, 'Z', "I", 1);
+	feed_bytes(f->t, 0xd000, NS_L7_READ, 0, b, n, 1 * SEC + 4000000);
+	/* ...then a query answered in 1 ms: its latency is that 1 ms. */
+	n = pg(b, 'Q', "SELECT 1", 9);
+	feed_bytes(f->t, 0xd000, NS_L7_WRITE, 0, b, n, 2 * SEC);
+	n = pg(b, 'C', "SELECT 1", 9);
+	n += pg(b + n, 'Z', "I", 1);
+	feed_bytes(f->t, 0xd000, NS_L7_READ, 0, b, n, 2 * SEC + 1000000);
+	double sum = exposed(f, "container_postgres_queries_duration_seconds_total_sum{container_id=\"/\","
+				"destination=\"0.0.0.0:0\",actual_destination=\"0.0.0.0:0\"}");
+	assert_true(sum > 0.00099 && sum < 0.00101);
+}
+
 static void test_postgres_inside_tls_after_its_ssl_request(void **state)
 {
 	struct fixture *f = *state;
@@ -422,6 +444,8 @@ int main(void)
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_dns_counts_and_maps_addresses, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_header_read_apart_from_its_body, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_first_query_is_dated_by_its_own_chunks_not_the_startup, setup,
+						teardown),
 		cmocka_unit_test_setup_teardown(test_postgres_inside_tls_after_its_ssl_request, setup,
 						teardown),
 	};
