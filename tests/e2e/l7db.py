@@ -2,24 +2,27 @@
 series (Coroot's container_<proto>_queries_* families and nodescope_l7_*_total drop counters) and
 its `l7` trace lines, and waiting for a count to reach what the server's own statistics say."""
 import json
+import os
 import time
+from collections import Counter
 
 import pytest
 
 from conftest import Agent
 from service import ClientCgroup
 
+CATALOG = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "coroot_catalog.json")
 # The drop counters every protocol exports, as nodescope_l7_<field>_total{proto}.
 DROP_FIELDS = ("messages", "unparseable", "truncated", "lost", "table_full", "unpaired")
 # Drops that mean a message was misread or missed (not "messages", a count of what was parsed).
 LOSSES = ("unparseable", "truncated", "lost", "table_full", "unpaired")
 
 
-def names(proto):
+def names(proto, noun="queries"):
     """(outbound total, outbound histogram, inbound total, inbound histogram) metric names."""
-    return (f"container_{proto}_queries_total", f"container_{proto}_queries_duration_seconds_total",
-            f"container_{proto}_inbound_queries_total",
-            f"container_{proto}_inbound_queries_duration_seconds_total")
+    return (f"container_{proto}_{noun}_total", f"container_{proto}_{noun}_duration_seconds_total",
+            f"container_{proto}_inbound_{noun}_total",
+            f"container_{proto}_inbound_{noun}_duration_seconds_total")
 
 
 def msum(metrics, name, **labels):
@@ -181,3 +184,43 @@ def client_cgroup():
     yield make
     for cg in made:
         cg.remove()
+
+
+def assert_both_sides(agent, m0, proto, noun, client, server, want, secret):
+    """The client's container (a ClientCgroup) asked and the server (a Service) answered exactly
+    the requests of want, a Counter of trace lines (op, statement, status, error code): counted
+    so in Coroot's families since the scrape m0, outbound by destination and inbound, with
+    Coroot's label sets (its catalog's), no drop counted, and traced so on both sides, secret nowhere."""
+    out_name, out_hist, in_name, in_hist = names(proto, noun)
+    n = sum(want.values())
+    by_status = {st: sum(v for k, v in want.items() if k[2] == st) for st in ("ok", "failed", "unknown")}
+
+    def delta(name, **labels):
+        return msum(agent.metrics(), name, **labels) - msum(m0, name, **labels)
+    out = dict(container_id=client.container, destination=server.addr)
+    inb = dict(container_id=server.container)
+    assert wait_value(lambda: (delta(out_name, **out), delta(in_name, **inb)), (n, n)) == (n, n)
+    for st, v in by_status.items():
+        assert (delta(out_name, status=st, **out), delta(in_name, status=st, **inb)) == (v, v), st
+    assert (delta(out_hist + "_count", **out), delta(in_hist + "_count", **inb)) == (n, n)
+    m = agent.metrics(keep_node_labels=True)
+    with open(CATALOG) as f:
+        catalog = json.load(f)
+    for name in (out_name, out_hist, in_name, in_hist):
+        fam = catalog["families"][name]
+        labels = set(catalog["every_series"]) | set(catalog["container_series"]) | set(fam["labels"])
+        series = m[name + ("_count" if fam["type"] == "histogram" else "")]
+        assert series and all(set(dict(k)) == labels for k in series), (name, list(series))
+    for field in LOSSES:
+        assert delta(f"nodescope_l7_{field}_total", proto=proto) == 0, field
+
+    def lines(evs, container):
+        return [e for e in evs if e.get("type") == "l7" and e.get("proto") == proto and e.get("container") == container]
+    evs = settle(agent, lambda evs: len(lines(evs, client.container)) >= n and len(lines(evs, server.container)) >= n,
+                 f"{n} {proto} {noun}, both sides")
+    for side, container in (("out", client.container), ("in", server.container)):
+        mine = lines(evs, container)
+        assert all(e["dir"] == side and e["duration_ns"] > 0 for e in mine), mine
+        got = Counter((e["op"], e["statement"], e["status"], e.get("error_code")) for e in mine)
+        assert got == want, (side, got, want)
+    assert not any(secret in json.dumps(e) for e in evs)

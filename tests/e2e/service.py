@@ -3,12 +3,14 @@
 metrics are told from the test process' own), run as root or as the Debian package's user when
 the server refuses root, and stopped cleanly by stop(). One module per server builds on it
 (srv_postgres.py, srv_mariadb.py, srv_redis.py, srv_memcached.py, srv_clickhouse.py)."""
+import json
 import os
 import pwd
 import shutil
 import signal
 import socket
 import subprocess
+import sys
 import tempfile
 import time
 
@@ -142,6 +144,21 @@ class Service:
             except OSError:
                 time.sleep(0.05)
         shutil.rmtree(self.dir, ignore_errors=True)
+
+
+class StandIn(Service):
+    """One of the stand-in servers written for the tests (a script using standin.py) on a free
+    port: argv after the script, "{port}" replaced, then the path of its request log, which
+    requests() reads (one dict per request)."""
+
+    def __init__(self, name, script, *args):
+        super().__init__(name)
+        self.log_file = self.path("requests.jsonl")
+        self.start([sys.executable, script] + [a.format(port=self.port) for a in args] + [self.log_file])
+
+    def requests(self):
+        with open(self.log_file) as f:
+            return [json.loads(line) for line in f]
 
 
 class ClientCgroup:

@@ -4,7 +4,7 @@
  * wrote in protocol versions 4 and 5 (v5 in segments after the start-up),
  * the answers a stand-in node made from the specification, v5's segments
  * with the driver's own segment codec (tests/unit/data/l7/cql_v*.cap,
- * cql_standin.py); whole and split at every offset.
+ * tests/e2e/srv_cassandra.py); whole and split at every offset.
  */
 #include <stdarg.h>
 #include <stddef.h>

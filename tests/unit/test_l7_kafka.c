@@ -3,7 +3,7 @@
  * requests are what Debian's python3-kafka 2.0.2 wrote (a producer with
  * acks=1, one with acks=0, a consumer), the answers a stand-in broker made
  * with that library's response encoders (tests/unit/data/l7/kafka_python.cap,
- * kafka_standin.py); whole and split at every offset. Flexible versions
+ * tests/e2e/srv_kafka.py); whole and split at every offset. Flexible versions
  * (which that client does not speak) are built here from the protocol's
  * message definitions.
  */

@@ -5,6 +5,7 @@
 # from run to run (ids, timestamps, salts), so the tests' expectations may need a look after.
 set -euo pipefail
 OUT=$(pwd)/tests/unit/data/l7
+E2E=$(pwd)/tests/e2e # the stand-in servers of the protocols Debian has no server for
 PROXY=$OUT/capture_proxy.py
 PY=/usr/bin/python3
 W=$(mktemp -d /tmp/nodescope-capture.XXXXXX)
@@ -186,7 +187,7 @@ c.close()"
 
 # Kafka: no server in Debian; python3-kafka's producers and consumer against a stand-in broker
 # answering with that library's own response encoders (advertising the proxy's port)
-$PY "$OUT/kafka_standin.py" 19460 19461 &
+$PY "$E2E/srv_kafka.py" 19460 19461 &
 PIDS+=($!)
 wait_port 19460
 cap kafka_python 19461 19460 $PY -c "
@@ -292,7 +293,7 @@ ch.queue_delete('jobs'); ch.exchange_delete('orders')
 c.close()"
 
 # Cassandra: no server in Debian; python3-cassandra's connection (v4, then v5) against a stand-in
-$PY "$OUT/cql_standin.py" 19500 &
+$PY "$E2E/srv_cassandra.py" 19500 &
 PIDS+=($!)
 wait_port 19500
 for v in 4 5; do

@@ -1,17 +1,18 @@
 #!/usr/bin/python3
-"""A stand-in Kafka broker for the parser tests' captures (Debian 12 has no Kafka server).
+"""A stand-in Kafka broker (Debian 12 has no Kafka server), for the e2e tests (Kafka(), a Service:
+its own process and cgroup) and for the parser tests' captures (tests/unit/data/l7/capture.sh).
 
-kafka_standin.py PORT [ADVERTISED_PORT]: answers the requests python3-kafka sends (ApiVersions, Metadata,
-Produce, Fetch, ListOffsets, FindCoordinator) with responses encoded by python3-kafka's
+srv_kafka.py PORT [ADVERTISED_PORT [LOG]]: answers the requests python3-kafka sends (ApiVersions,
+Metadata, Produce, Fetch, ListOffsets, FindCoordinator) with responses encoded by python3-kafka's
 own protocol classes, so both directions are that library's bytes. One broker (node 0, on
-ADVERTISED_PORT: the capture proxy's, so the client's later connections go through it too), topics "events" and "full" with one partition each; any other topic is unknown
-(error 3); a Produce to "full" fails with MESSAGE_TOO_LARGE (10). Fetch answers carry no
-records, after the request's max wait (at most 0.5 s) as a broker with none to give.
+ADVERTISED_PORT: a capture proxy's, so the client's later connections go through it too), topics
+"events" and "full" with one partition each; any other topic is unknown (error 3); a Produce to
+"full" fails with MESSAGE_TOO_LARGE (10). Fetch answers carry no records, after the request's max
+wait (at most 0.5 s) as a broker with none to give. LOG gets a JSON line per request read (api
+key, correlation id, first topic, whether it was answered), written before its answer is sent.
 """
-import socket
 import struct
 import sys
-import threading
 import time
 
 from kafka.protocol.admin import ApiVersionResponse
@@ -21,8 +22,9 @@ from kafka.protocol.metadata import MetadataRequest, MetadataResponse
 from kafka.protocol.offset import OffsetRequest, OffsetResponse
 from kafka.protocol.produce import ProduceRequest, ProduceResponse
 
-PORT = int(sys.argv[1])
-ADVERTISED = int(sys.argv[2]) if len(sys.argv) > 2 else PORT
+from standin import RequestLog, accept_forever
+
+ADVERTISED = 0  # set from the command line
 TOPICS = ("events", "full")
 VERSIONS = [(0, 0, 7), (1, 0, 10), (2, 0, 2), (3, 0, 5), (10, 0, 1), (18, 0, 1)]
 
@@ -99,7 +101,17 @@ def answer(key, ver, body):
     return None
 
 
-def serve(c):
+def first_topic(key, ver, body):
+    """The first topic of a Produce, Fetch or Metadata request, for the log."""
+    try:
+        req = {0: ProduceRequest, 1: FetchRequest, 3: MetadataRequest}[key][ver].decode(body)
+        t = req.topics[0] if req.topics else None
+        return t if isinstance(t, str) or t is None else t[0]
+    except (KeyError, IndexError):
+        return None
+
+
+def serve(c, log):
     buf = b""
     while True:
         data = c.recv(65536)
@@ -111,26 +123,24 @@ def serve(c):
             msg, buf = buf[4:4 + n], buf[4 + n:]
             key, ver, corr, cl = struct.unpack(">hhih", msg[:10])
             body = msg[10 + max(cl, 0):]
+            noreply = False
             if key == 0:
                 off = 2 + max(struct.unpack(">h", body[:2])[0], 0) if ver >= 3 else 0
-                if struct.unpack(">h", body[off:off + 2])[0] == 0:
-                    continue  # acks=0: no answer
-            resp = answer(key, ver, body)
+                noreply = struct.unpack(">h", body[off:off + 2])[0] == 0  # acks=0: no answer
+            resp = None if noreply else answer(key, ver, body)
+            log.write(key=key, ver=ver, corr=corr, topic=first_topic(key, ver, body), answered=resp is not None)
             if resp is None:
                 continue
             out = struct.pack(">i", corr) + resp.encode()
             c.sendall(struct.pack(">i", len(out)) + out)
 
 
-def main():
-    ls = socket.socket()
-    ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    ls.bind(("127.0.0.1", PORT))
-    ls.listen(8)
-    while True:
-        c, _ = ls.accept()
-        threading.Thread(target=serve, args=(c,), daemon=True).start()
-
-
 if __name__ == "__main__":
-    main()
+    ADVERTISED = int(sys.argv[2]) if len(sys.argv) > 2 else int(sys.argv[1])
+    accept_forever(int(sys.argv[1]), serve, RequestLog(sys.argv[3] if len(sys.argv) > 3 else None))
+else:
+    from service import StandIn
+
+    def Kafka():
+        """The stand-in on a free port, advertising itself."""
+        return StandIn("kafka-standin", __file__, "{port}", "{port}")
