@@ -19,7 +19,7 @@ NS_STREAM_DEFINE(l7, 8)
 /*
  * The record is built here: too big for the BPF stack. The slack lets a
  * copy at any offset below NS_L7_CAPTURE be up to 2 * NS_L7_CAPTURE - 1
- * bytes long as the verifier sees it (l7_capture_iov_rest's masks); the bytes
+ * bytes long as the verifier sees it (ns_l7_capture_iov_rest's masks); the bytes
  * past data[] are never written nor sent.
  */
 struct l7_scratch_rec {
@@ -33,8 +33,12 @@ struct {
 	__type(value, struct l7_scratch_rec);
 } l7_scratch SEC(".maps");
 
-/* The iovecs of one readv, writev, recvmsg or sendmsg captured (memcached writes a reply in pieces). */
-#define L7_IOV_MAX 8
+/*
+ * The iovecs of one readv, writev, recvmsg or sendmsg captured: memcached
+ * writes a reply in pieces, gRPC a header block as a slice a field (28 on a
+ * channel's first request).
+ */
+#define L7_IOV_MAX 32
 
 /* Whether the buffer a write is about to send starts with a TLS record header. */
 static __always_inline bool l7_write_is_tls_record(__u64 ptr, __u32 kind)
@@ -234,28 +238,37 @@ static __always_inline void l7_capture(struct ns_l7_event *e, __u64 base, __u64 
 }
 
 /*
- * After l7_capture has copied an iovec array's first element whole (len
- * bytes), copies what the next ones moved (e->total in all, in order) up to
- * the capture size: the walk ends where those bytes do, so it never reads
- * past the array whatever its length.
+ * After l7_capture has copied an iovec array's first element whole, copies
+ * what the next ones moved (e->total in all, in order) up to the capture
+ * size. Everything walked so far was copied whole, so the bytes left are
+ * e->total - e->captured: the walk ends where they do, so it never reads past
+ * the array whatever its length.
  *
- * The copy's offset and length are masked after barrier_var() has made them
- * opaque: the clamp above them compiles to a comparison of two registers,
- * from which 5.10's and 6.1's verifiers learn no bound, and without the
- * barrier the compiler drops the masks as redundant with the clamp. A mask
- * is an ALU operation with a constant, which every verifier follows.
+ * A global function, verified once apart from its caller. Each step reads
+ * its position back from the record (a volatile load: an unknown number to
+ * the verifier), so the paths of one step meet again at the next and the
+ * verifier's states do not multiply with the steps (kernels from 6.13 on ran
+ * past a million instructions otherwise). The copy's offset and length are
+ * masked after barrier_var() has made them opaque: 5.10's and 6.1's verifiers
+ * learn no bound from the clamps, which compare two registers, and without
+ * the barrier the compiler would drop the masks as redundant.
  */
-static __always_inline void l7_capture_iov_rest(struct ns_l7_event *e, __u64 iovp, __u64 len)
+__noinline int ns_l7_capture_iov_rest(__u64 iovp)
 {
-	__u64 off = e->captured, left = e->total - len;
+	__u32 zero = 0;
+	struct ns_l7_event *e = bpf_map_lookup_elem(&l7_scratch, &zero);
+	if (!e)
+		return 0;
 
 	for (int i = 1; i < L7_IOV_MAX; i++) {
+		__u64 off = *(volatile __u32 *)&e->captured, total = e->total;
 		struct iovec v;
-		if (!left || off >= NS_L7_CAPTURE ||
+		if (off >= total || off >= NS_L7_CAPTURE ||
 		    bpf_probe_read_user(&v, sizeof(v), (void *)(iovp + i * sizeof(v))))
 			break;
-		__u64 n = v.iov_len < left ? v.iov_len : left;
-		left -= n;
+		__u64 n = v.iov_len;
+		if (n > total - off)
+			n = total - off;
 		if (n > NS_L7_CAPTURE - off)
 			n = NS_L7_CAPTURE - off;
 		__u64 at = off;
@@ -265,9 +278,9 @@ static __always_inline void l7_capture_iov_rest(struct ns_l7_event *e, __u64 iov
 		n &= 2 * NS_L7_CAPTURE - 1; /* n <= NS_L7_CAPTURE: a no-op */
 		if (n && bpf_probe_read_user(e->data + at, n, v.iov_base))
 			break;
-		off += n;
+		*(volatile __u32 *)&e->captured = off + n;
 	}
-	e->captured = off;
+	return 0;
 }
 
 /* ...and sends it. */
@@ -308,7 +321,7 @@ static __always_inline int l7_exit_one(void *ctx, __u64 id, struct l7_call *call
 	 */
 	l7_capture(e, base, len);
 	if (iovp && len < e->total && e->captured == len)
-		l7_capture_iov_rest(e, iovp, len);
+		ns_l7_capture_iov_rest(iovp);
 	/* (A DNS message's id can look like a record header.) */
 	if (!(call->sock.flags & NS_L7_F_DNS) && l7_is_tls_record(e)) {
 		__u64 key = l7_key(id >> 32, call->fd);
@@ -319,7 +332,12 @@ static __always_inline int l7_exit_one(void *ctx, __u64 id, struct l7_call *call
 		l7_ciphertext(ctx, id, call->fd, call->op, &call->sock);
 		return 0;
 	}
-	l7_output(ctx, e, NS_L7_HEADER_SIZE + e->captured);
+	/* read back from the record (the walk wrote it): bounded again for the verifier */
+	__u64 n = e->captured;
+	n &= (NS_L7_CAPTURE << 1) - 1;
+	if (n > NS_L7_CAPTURE)
+		n = NS_L7_CAPTURE;
+	l7_output(ctx, e, NS_L7_HEADER_SIZE + n);
 	return 0;
 }
 

@@ -5,8 +5,8 @@ HTTP's families with Coroot's gRPC status label (grpc:OK, grpc:NOT_FOUND, ...), 
 counted exactly as the client counted its calls.
 
 gRPC's core writes with sendmsg, every HPACK name and value its own iovec (28 for a channel's
-first request): only the first iovec is captured today, so the h2c test is a strict xfail. Inside
-TLS each SSL_write is one such piece, all captured."""
+first request), all captured (up to 32 iovecs and the capture size). Inside TLS each SSL_write is
+one such piece."""
 import pytest
 
 from l7db import msum, wait_value
@@ -67,9 +67,6 @@ def grpc_tls():
     s.stop()
 
 
-@pytest.mark.xfail(strict=True, reason="gRPC's core writes a header block as one sendmsg of many iovecs and "
-                   "only the first is captured: capture across iovecs was reverted (older verifiers "
-                   "refused it)")
 def test_grpc_h2c_unary_errors_and_streams(agent_factory, grpc_h2c):
     agent = agent_factory()
     evs = run_and_check(agent, grpc_h2c)
