@@ -378,11 +378,17 @@ static int agent_start_holds(struct agent *a)
 	return 0;
 }
 
-static void agent_actual_destination(void *ctx, const struct ns_l7_sock *s, char *out, size_t len)
+static void agent_destination(void *ctx, const struct ns_l7_sock *s, char *dest, char *actual)
 {
 	struct agent *a = ctx;
 	if (a->tcp)
-		tcp_tracker_actual_destination(a->tcp, s, out, len);
+		tcp_tracker_destination(a->tcp, s, dest, actual);
+}
+
+static const char *agent_fan_out_domain(void *ctx, int family, const uint8_t *addr)
+{
+	struct agent *a = ctx;
+	return a->l7 ? l7_tracker_fan_out_domain(a->l7, family, addr) : NULL;
 }
 
 /* Only when an endpoint is given: otherwise no timer, no spool, no curl. */
@@ -502,10 +508,12 @@ static int agent_start(struct agent *a)
 		.ephemeral_hi = c->ephemeral_ports.hi,
 		.on_close = agent_conn_closed,
 		.on_close_ctx = a,
+		.fan_out_domain = agent_fan_out_domain,
+		.fan_out_ctx = a,
 	};
 	struct l7_tracker_opts lo = {
-		.actual_destination = agent_actual_destination,
-		.actual_ctx = a,
+		.destination = agent_destination,
+		.destination_ctx = a,
 		.registry = a->registry,
 		.procs = proc_tracker_table(a->procs),
 		.trace = (c->stream_mask & (1u << NS_STREAM_L7)) ? &a->trace : NULL,

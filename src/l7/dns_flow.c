@@ -42,8 +42,21 @@ struct dns_question {
 	char name[DNS_NAME_LEN];
 };
 
+/* An address of a domain Coroot keys by name (several addresses, all external). */
+struct fan_out {
+	struct hmap_node node;
+	bool used;
+	uint16_t family;
+	uint8_t addr[16];
+	char fqdn[DNS_NAME_LEN];
+};
+#define DNS_FAN_OUT 1024 /* addresses kept; the oldest answer's make room */
+
 struct l7_dns {
 	struct l7_dns_opts o;
+	struct fan_out fan_out[DNS_FAN_OUT]; /* a ring, indexed by fan_out_index */
+	unsigned fan_out_next;
+	struct hmap fan_out_index;
 	struct dns_question ring[DNS_PENDING];
 	unsigned next;
 	struct hmap waiting;
@@ -82,7 +95,8 @@ int l7_dns_new(const struct l7_dns_opts *o, struct l7_dns **out)
 	if (!d)
 		return -ENOMEM;
 	d->o = *o;
-	if (hmap_init(&d->waiting, DNS_PENDING) || strmap_init(&d->seen, DNS_SEEN_MAX) ||
+	if (hmap_init(&d->waiting, DNS_PENDING) || hmap_init(&d->fan_out_index, DNS_FAN_OUT) ||
+	    strmap_init(&d->seen, DNS_SEEN_MAX) ||
 	    strmap_init(&d->per_container, DNS_SEEN_MAX) ||
 	    metric_register_defs(o->registry, dns_metrics, METRIC_DEFS_COUNT(dns_metrics), d,
 				 o->max_series)) {
@@ -98,6 +112,7 @@ void l7_dns_free(struct l7_dns *d)
 	if (!d)
 		return;
 	hmap_destroy(&d->waiting);
+	hmap_destroy(&d->fan_out_index);
 	strmap_destroy(&d->seen);
 	strmap_destroy(&d->per_container);
 	free(d);
@@ -178,18 +193,63 @@ static bool addr_external(const struct dns_addr *a)
 	return memcmp(p, v6_loopback, 16) && (p[0] & 0xfe) != 0xfc;
 }
 
+static uint64_t fan_out_hash(int family, const uint8_t *addr)
+{
+	return hmap_hash_bytes(addr, family == AF_INET ? 4 : 16) ^ (uint64_t)family;
+}
+
+static struct fan_out *fan_out_find(const struct l7_dns *d, int family, const uint8_t *addr)
+{
+	size_t len = family == AF_INET ? 4 : 16;
+	for (struct hmap_node *n = hmap_get(&d->fan_out_index, fan_out_hash(family, addr)); n;
+	     n = hmap_next_same(n)) {
+		struct fan_out *f = hmap_entry(n, struct fan_out, node);
+		if (f->family == family && !memcmp(f->addr, addr, len))
+			return f;
+	}
+	return NULL;
+}
+
+const char *l7_dns_fan_out_domain(const struct l7_dns *d, int family, const uint8_t *addr)
+{
+	const struct fan_out *f = d ? fan_out_find(d, family, addr) : NULL;
+	return f ? f->fqdn : NULL;
+}
+
+/* The address now answers for fqdn (its latest answer wins). */
+static void fan_out_add(struct l7_dns *d, const struct dns_addr *a, const char *fqdn)
+{
+	struct fan_out *f = fan_out_find(d, a->family, a->addr);
+	if (!f) {
+		f = &d->fan_out[d->fan_out_next++ % DNS_FAN_OUT];
+		if (f->used)
+			hmap_unlink(&d->fan_out_index, &f->node);
+		f->used = true;
+		f->family = a->family;
+		memcpy(f->addr, a->addr, sizeof(f->addr));
+		hmap_insert(&d->fan_out_index, &f->node, fan_out_hash(a->family, a->addr));
+	}
+	snprintf(f->fqdn, sizeof(f->fqdn), "%s", fqdn);
+}
+
 /*
  * ip_to_fqdn: each address of the answer names its domain, unless a domain
- * resolves to several addresses all external (a public service's fan-out:
- * Coroot keys such destinations by the domain, not the address).
+ * resolves to several addresses all external (a public service's fan-out):
+ * Coroot keys connections to those by the domain, not the address
+ * (l7_dns_fan_out_domain).
  */
 static void map_addresses(struct l7_dns *d, const struct dns_msg *m, const char *fqdn)
 {
 	bool specify = m->n_addrs <= 1;
 	for (unsigned i = 0; i < m->n_addrs && !specify; i++)
 		specify = !addr_external(&m->addrs[i]);
-	if (!specify || !fqdn[0])
+	if (!fqdn[0])
 		return;
+	if (!specify) {
+		for (unsigned i = 0; i < m->n_addrs; i++)
+			fan_out_add(d, &m->addrs[i], fqdn);
+		return;
+	}
 	for (unsigned i = 0; i < m->n_addrs; i++) {
 		char ip[INET6_ADDRSTRLEN];
 		if (!inet_ntop(m->addrs[i].family, m->addrs[i].addr, ip, sizeof(ip)))

@@ -31,5 +31,12 @@ int l7_dns_new(const struct l7_dns_opts *o, struct l7_dns **out);
 void l7_dns_free(struct l7_dns *d);
 /* One message: a datagram of a DNS socket (NS_L7_F_DNS), its peer in conn.daddr/dport. */
 void l7_dns_on_record(struct l7_dns *d, const struct ns_l7_event *e);
+/*
+ * The domain whose answer gave addr (family AF_INET: 4 bytes, AF_INET6: 16)
+ * when that domain has several addresses, all external: Coroot then names
+ * connections to it "<domain>:<port>" with no actual destination. NULL
+ * otherwise, or when d is NULL.
+ */
+const char *l7_dns_fan_out_domain(const struct l7_dns *d, int family, const uint8_t *addr);
 
 #endif

@@ -102,7 +102,8 @@ struct l7_conn {
 	uint8_t stash[L7_STASH];
 	bool inbound;
 	bool tls; /* plaintext comes from TLS library probes; raw bytes are ignored */
-	char actual[TCP_ADDR_STRLEN]; /* outbound: the destination after NAT, once known */
+	/* outbound: its destination and actual_destination labels, once known (dest[0]) */
+	char dest[TCP_ADDR_STRLEN], actual[TCP_ADDR_STRLEN];
 	char local[TCP_ADDR_STRLEN], remote[TCP_ADDR_STRLEN]; /* formatted at its first pair */
 	struct l7_series series[L7_SERIES_SLOTS];
 	struct l7_request *pending; /* L7_PENDING, allocated with the parsers (a closed
@@ -383,15 +384,19 @@ void l7_tracker_reap(struct l7_tracker *t, uint64_t now_ns)
 }
 
 /*
- * The connection's destination after NAT, asked once (the TCP side keeps
- * it only while the connection is open).
+ * The connection's destination labels, asked once (the TCP side keeps them
+ * only while the connection is open).
  */
-static const char *conn_actual(struct l7_tracker *t, struct l7_conn *c, const struct ns_l7_sock *s,
-			       const char *remote)
+static void conn_destination(struct l7_tracker *t, struct l7_conn *c, const struct ns_l7_sock *s)
 {
-	if (!c->actual[0] && t->o.actual_destination)
-		t->o.actual_destination(t->o.actual_ctx, s, c->actual, sizeof(c->actual));
-	return c->actual[0] ? c->actual : remote;
+	if (c->dest[0])
+		return;
+	if (t->o.destination)
+		t->o.destination(t->o.destination_ctx, s, c->dest, c->actual);
+	if (!c->dest[0]) {
+		memcpy(c->dest, c->remote, sizeof(c->dest));
+		memcpy(c->actual, c->remote, sizeof(c->actual));
+	}
 }
 
 /* The families a connection's requests go to. */
@@ -424,8 +429,8 @@ static const struct l7_series *pair_series(struct l7_tracker *t, struct l7_conn 
 		slot->count = metric_series_get(count, labels);
 		slot->duration = metric_series_get(duration, labels);
 	} else {
-		const char *actual = conn_actual(t, c, s, c->remote);
-		const char *labels[] = { container, c->remote, actual, code };
+		conn_destination(t, c, s);
+		const char *labels[] = { container, c->dest, c->actual, code };
 		slot->count = metric_series_get(count, labels);
 		slot->duration = metric_series_get(duration, labels);
 	}
@@ -583,8 +588,8 @@ static void record_message(struct l7_chunk *k, const struct l7_msg *m)
 	const char *container = proc_table_container_of(t->o.procs, k->e->pid);
 
 	conn_addresses(c, &k->e->conn);
-	const char *actual = conn_actual(t, c, &k->e->conn, c->remote);
-	const char *labels[] = { container, c->remote, actual, l7_status_name(L7_STATUS_OK), m->op };
+	conn_destination(t, c, &k->e->conn);
+	const char *labels[] = { container, c->dest, c->actual, l7_status_name(L7_STATUS_OK), m->op };
 	metric_add(t->fam[c->tab->idx].count, labels, 1);
 }
 
@@ -887,4 +892,9 @@ static int on_data(struct l7_tracker *t, const struct ns_l7_event *e)
 	}
 	free((void *)joined);
 	return 0;
+}
+
+const char *l7_tracker_fan_out_domain(const struct l7_tracker *t, int family, const uint8_t *addr)
+{
+	return l7_dns_fan_out_domain(t->dns, family, addr);
 }

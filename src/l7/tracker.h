@@ -21,15 +21,21 @@ struct l7_tracker_opts {
 	size_t max_connections;
 	unsigned max_series;
 	unsigned max_fqdns; /* DNS domains per container (0: 50) */
-	/* Where an outbound connection really goes after NAT, into out; may be NULL. */
-	void (*actual_destination)(void *ctx, const struct ns_l7_sock *s, char *out, size_t len);
-	void *actual_ctx;
+	/*
+	 * An outbound connection's destination and actual_destination labels
+	 * (tcp_tracker_destination), TCP_ADDR_STRLEN bytes each; may be NULL:
+	 * the address, not translated.
+	 */
+	void (*destination)(void *ctx, const struct ns_l7_sock *s, char *dest, char *actual);
+	void *destination_ctx;
 };
 
 int l7_tracker_new(const struct l7_tracker_opts *o, struct l7_tracker **out);
 void l7_tracker_free(struct l7_tracker *t);
 /* stream_record_fn for the l7 stream. */
 int l7_tracker_on_record(void *ctx, const void *data, size_t len);
+/* The DNS side's l7_dns_fan_out_domain. */
+const char *l7_tracker_fan_out_domain(const struct l7_tracker *t, int family, const uint8_t *addr);
 /*
  * The connection ended, as TCP sees it: its state is kept for a grace period,
  * since records of it can still be unread or unmade (a reset connection's

@@ -34,6 +34,7 @@ struct tcp_tracker {
 	uint64_t self_netns;	   /* the inode of the agent's own network namespace (0: unknown) */
 	uint64_t n_live_missed;	   /* namespaces whose sockets could not be read at a scrape */
 	uint64_t n_listen_unexpanded; /* wildcard listens shown as the wildcard */
+	uint64_t n_domain_too_long;   /* fan-out destinations kept as addresses: name too long */
 	uint64_t n_adopted, n_adopt_failed; /* existing connections handed to the L7 side */
 
 	struct metric *connects, *failed, *conn_time, *active, *listen_info, *retransmits,
@@ -184,6 +185,10 @@ static const struct metric_def tcp_metrics[] = {
 	  "network namespace: the process was gone, the namespace could not be read, or it had "
 	  "no address to show.",
 	  METRIC_COUNTER, METRIC_VALUE(T, n_listen_unexpanded) },
+	{ "nodescope_tcp_domain_too_long_total",
+	  "Connections to a public service's fan-out labelled by address: its domain and port "
+	  "longer than the label buffer.",
+	  METRIC_COUNTER, METRIC_VALUE(T, n_domain_too_long) },
 	{ "nodescope_bpf_tracking_dropped_total",
 	  "State the BPF side could not keep (its tables were full), by reason: what it would "
 	  "have tracked is missed.",
@@ -278,10 +283,33 @@ static void nat_lookup(struct tcp_tracker *t, const struct tcp_tuple *tuple, con
 		*until = (int64_t)(now_ns + NO_NAT_TTL_NS);
 }
 
+/*
+ * Coroot's key for an address of a domain with several addresses, all
+ * external: "<domain>:<port>" and no actual destination. A name too long
+ * for the label buffer keeps the address (counted).
+ */
+static void name_by_domain(struct tcp_tracker *t, int family, const uint8_t *daddr, uint16_t dport,
+			   char *dest, char *actual)
+{
+	const char *fqdn = t->o.fan_out_domain ? t->o.fan_out_domain(t->o.fan_out_ctx, family, daddr)
+					       : NULL;
+	char named[TCP_ADDR_STRLEN];
+	if (!fqdn)
+		return;
+	if ((size_t)snprintf(named, sizeof(named), "%s:%u", fqdn, dport) >= sizeof(named)) {
+		t->n_domain_too_long++;
+		return;
+	}
+	memcpy(dest, named, sizeof(named));
+	actual[0] = 0;
+}
+
 static void resolve_nat(struct tcp_tracker *t, struct tcp_conn *c, uint64_t now_ns)
 {
-	if (c->kind == TCP_CONN_OUTBOUND)
-		nat_lookup(t, &c->tuple, c->peer, c->actual, sizeof(c->actual), now_ns);
+	if (c->kind != TCP_CONN_OUTBOUND)
+		return;
+	nat_lookup(t, &c->tuple, c->peer, c->actual, sizeof(c->actual), now_ns);
+	name_by_domain(t, c->tuple.family, c->tuple.daddr, c->tuple.dport, c->peer, c->actual);
 }
 
 /* listen_info of c's addresses (a wildcard's, expanded, or its own) moved by delta; gone at 0. */
@@ -671,20 +699,21 @@ int tcp_tracker_scan(struct tcp_tracker *t)
 	return tcp_scan(scan_one, t);
 }
 
-void tcp_tracker_actual_destination(struct tcp_tracker *t, const struct ns_l7_sock *s, char *out,
-				    size_t len)
+void tcp_tracker_destination(struct tcp_tracker *t, const struct ns_l7_sock *s, char *dest,
+			     char *actual)
 {
 	struct tcp_conn *c = tcp_conn_find(&t->conns, s->sock, s->start_ns);
-	if (c && c->kind == TCP_CONN_OUTBOUND && c->actual[0]) {
-		snprintf(out, len, "%s", c->actual);
+	if (c && c->kind == TCP_CONN_OUTBOUND) {
+		memcpy(dest, c->peer, TCP_ADDR_STRLEN);
+		memcpy(actual, c->actual, TCP_ADDR_STRLEN);
 		return;
 	}
 	/* Its connect event not read yet (the tcp stream is batched): ask conntrack now. */
 	struct tcp_tuple tuple = { .family = s->family, .sport = s->sport, .dport = s->dport };
 	memcpy(tuple.saddr, s->saddr, sizeof(tuple.saddr));
 	memcpy(tuple.daddr, s->daddr, sizeof(tuple.daddr));
-	tcp_addr_format(s->family, s->daddr, s->dport, out, len);
-	char peer[TCP_ADDR_STRLEN];
-	snprintf(peer, sizeof(peer), "%s", out);
-	nat_lookup(t, &tuple, peer, out, len, clock_mono_ns());
+	tcp_addr_format(s->family, s->daddr, s->dport, dest, TCP_ADDR_STRLEN);
+	memcpy(actual, dest, TCP_ADDR_STRLEN);
+	nat_lookup(t, &tuple, dest, actual, TCP_ADDR_STRLEN, clock_mono_ns());
+	name_by_domain(t, s->family, s->daddr, s->dport, dest, actual);
 }

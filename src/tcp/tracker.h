@@ -30,6 +30,12 @@ struct tcp_tracker_opts {
 	/* Called before a connection's state goes, so data still queued for it is read. */
 	void (*on_close)(void *ctx, uint64_t sock, uint64_t start_ns);
 	void *on_close_ctx;
+	/*
+	 * The domain an address was answered for when Coroot keys connections
+	 * to it by that domain (DNS, l7_dns_fan_out_domain), or NULL; may be NULL.
+	 */
+	const char *(*fan_out_domain)(void *ctx, int family, const uint8_t *addr);
+	void *fan_out_ctx;
 };
 
 int tcp_tracker_new(const struct tcp_tracker_opts *o, struct tcp_tracker **out);
@@ -37,12 +43,14 @@ void tcp_tracker_free(struct tcp_tracker *t);
 /* Learns the connections and listeners that already exist. */
 int tcp_tracker_scan(struct tcp_tracker *t);
 /*
- * Where an outbound connection really goes, into out: "ip:port" after NAT,
- * the destination itself without. From the table, or from conntrack when
- * the connection is not in it (yet).
+ * An outbound connection's destination and actual_destination labels, as
+ * Coroot forms them: "ip:port" and where NAT sends it ("ip:port" again
+ * without NAT), or "<domain>:<port>" and "" for an address of a public
+ * service's fan-out. From the table, or from conntrack when the connection
+ * is not in it (yet). Each buffer holds TCP_ADDR_STRLEN bytes.
  */
-void tcp_tracker_actual_destination(struct tcp_tracker *t, const struct ns_l7_sock *s, char *out,
-				    size_t len);
+void tcp_tracker_destination(struct tcp_tracker *t, const struct ns_l7_sock *s, char *dest,
+			     char *actual);
 /* stream_record_fn for the tcp stream. */
 int tcp_tracker_on_record(void *ctx, const void *data, size_t len);
 
