@@ -577,7 +577,7 @@ int tcp_tracker_on_record(void *ctx, const void *data, size_t len)
 	struct tcp_tuple tuple;
 	struct tcp_conn *c;
 	const char *labels[3];
-	char dest[TCP_ADDR_STRLEN];
+	char dest[TCP_ADDR_STRLEN], actual[TCP_ADDR_STRLEN];
 	const char *container = NULL;
 
 	if (tcp_event_check(data, len))
@@ -602,6 +602,7 @@ int tcp_tracker_on_record(void *ctx, const void *data, size_t len)
 	case NS_TCP_CONNECT_ERROR:
 		container = proc_table_container_of(t->o.procs, pid);
 		tcp_addr_format(e->family, e->daddr, e->dport, dest, sizeof(dest));
+		name_by_domain(t, e->family, e->daddr, e->dport, dest, actual);
 		if (dest_allowed(t, container, dest)) {
 			labels[0] = container;
 			labels[1] = dest;
@@ -636,8 +637,10 @@ int tcp_tracker_on_record(void *ctx, const void *data, size_t len)
 			/* A SYN sent again: the connection is not established yet. */
 			container = proc_table_container_of(t->o.procs, pid);
 			tcp_addr_format(e->family, e->daddr, e->dport, dest, sizeof(dest));
+			memcpy(actual, dest, sizeof(actual));
+			name_by_domain(t, e->family, e->daddr, e->dport, dest, actual);
 			if (dest_allowed(t, container, dest)) {
-				const char *syn_labels[] = { container, dest, dest };
+				const char *syn_labels[] = { container, dest, actual };
 				metric_add(t->retransmits, syn_labels, 1);
 			}
 			break;

@@ -58,6 +58,9 @@ def test_fan_out_domains_name_their_connections(agent_factory):
             assert wait_value(asked, 1) == 1, name
         subprocess.run([ip, "netns", "exec", ns, "/usr/bin/python3", "-c", SERVE_AND_ASK, str(PORT), *FAN, ONE],
                        check=True, timeout=60)
+        # and a connect refused: no one listens on the next port
+        refuse = f"import socket\ntry:\n    socket.create_connection(('{FAN[0]}', {PORT + 1}))\nexcept ConnectionRefusedError:\n    pass"
+        subprocess.run([ip, "netns", "exec", ns, "/usr/bin/python3", "-c", refuse], check=True, timeout=60)
 
         fan, one = f"fan.nodescope.test:{PORT}", f"{ONE}:{PORT}"
         connects = lambda m, d, a: msum(m, "container_net_tcp_successful_connects_total",
@@ -68,6 +71,9 @@ def test_fan_out_domains_name_their_connections(agent_factory):
         assert wait_value(lambda: requests(agent.metrics(), one, one), 1) == 1
         m = agent.metrics()
         assert connects(m, fan, "") == 2 and connects(m, one, one) == 1
+        failed = lambda: msum(agent.metrics(), "container_net_tcp_failed_connects_total",
+                              destination=f"fan.nodescope.test:{PORT + 1}")
+        assert wait_value(failed, 1) == 1
         # no series of the fan-out addresses themselves
         for a in FAN:
             assert msum(m, "container_net_tcp_successful_connects_total", destination=f"{a}:{PORT}") == 0
