@@ -32,10 +32,19 @@ struct recent_req {
 	uint64_t slot_count[SLOTS], slot_errors[SLOTS], slot_dur_ns[SLOTS];
 };
 
+#define RECENT_HOT 4
+
 struct page_recent {
 	struct recent_exit *exits; /* ring of RECENT_EXITS */
 	unsigned n_exits, next_exit;
 	struct hmap reqs;
+	/*
+	 * The rows found last, tried before the table: under load most requests
+	 * repeat one of a few rows (a connection's two ends), and comparing is
+	 * cheaper than hashing four strings. Rows live as long as the table.
+	 */
+	struct recent_req *hot[RECENT_HOT];
+	unsigned hot_next;
 	uint64_t refused;
 };
 
@@ -130,6 +139,14 @@ static char *dup_cut(const char *s, size_t max, const char *stop)
 	return d;
 }
 
+/* Whether row c is the one of these fields (path: its first plen bytes). */
+static bool req_is(const struct recent_req *c, bool inbound, const char *container, const char *proto,
+		   const char *method, const char *path, size_t plen)
+{
+	return c->inbound == inbound && !strcmp(c->container, container) && !strcmp(c->proto, proto) &&
+	       !strcmp(c->method, method) && strlen(c->path) == plen && !memcmp(c->path, path, plen);
+}
+
 void page_recent_on_l7(void *ctx, const struct trace_l7 *rq)
 {
 	struct page_recent *r = ctx;
@@ -144,17 +161,21 @@ void page_recent_on_l7(void *ctx, const struct trace_l7 *rq)
 	if (plen > RECENT_PATH_LEN)
 		plen = RECENT_PATH_LEN;
 
-	uint64_t h = hmap_hash_str(container) ^ (hmap_hash_str(proto) * 3) ^
-		     (hmap_hash_str(method) * 5) ^ (hmap_hash_bytes(path, plen) * 7) ^ rq->inbound;
 	struct recent_req *q = NULL;
-	for (struct hmap_node *n = hmap_get(&r->reqs, h); n; n = hmap_next_same(n)) {
-		struct recent_req *c = hmap_entry(n, struct recent_req, node);
-		if (c->inbound == rq->inbound && !strcmp(c->container, container) &&
-		    !strcmp(c->proto, proto) && !strcmp(c->method, method) &&
-		    strlen(c->path) == plen && !memcmp(c->path, path, plen)) {
-			q = c;
-			break;
+	for (unsigned i = 0; i < RECENT_HOT && !q; i++)
+		if (r->hot[i] && req_is(r->hot[i], rq->inbound, container, proto, method, path, plen))
+			q = r->hot[i];
+	uint64_t h = 0;
+	if (!q) {
+		h = hmap_hash_str(container) ^ (hmap_hash_str(proto) * 3) ^
+		    (hmap_hash_str(method) * 5) ^ (hmap_hash_bytes(path, plen) * 7) ^ rq->inbound;
+		for (struct hmap_node *n = hmap_get(&r->reqs, h); n && !q; n = hmap_next_same(n)) {
+			struct recent_req *c = hmap_entry(n, struct recent_req, node);
+			if (req_is(c, rq->inbound, container, proto, method, path, plen))
+				q = c;
 		}
+		if (q)
+			r->hot[r->hot_next++ % RECENT_HOT] = q;
 	}
 	if (!q) {
 		if (r->reqs.count >= RECENT_REQUESTS || !(q = calloc(1, sizeof(*q)))) {
@@ -172,6 +193,7 @@ void page_recent_on_l7(void *ctx, const struct trace_l7 *rq)
 			return;
 		}
 		hmap_insert(&r->reqs, &q->node, h);
+		r->hot[r->hot_next++ % RECENT_HOT] = q;
 	}
 	bool err = failed(rq);
 	q->count++;

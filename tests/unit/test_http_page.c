@@ -161,6 +161,28 @@ static void request(struct page_recent *r, const char *container, const char *pa
 	page_recent_on_l7(r, &rq);
 }
 
+/* A row found again (tried before the table) is the same row only when every field is. */
+static void test_recent_rows_found_again(void **state)
+{
+	struct page_recent *r = page_recent_new();
+	struct strbuf out = STRBUF_INIT;
+	struct trace_l7 rq = { .proto = "http", .method = "GET", .path = "/a", .status = 200,
+			       .ts_ns = 60 * S, .duration_ns = S / 100, .container = "/c" };
+
+	for (int i = 0; i < 6; i++) {
+		rq.inbound = i % 2;	      /* a connection's two ends, in turn */
+		rq.path = i < 4 ? "/a" : "/b"; /* then another path, same everything else */
+		page_recent_on_l7(r, &rq);
+	}
+	page_recent_json(r, "/c", 61 * S, 10, &out);
+	assert_non_null(strstr(strbuf_str(&out), "\"inbound\":false,\"method\":\"GET\",\"path\":\"/a\",\"count\":2,"));
+	assert_non_null(strstr(strbuf_str(&out), "\"inbound\":true,\"method\":\"GET\",\"path\":\"/a\",\"count\":2,"));
+	assert_non_null(strstr(strbuf_str(&out), "\"inbound\":false,\"method\":\"GET\",\"path\":\"/b\",\"count\":1,"));
+	assert_non_null(strstr(strbuf_str(&out), "\"inbound\":true,\"method\":\"GET\",\"path\":\"/b\",\"count\":1,"));
+	strbuf_free(&out);
+	page_recent_free(r);
+}
+
 static void test_recent_requests(void **state)
 {
 	struct page_recent *r = page_recent_new();
@@ -223,6 +245,7 @@ int main(void)
 		cmocka_unit_test(test_json_number),
 		cmocka_unit_test(test_recent_exits),
 		cmocka_unit_test(test_recent_requests),
+		cmocka_unit_test(test_recent_rows_found_again),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
