@@ -17,6 +17,9 @@ from srv_dnsmasq import DIG, Dnsmasq
 SERVER = "127.0.0.80"
 FAN = ("198.51.100.7", "198.51.100.8")
 ONE = "198.51.100.9"
+# a fan-out whose "<domain>:<port>" is longer than the label buffer (63 bytes): kept as an address
+LONG = "l" * 50 + ".nodescope.test"
+LONG_FAN = ("198.51.100.10", "198.51.100.11")
 PORT = 8080
 
 # In the namespace: an HTTP server on every address, and one request to each address given.
@@ -43,20 +46,22 @@ def test_fan_out_domains_name_their_connections(agent_factory):
     ip = tool("ip")
     ns = f"nstcp-{os.getpid()}-fqdn"
     dns = Dnsmasq(SERVER, *(f"--host-record=fan.nodescope.test,{a}" for a in FAN),
-                  f"--host-record=one.nodescope.test,{ONE}")
+                  f"--host-record=one.nodescope.test,{ONE}",
+                  *(f"--host-record={LONG},{a}" for a in LONG_FAN))
     run(ip, "netns", "add", ns)
     try:
         run(ip, "-n", ns, "link", "set", "lo", "up")
-        for a in (*FAN, ONE):
+        for a in (*FAN, ONE, *LONG_FAN):
             run(ip, "-n", ns, "addr", "add", f"{a}/32", "dev", "lo")
         agent = agent_factory()
-        for name, want in (("fan.nodescope.test", "\n".join(FAN)), ("one.nodescope.test", ONE)):
+        for name, want in (("fan.nodescope.test", "\n".join(FAN)), ("one.nodescope.test", ONE),
+                           (LONG, "\n".join(LONG_FAN))):
             assert sorted(dns.dig(name).split()) == sorted(want.split()), name
         # The answers are counted (so read) before any connection is made.
-        for name in ("fan.nodescope.test", "one.nodescope.test"):
+        for name in ("fan.nodescope.test", "one.nodescope.test", LONG):
             asked = lambda: msum(agent.metrics(), "container_dns_requests_total", domain=name, status="ok")
             assert wait_value(asked, 1) == 1, name
-        subprocess.run([ip, "netns", "exec", ns, "/usr/bin/python3", "-c", SERVE_AND_ASK, str(PORT), *FAN, ONE],
+        subprocess.run([ip, "netns", "exec", ns, "/usr/bin/python3", "-c", SERVE_AND_ASK, str(PORT), *FAN, ONE, LONG_FAN[0]],
                        check=True, timeout=60)
         # and a connect refused: no one listens on the next port
         refuse = f"import socket\ntry:\n    socket.create_connection(('{FAN[0]}', {PORT + 1}))\nexcept ConnectionRefusedError:\n    pass"
@@ -74,6 +79,10 @@ def test_fan_out_domains_name_their_connections(agent_factory):
         failed = lambda: msum(agent.metrics(), "container_net_tcp_failed_connects_total",
                               destination=f"fan.nodescope.test:{PORT + 1}")
         assert wait_value(failed, 1) == 1
+        # the long name's connection keeps its address, counted
+        long_dest = f"{LONG_FAN[0]}:{PORT}"
+        assert wait_value(lambda: requests(agent.metrics(), long_dest, long_dest), 1) == 1
+        assert msum(agent.metrics(), "nodescope_tcp_domain_too_long_total") >= 1
         # no series of the fan-out addresses themselves
         for a in FAN:
             assert msum(m, "container_net_tcp_successful_connects_total", destination=f"{a}:{PORT}") == 0
