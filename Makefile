@@ -228,7 +228,7 @@ $(BUILD)/bench/%.bpf.o: bench/floor/%.bpf.c $(VMLINUX_H) $(wildcard bpf/*.h bpf/
 
 $(BUILD)/bench-floor: bench/floor/floor.c
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< -lbpf -lelf -lz
+	$(CC) $(CFLAGS) $(LDFLAGS) -pthread -o $@ $< -lbpf -lelf -lz
 
 bench: $(BUILD)/nodescope bench-tools
 	bench/idle

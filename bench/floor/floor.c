@@ -9,15 +9,20 @@
  *   bench-floor [--object FILE] [SET|PROGRAM]...
  *
  * A set is a name below; anything else is a program name in the object.
- * With none given, the set `nodescope`.
+ * With none given, the set `nodescope`. An object with a ring buffer named
+ * floor_ring (capture.bpf.o) has it drained by a thread every DRAIN_NS, as
+ * an agent would (its programs wake nobody: the least a record can cost),
+ * and the records that found no room (floor_lost) are reported at the end.
  */
 #include <errno.h>
 #include <limits.h>
 #include <libgen.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <bpf/libbpf.h>
 
@@ -52,6 +57,12 @@ static const struct floor_set sets[] = {
 	{ "dispatch-l7-btf", "the same as tp_btf, arguments read only for a tracked socket "
 	  "(dispatch.bpf.o)",
 	  { "btf_l7_sys_enter", "btf_l7_sys_exit" } },
+	{ "capture", "the least a capture of every tracked socket's reads and writes costs "
+	  "(tp_btf; capture.bpf.o)",
+	  { "cap_sys_enter", "cap_sys_exit", "cap_fork" } },
+	{ "copy", "the capture's work without its records: bytes read onto the stack "
+	  "(tp_btf; capture.bpf.o)",
+	  { "cap_sys_enter", "copy_sys_exit", "cap_fork" } },
 };
 
 static const struct floor_set *set_named(const char *name)
@@ -106,6 +117,38 @@ static char *default_object(void)
 	exe[n] = 0;
 	snprintf(path, sizeof(path), "%s/bench/empty.bpf.o", dirname(exe));
 	return path;
+}
+
+static int drop_record(void *ctx, void *data, size_t size)
+{
+	return 0;
+}
+
+#define DRAIN_NS 5000000
+
+static void *drain(void *rb)
+{
+	struct timespec t = { 0, DRAIN_NS };
+
+	for (;;) {
+		if (ring_buffer__consume(rb) < 0)
+			return NULL;
+		nanosleep(&t, NULL);
+	}
+}
+
+/* The sum over CPUs of a per-CPU u64 array's first element. */
+static unsigned long long percpu_sum(struct bpf_map *m)
+{
+	int n = libbpf_num_possible_cpus();
+	unsigned long long sum = 0, v[n > 0 ? n : 1];
+	__u32 zero = 0;
+
+	if (n <= 0 || bpf_map__lookup_elem(m, &zero, sizeof(zero), v, sizeof(v), 0))
+		return 0;
+	for (int i = 0; i < n; i++)
+		sum += v[i];
+	return sum;
 }
 
 static int quiet_libbpf(enum libbpf_print_level level, const char *fmt, va_list ap)
@@ -190,12 +233,24 @@ int main(int argc, char **argv)
 		}
 		links[n_links++] = l;
 	}
+	struct bpf_map *ring = bpf_object__find_map_by_name(obj, "floor_ring");
+	if (ring) {
+		struct ring_buffer *rb = ring_buffer__new(bpf_map__fd(ring), drop_record, NULL, NULL);
+		pthread_t t;
+		if (!rb || pthread_create(&t, NULL, drain, rb)) {
+			fprintf(stderr, "bench-floor: cannot read floor_ring: %s\n", strerror(errno));
+			return 1;
+		}
+	}
 	printf("ready\n");
 	fflush(stdout);
 	fprintf(stderr, "bench-floor: ready: %d programs attached\n", n_links);
 
 	int sig;
 	sigwait(&term, &sig);
+	struct bpf_map *lost = bpf_object__find_map_by_name(obj, "floor_lost");
+	if (lost)
+		fprintf(stderr, "bench-floor: %llu records lost\n", percpu_sum(lost));
 	for (i = 0; i < n_links; i++)
 		bpf_link__destroy(links[i]);
 	bpf_object__close(obj);

@@ -23,6 +23,7 @@ _TOOLS = {
     "bench-floor": ("bench-floor", "bench/floor/floor.c"),
     "empty.bpf.o": ("bench/empty.bpf.o", "bench/floor/empty.bpf.c"),
     "dispatch.bpf.o": ("bench/dispatch.bpf.o", "bench/floor/dispatch.bpf.c"),
+    "capture.bpf.o": ("bench/capture.bpf.o", "bench/floor/capture.bpf.c"),
 }
 
 
@@ -42,3 +43,24 @@ def tool(name):
             die(f"cannot build {out} (make bench-tools; it needs cc, clang and libbpf-dev: "
                 f"make deps):\n" + r.stdout.decode("utf-8", "replace")[-3000:])
     return out
+
+
+# The floors the per-request benchmarks share: config name -> (bench-floor's arguments, with
+# tool names for its objects, and what the config measures).
+CAPTURE_FLOORS = {
+    "floor-capture": (["--object", "capture.bpf.o", "capture"],
+                      "build/bench-floor capture: the least a capture of every tracked socket's "
+                      "reads and writes costs (bench/floor/capture.bpf.c: the fd looked up at entry, "
+                      "the call kept per thread, 64 bytes copied into a fixed ring record at exit, "
+                      "the ring drained)"),
+    "floor-copy": (["--object", "capture.bpf.o", "copy"],
+                   "build/bench-floor copy: floor-capture without its records (the same 64 bytes "
+                   "read onto the BPF stack and dropped): what reading the bytes costs before any "
+                   "record"),
+}
+
+
+def capture_floor_argv(name):
+    """bench-floor's command line for one of CAPTURE_FLOORS, its objects built first."""
+    args, _ = CAPTURE_FLOORS[name]
+    return [str(tool("bench-floor"))] + [str(tool(a)) if a.endswith(".bpf.o") else a for a in args]

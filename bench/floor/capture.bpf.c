@@ -1,0 +1,209 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The capture floors: the least an agent pays that takes the bytes of each
+ * read and write of the sockets it tracks out of the kernel from the syscall
+ * hooks, as nodescope's l7 stream does. Everything happens at the syscall's
+ * exit, the arguments read back from the saved registers: no state per call
+ * or thread. Per read or write on a tracked socket that moved bytes: the fd
+ * looked up, the first iovec found (readv, recvmsg, ...), up to CAP_BYTES
+ * bytes copied from the user buffer, and
+ *   capture: copied straight into a fixed-size ring record, submitted
+ *            without a wakeup (bench-floor drains floor_ring on a timer);
+ *   copy:    copied onto the stack and dropped: what looking at the bytes
+ *            costs before any record.
+ * No TLS, no DNS, no address, no timestamps at entry. Tracked sockets are the
+ * ones accepted or connected while it runs, and their copies in a fork's
+ * child (a server that forks per connection). A measuring aid for bench/'s
+ * floor-capture and floor-copy configs, not nodescope's code.
+ */
+#include "syscalls.bpf.h"
+
+char LICENSE[] SEC("license") = "GPL";
+
+#define CAP_BYTES 64
+#define CAP_FORK_FDS 128
+
+struct cap_rec {
+	__u64 ts_ns;
+	__u32 pid;
+	__s32 fd;
+	__u32 op;
+	__u32 total;
+	__u8 data[CAP_BYTES];
+};
+
+/* Big enough for bench-floor's 5 ms drain at 40 MB/s of records. */
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 4 * 1024 * 1024);
+} floor_ring SEC(".maps");
+
+/* Records that found no room (bench-floor reports them: a floor that drops is no floor). */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64);
+} floor_lost SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 65536);
+	__type(key, __u64);
+	__type(value, __u8);
+} cap_socks SEC(".maps");
+
+/* Processes that have tracked a socket: their forks copy the low fds' entries. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 4096);
+	__type(key, __u32);
+	__type(value, __u8);
+} cap_holders SEC(".maps");
+
+enum cap_op { CAP_WRITE = 1, CAP_READ = 2 };
+enum cap_kind { CAP_PLAIN, CAP_IOV, CAP_MSG };
+
+static __always_inline __u64 cap_key(__s32 fd)
+{
+	return (bpf_get_current_pid_tgid() >> 32) << 32 | (__u32)fd;
+}
+
+static __always_inline void cap_track(__s32 fd)
+{
+	__u64 key = cap_key(fd);
+	__u32 tgid = key >> 32;
+	__u8 one = 1;
+
+	bpf_map_update_elem(&cap_socks, &key, &one, BPF_ANY);
+	bpf_map_update_elem(&cap_holders, &tgid, &one, BPF_ANY);
+}
+
+/* The buffer of a plain call, or the first iovec's of a readv/writev or recvmsg/sendmsg. */
+static __always_inline int cap_buffer(__u64 ptr, __u32 kind, __u64 *base, __u64 *len)
+{
+	struct user_msghdr msg;
+	struct iovec iov;
+
+	*base = ptr;
+	*len = ~0ull;
+	if (kind == CAP_PLAIN)
+		return 0;
+	if (kind == CAP_MSG) {
+		if (bpf_probe_read_user(&msg, sizeof(msg), (void *)ptr))
+			return -1;
+		ptr = (__u64)msg.msg_iov;
+	}
+	if (bpf_probe_read_user(&iov, sizeof(iov), (void *)ptr))
+		return -1;
+	*base = (__u64)iov.iov_base;
+	*len = iov.iov_len;
+	return 0;
+}
+
+static __always_inline int cap_exit(struct pt_regs *regs, long ret, __u32 op, __u32 kind, bool emit)
+{
+	__s32 fd = NS_SYSCALL_REG(true, regs, NS_REG_ARG1);
+	__u64 key = cap_key(fd), base, len;
+
+	if (ret <= 0 || !bpf_map_lookup_elem(&cap_socks, &key) ||
+	    cap_buffer(NS_SYSCALL_REG(true, regs, NS_REG_ARG2), kind, &base, &len))
+		return 0;
+	__u64 n = (__u64)ret < len ? (__u64)ret : len;
+	if (n > CAP_BYTES)
+		n = CAP_BYTES;
+	if (!emit) {
+		__u8 head[CAP_BYTES];
+		if (bpf_probe_read_user(head, n, (void *)base))
+			return 0;
+		return head[0] == 0xff;
+	}
+	struct cap_rec *r = bpf_ringbuf_reserve(&floor_ring, sizeof(*r), 0);
+	if (!r) {
+		__u32 zero = 0;
+		__u64 *lost = bpf_map_lookup_elem(&floor_lost, &zero);
+		if (lost)
+			(*lost)++;
+		return 0;
+	}
+	if (bpf_probe_read_user(r->data, n, (void *)base))
+		n = 0;
+	r->ts_ns = bpf_ktime_get_ns();
+	r->pid = key >> 32;
+	r->fd = fd;
+	r->op = op;
+	r->total = n;
+	bpf_ringbuf_submit(r, BPF_RB_NO_WAKEUP);
+	return 0;
+}
+
+SEC("tp_btf/sys_enter")
+int BPF_PROG(cap_sys_enter, struct pt_regs *regs, long id)
+{
+	if (id == NS_NR_close) {
+		__u64 key = cap_key(NS_SYSCALL_REG(true, regs, NS_REG_ARG1));
+		bpf_map_delete_elem(&cap_socks, &key);
+	}
+	return 0;
+}
+
+static __always_inline int cap_dispatch_exit(struct pt_regs *regs, long ret, bool emit)
+{
+	switch (NS_SYSCALL_REG(true, regs, NS_REG_NR)) {
+	case NS_NR_accept:
+	case NS_NR_accept4:
+		if (ret >= 0)
+			cap_track(ret);
+		return 0;
+	case NS_NR_connect:
+		if (ret == 0 || ret == -115 /* EINPROGRESS */)
+			cap_track(NS_SYSCALL_REG(true, regs, NS_REG_ARG1));
+		return 0;
+	case NS_NR_write:
+	case NS_NR_sendto:
+		return cap_exit(regs, ret, CAP_WRITE, CAP_PLAIN, emit);
+	case NS_NR_writev:
+		return cap_exit(regs, ret, CAP_WRITE, CAP_IOV, emit);
+	case NS_NR_sendmsg:
+		return cap_exit(regs, ret, CAP_WRITE, CAP_MSG, emit);
+	case NS_NR_read:
+	case NS_NR_recvfrom:
+		return cap_exit(regs, ret, CAP_READ, CAP_PLAIN, emit);
+	case NS_NR_readv:
+		return cap_exit(regs, ret, CAP_READ, CAP_IOV, emit);
+	case NS_NR_recvmsg:
+		return cap_exit(regs, ret, CAP_READ, CAP_MSG, emit);
+	}
+	return 0;
+}
+
+SEC("tp_btf/sys_exit")
+int BPF_PROG(cap_sys_exit, struct pt_regs *regs, long ret)
+{
+	return cap_dispatch_exit(regs, ret, true);
+}
+
+SEC("tp_btf/sys_exit")
+int BPF_PROG(copy_sys_exit, struct pt_regs *regs, long ret)
+{
+	return cap_dispatch_exit(regs, ret, false);
+}
+
+SEC("tp_btf/sched_process_fork")
+int BPF_PROG(cap_fork, struct task_struct *parent, struct task_struct *child)
+{
+	__u32 ptgid = parent->tgid, ctgid = child->tgid;
+	__u8 one = 1;
+
+	if (ptgid == ctgid || !bpf_map_lookup_elem(&cap_holders, &ptgid))
+		return 0;
+	for (__u32 fd = 0; fd < CAP_FORK_FDS; fd++) {
+		__u64 key = (__u64)ptgid << 32 | fd;
+		if (!bpf_map_lookup_elem(&cap_socks, &key))
+			continue;
+		key = (__u64)ctgid << 32 | fd;
+		bpf_map_update_elem(&cap_socks, &key, &one, BPF_ANY);
+	}
+	bpf_map_update_elem(&cap_holders, &ctgid, &one, BPF_ANY);
+	return 0;
+}
