@@ -11,6 +11,7 @@
 #include "families.h"
 #include "events.h"
 #include "metrics/registry.h"
+#include "tcp/addr.h"
 #include "proc/table.h"
 #include "tcp/addr.h"
 #include "trace/trace.h"
@@ -182,17 +183,6 @@ static const char *domain_label(struct l7_dns *d, const char *container, const c
 	return fqdn;
 }
 
-/* Not loopback, not private (RFC 1918, 100.64/10, fc00::/7): Coroot's "external". */
-static bool addr_external(const struct dns_addr *a)
-{
-	static const uint8_t v6_loopback[16] = { [15] = 1 };
-	const uint8_t *p = a->addr;
-	if (a->family == AF_INET)
-		return !(p[0] == 127 || p[0] == 10 || (p[0] == 172 && (p[1] & 0xf0) == 16) ||
-			 (p[0] == 192 && p[1] == 168) || (p[0] == 100 && (p[1] & 0xc0) == 64));
-	return memcmp(p, v6_loopback, 16) && (p[0] & 0xfe) != 0xfc;
-}
-
 static uint64_t fan_out_hash(int family, const uint8_t *addr)
 {
 	return hmap_hash_bytes(addr, family == AF_INET ? 4 : 16) ^ (uint64_t)family;
@@ -242,7 +232,7 @@ static void map_addresses(struct l7_dns *d, const struct dns_msg *m, const char 
 {
 	bool specify = m->n_addrs <= 1;
 	for (unsigned i = 0; i < m->n_addrs && !specify; i++)
-		specify = !addr_external(&m->addrs[i]);
+		specify = !tcp_addr_external(m->addrs[i].family, m->addrs[i].addr);
 	if (!fqdn[0])
 		return;
 	if (!specify) {

@@ -816,7 +816,7 @@ int l7_tracker_on_record(void *ctx, const void *data, size_t len)
 /* DNS over TCP: a connection to port 53 (or, inbound, on it). Plain text: DNS over TLS is 853. */
 static bool dns_tcp_conn(const struct l7_conn *c, const struct ns_l7_event *e)
 {
-	return !c->tls && (c->inbound ? e->conn.sport : e->conn.dport) == 53;
+	return !c->tls && (c->inbound ? e->conn.sport : e->conn.dport) == NS_DNS_PORT;
 }
 
 /* One whole DNS-over-TCP message, handed to the DNS side as the record of a datagram. */

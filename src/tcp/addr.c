@@ -76,3 +76,14 @@ bool tcp_addr_link_local(uint16_t family, const uint8_t addr[16])
 		return v4[0] == 169 && v4[1] == 254;
 	return family == AF_INET6 && addr[0] == 0xfe && (addr[1] & 0xc0) == 0x80;
 }
+
+bool tcp_addr_external(uint16_t family, const uint8_t addr[16])
+{
+	const uint8_t *v4 = v4_of(family, addr);
+	if (tcp_addr_loopback(family, addr))
+		return false;
+	if (v4)
+		return !(v4[0] == 10 || (v4[0] == 172 && (v4[1] & 0xf0) == 16) ||
+			 (v4[0] == 192 && v4[1] == 168) || (v4[0] == 100 && (v4[1] & 0xc0) == 64));
+	return (addr[0] & 0xfe) != 0xfc;
+}

@@ -29,5 +29,7 @@ bool tcp_port_ephemeral(uint16_t port, uint16_t lo, uint16_t hi);
 bool tcp_addr_loopback(uint16_t family, const uint8_t addr[16]);
 /* 169.254.0.0/16, fe80::/10 or ::ffff:169.254.x.x: Coroot leaves these destinations out. */
 bool tcp_addr_link_local(uint16_t family, const uint8_t addr[16]);
+/* Neither loopback nor private (RFC 1918, 100.64.0.0/10, fc00::/7): Coroot's "external". */
+bool tcp_addr_external(uint16_t family, const uint8_t addr[16]);
 
 #endif

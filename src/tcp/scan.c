@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "events.h"
 #include "proc/procfs.h"
 #include "util/hmap.h"
 
@@ -91,8 +92,8 @@ static bool scan_wanted(struct tcp_scan_entry *e, bool udp)
 	if (!udp)
 		return e->state == TCP_STATE_ESTABLISHED || e->state == TCP_STATE_LISTEN;
 	e->udp = true;
-	e->inbound = e->tuple.sport == SCAN_DNS_PORT;
-	return e->inbound || (e->state == TCP_STATE_ESTABLISHED && e->tuple.dport == SCAN_DNS_PORT);
+	e->inbound = e->tuple.sport == NS_DNS_PORT;
+	return e->inbound || (e->state == TCP_STATE_ESTABLISHED && e->tuple.dport == NS_DNS_PORT);
 }
 
 static void scan_read_table(struct scan *s, int pid, const char *name, uint16_t family,

@@ -11,7 +11,6 @@
 
 #define TCP_STATE_ESTABLISHED 1
 #define TCP_STATE_LISTEN 10
-#define SCAN_DNS_PORT 53
 
 struct tcp_scan_entry {
 	struct tcp_tuple tuple;
