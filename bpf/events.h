@@ -195,7 +195,7 @@ enum ns_drop_reason {
 	NS_DROP_SOCKS_FULL = 0,	   /* tcp: socket owner table full */
 	NS_DROP_PENDING_FULL = 1,  /* tcp: connect()/listen() in flight table full */
 	NS_DROP_L7_SOCKS_FULL = 2, /* l7: tracked socket table full */
-	NS_DROP_L7_CALLS_FULL = 3, /* l7: no storage for a read/write in flight */
+	NS_DROP_L7_CALLS_FULL = 3, /* l7: no storage for a read/write in flight (no longer counted: l7 keeps none) */
 	NS_DROP_TLS_CALLS_FULL = 4, /* tls: no room for a library call in flight */
 	NS_DROP_TLS_NO_SOCKET = 5,  /* tls: plaintext whose socket was not found */
 	NS_DROP_FILES_SEEN_FULL = 6, /* files: could not remember a file (reported again) */

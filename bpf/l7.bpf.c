@@ -3,6 +3,12 @@
  * Stream l7: bounded prefixes of the data tracked TCP sockets read and
  * write, from the syscall tracepoints. Any other fd costs one hash lookup.
  * Records are sized to what was captured.
+ *
+ * Everything happens at the syscall's exit, the arguments read back from
+ * the saved registers, but a write's start time (a request starts with its
+ * first byte): l7_stamp_write. No state per thread, no lookup at entry: the
+ * entry's work was most of what nodescope paid above the capture floor
+ * (bench/floor/capture.bpf.c).
  */
 #include "common.bpf.h"
 #include "sockets.bpf.h"
@@ -32,6 +38,17 @@ struct {
 	__type(key, __u32);
 	__type(value, struct l7_scratch_rec);
 } l7_scratch SEC(".maps");
+
+/* A read, write or message in flight, as its exit sees it. */
+struct l7_call {
+	__u64 ts_ns;
+	__u64 ptr;
+	__u64 addr; /* sendto's or recvfrom's address argument */
+	__s32 fd;
+	__u32 op;
+	__u32 kind;
+	struct ns_l7_sock sock;
+};
 
 /*
  * The iovecs of one readv, writev, recvmsg or sendmsg captured: memcached
@@ -144,45 +161,6 @@ static __always_inline void l7_ciphertext(void *ctx, __u64 id, __s32 fd, __u32 o
 	c->pending_session = 0;
 	tls_session_bind(session, id >> 32, fd, sock);
 	l7_emit_bind(ctx, session, fd, sock);
-}
-
-/* addr: sendto's or recvfrom's address argument (0 for the other calls). */
-static __always_inline int l7_enter(void *ctx, __s32 fd, __u64 ptr, __u32 op, __u32 kind, __u64 sp,
-				    __u64 addr)
-{
-	__u64 id = bpf_get_current_pid_tgid();
-	__u64 key = l7_key(id >> 32, fd);
-	struct ns_l7_sock *sock = bpf_map_lookup_elem(&l7_socks, &key);
-
-	/* Not a tracked socket: the common, cheap case (unless it asks a DNS question). */
-	if (!sock && (op != NS_L7_WRITE || !dns_send_names_peer(kind, addr) ||
-		      !dns_udp_adopt(id >> 32, fd, ptr, kind, addr) ||
-		      !(sock = bpf_map_lookup_elem(&l7_socks, &key))))
-		return 0;
-	if (!l7_sock_adopt(sock, key, fd))
-		return 0;
-	if (l7_inside_tls_call(id, fd, sp, ptr, op, kind, sock))
-		return 0;
-	if (sock->flags & NS_L7_F_ENCRYPTED) {
-		if (kind != L7_BUF_NONE)
-			l7_ciphertext(ctx, id, fd, op, sock);
-		return 0;
-	}
-	struct l7_call *c = ns_thread_slot(&l7_calls, true);
-	if (!c) {
-		ns_drop(NS_DROP_L7_CALLS_FULL);
-		return 0;
-	}
-	/* A write is stamped when it starts (a request's first byte), a read when it returns. */
-	c->ts_ns = op == NS_L7_WRITE ? bpf_ktime_get_ns() : 0;
-	c->ptr = ptr;
-	c->addr = addr;
-	c->fd = fd;
-	c->op = op;
-	c->kind = kind;
-	c->sock = *sock;
-	c->active = 1;
-	return 0;
 }
 
 /*
@@ -308,7 +286,7 @@ static __always_inline int l7_exit_one(void *ctx, __u64 id, struct l7_call *call
 
 	e->op = call->op;
 	e->pid = id >> 32;
-	e->ts_ns = call->op == NS_L7_WRITE ? call->ts_ns : bpf_ktime_get_ns();
+	e->ts_ns = call->ts_ns;
 	e->fd = call->fd;
 	e->total = ret;
 	e->conn = call->sock;
@@ -354,17 +332,86 @@ static __always_inline void l7_exit_mmsg(void *ctx, __u64 id, const struct l7_ca
 	l7_exit_one(ctx, id, &m, n);
 }
 
-static __always_inline int l7_exit(void *ctx, long ret)
+/*
+ * When the last write to start on this CPU started, and whose. Every write
+ * is stamped at entry, tracked socket or not: a per-CPU slot and a clock
+ * read cost less than the socket lookup that would tell. Its exit takes
+ * the stamp if it is still its own; a write that slept while another one
+ * started on its CPU (or moved to another CPU) is dated by its return.
+ */
+struct l7_write_start {
+	__u64 ts_ns;
+	__u64 pid_tgid;
+	__s32 fd;
+	__u32 pad;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct l7_write_start);
+} l7_write_starts SEC(".maps");
+
+static __always_inline int l7_stamp_write(__s32 fd)
+{
+	__u32 zero = 0;
+	struct l7_write_start *w = bpf_map_lookup_elem(&l7_write_starts, &zero);
+
+	if (w) {
+		w->ts_ns = bpf_ktime_get_ns();
+		w->pid_tgid = bpf_get_current_pid_tgid();
+		w->fd = fd;
+	}
+	return 0;
+}
+
+/* This write's stamp from its entry, or its return. */
+static __always_inline __u64 l7_write_started(__u64 pid_tgid, __s32 fd)
+{
+	__u32 zero = 0;
+	struct l7_write_start *w = bpf_map_lookup_elem(&l7_write_starts, &zero);
+
+	if (w && w->pid_tgid == pid_tgid && w->fd == fd) {
+		w->pid_tgid = 0;
+		return w->ts_ns;
+	}
+	return bpf_ktime_get_ns();
+}
+
+/* addr: sendto's or recvfrom's address argument (0 for the other calls). */
+static __always_inline int l7_exit(void *ctx, __s32 fd, __u64 ptr, __u32 op, __u32 kind, __u64 sp,
+				   __u64 addr, long ret)
 {
 	__u64 id = bpf_get_current_pid_tgid();
-	struct l7_call *c = ns_thread_slot(&l7_calls, false);
+	__u64 key = l7_key(id >> 32, fd);
+	struct ns_l7_sock *sock = bpf_map_lookup_elem(&l7_socks, &key);
 
-	if (!c || !c->active)
+	/* Not a tracked socket: the common, cheap case (unless it asks a DNS question). */
+	if (!sock && (op != NS_L7_WRITE || !dns_send_names_peer(kind, addr) ||
+		      !dns_udp_adopt(id >> 32, fd, ptr, kind, addr) ||
+		      !(sock = bpf_map_lookup_elem(&l7_socks, &key))))
 		return 0;
-	c->active = 0;
-	struct l7_call call = *c;
+	if (!l7_sock_adopt(sock, key, fd))
+		return 0;
+	if (l7_inside_tls_call(id, fd, sp, ptr, op, kind, sock))
+		return 0;
+	if (sock->flags & NS_L7_F_ENCRYPTED) {
+		if (kind != L7_BUF_NONE)
+			l7_ciphertext(ctx, id, fd, op, sock);
+		return 0;
+	}
 	if (ret <= 0)
 		return 0;
+	struct l7_call call = {
+		.ts_ns = op == NS_L7_WRITE ? l7_write_started(id, fd) : bpf_ktime_get_ns(),
+		.ptr = ptr,
+		.addr = addr,
+		.fd = fd,
+		.op = op,
+		.kind = kind,
+		.sock = *sock,
+	};
 	if (call.kind != L7_BUF_MMSG)
 		return l7_exit_one(ctx, id, &call, ret);
 	/*
@@ -397,46 +444,55 @@ __hidden int ns_l7_emit_tls(bpf_user_pt_regs_t *ctx, const struct tls_plaintext 
 	return 0;
 }
 
-/* Called by the syscall dispatcher (syscalls.bpf.c) for the calls listed there. */
-/* id_fd: the syscall number in the high half, the fd in the low; addr: sendto's or recvfrom's 5th argument. */
-__hidden int ns_l7_syscall_enter(struct bpf_raw_tracepoint_args *ctx, __u64 id_fd, __u64 arg2, __u64 addr,
-				__u64 sp)
+/*
+ * Called by the syscall dispatcher (syscalls.bpf.c) at entry for close and
+ * the writes, at exit for the reads and writes it lists. id_fd: the syscall
+ * number in bits 32-62, the fd in the low half; bit 63 (NS_L7_ARG_IS_ADDR)
+ * says that arg (at exit) is sendto's or recvfrom's address, else it is the
+ * stack pointer (five arguments at most: a datagram sent to an address is
+ * no TLS library's).
+ */
+__hidden int ns_l7_syscall_enter(__u64 id_fd)
 {
-	long id = id_fd >> 32;
 	__s32 fd = (__s32)id_fd;
 
-	switch (id) {
-	case NS_NR_close: {
+	if ((id_fd >> 32) == NS_NR_close) {
 		/* A closed fd number may be reused for anything: forget it at once. */
 		__u64 key = l7_key(bpf_get_current_pid_tgid() >> 32, fd);
 		bpf_map_delete_elem(&l7_socks, &key);
 		return 0;
 	}
-	case NS_NR_write:
-	case NS_NR_sendto:
-		return l7_enter(ctx, fd, arg2, NS_L7_WRITE, L7_BUF_PLAIN, sp, addr);
-	case NS_NR_writev:
-		return l7_enter(ctx, fd, arg2, NS_L7_WRITE, L7_BUF_IOV, sp, 0);
-	case NS_NR_sendmsg:
-		return l7_enter(ctx, fd, arg2, NS_L7_WRITE, L7_BUF_MSG, sp, 0);
-	case NS_NR_sendmmsg:
-		return l7_enter(ctx, fd, arg2, NS_L7_WRITE, L7_BUF_MMSG, sp, 0);
-	case NS_NR_sendfile: /* bytes moved from a file: counted, nothing captured */
-		return l7_enter(ctx, fd, 0, NS_L7_WRITE, L7_BUF_NONE, sp, 0);
-	case NS_NR_read:
-	case NS_NR_recvfrom:
-		return l7_enter(ctx, fd, arg2, NS_L7_READ, L7_BUF_PLAIN, sp, addr);
-	case NS_NR_readv:
-		return l7_enter(ctx, fd, arg2, NS_L7_READ, L7_BUF_IOV, sp, 0);
-	case NS_NR_recvmsg:
-		return l7_enter(ctx, fd, arg2, NS_L7_READ, L7_BUF_MSG, sp, 0);
-	case NS_NR_recvmmsg:
-		return l7_enter(ctx, fd, arg2, NS_L7_READ, L7_BUF_MMSG, sp, 0);
-	}
-	return 0;
+	return l7_stamp_write(fd);
 }
 
-__hidden int ns_l7_syscall_exit(struct bpf_raw_tracepoint_args *ctx, long ret)
+__hidden int ns_l7_syscall_exit(struct bpf_raw_tracepoint_args *ctx, __u64 id_fd, __u64 arg2, __u64 arg,
+				long ret)
 {
-	return l7_exit(ctx, ret);
+	long id = (id_fd >> 32) & ~(NS_L7_ARG_IS_ADDR >> 32);
+	__s32 fd = (__s32)id_fd;
+	__u64 addr = id_fd & NS_L7_ARG_IS_ADDR ? arg : 0, sp = id_fd & NS_L7_ARG_IS_ADDR ? 0 : arg;
+
+	switch (id) {
+	case NS_NR_write:
+	case NS_NR_sendto:
+		return l7_exit(ctx, fd, arg2, NS_L7_WRITE, L7_BUF_PLAIN, sp, addr, ret);
+	case NS_NR_writev:
+		return l7_exit(ctx, fd, arg2, NS_L7_WRITE, L7_BUF_IOV, sp, 0, ret);
+	case NS_NR_sendmsg:
+		return l7_exit(ctx, fd, arg2, NS_L7_WRITE, L7_BUF_MSG, sp, 0, ret);
+	case NS_NR_sendmmsg:
+		return l7_exit(ctx, fd, arg2, NS_L7_WRITE, L7_BUF_MMSG, sp, 0, ret);
+	case NS_NR_sendfile: /* bytes moved from a file: counted, nothing captured */
+		return l7_exit(ctx, fd, 0, NS_L7_WRITE, L7_BUF_NONE, sp, 0, ret);
+	case NS_NR_read:
+	case NS_NR_recvfrom:
+		return l7_exit(ctx, fd, arg2, NS_L7_READ, L7_BUF_PLAIN, sp, addr, ret);
+	case NS_NR_readv:
+		return l7_exit(ctx, fd, arg2, NS_L7_READ, L7_BUF_IOV, sp, 0, ret);
+	case NS_NR_recvmsg:
+		return l7_exit(ctx, fd, arg2, NS_L7_READ, L7_BUF_MSG, sp, 0, ret);
+	case NS_NR_recvmmsg:
+		return l7_exit(ctx, fd, arg2, NS_L7_READ, L7_BUF_MMSG, sp, 0, ret);
+	}
+	return 0;
 }

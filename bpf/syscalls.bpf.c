@@ -9,14 +9,16 @@
 
 char LICENSE[] SEC("license") = "GPL";
 
-/* The reads and writes whose data the l7 stream captures. */
-#define NS_L7_DATA_SYSCALLS                                                  \
+/* The reads and writes whose data the l7 stream captures (writes are stamped at entry). */
+#define NS_L7_WRITE_SYSCALLS                                                 \
 	case NS_NR_write:                                                    \
 	case NS_NR_sendto:                                                   \
 	case NS_NR_writev:                                                   \
 	case NS_NR_sendmsg:                                                  \
 	case NS_NR_sendmmsg:                                                 \
-	case NS_NR_sendfile:                                                 \
+	case NS_NR_sendfile:
+#define NS_L7_DATA_SYSCALLS                                                  \
+	NS_L7_WRITE_SYSCALLS                                                 \
 	case NS_NR_read:                                                     \
 	case NS_NR_recvfrom:                                                 \
 	case NS_NR_readv:                                                    \
@@ -31,9 +33,9 @@ extern int ns_tcp_syscall_enter(long id, __u64 arg1, __u64 arg2);
  */
 #define NS_RAW_TP_CTX ((struct bpf_raw_tracepoint_args *)ctx)
 extern int ns_tcp_syscall_exit(struct bpf_raw_tracepoint_args *ctx, long id, long ret);
-extern int ns_l7_syscall_enter(struct bpf_raw_tracepoint_args *ctx, __u64 id_fd, __u64 arg2, __u64 addr,
-			       __u64 sp);
-extern int ns_l7_syscall_exit(struct bpf_raw_tracepoint_args *ctx, long ret);
+extern int ns_l7_syscall_enter(__u64 id_fd);
+extern int ns_l7_syscall_exit(struct bpf_raw_tracepoint_args *ctx, __u64 id_fd, __u64 arg2, __u64 arg,
+			      long ret);
 extern int ns_files_mmap(struct bpf_raw_tracepoint_args *ctx, __u64 prot, __u64 fd, long ret);
 
 /*
@@ -52,17 +54,31 @@ static __always_inline int ns_dispatch_enter(void *ctx, struct pt_regs *regs, lo
 		return ns_tcp_syscall_enter(id, NS_SYSCALL_REG(btf, regs, NS_REG_ARG1),
 					    NS_SYSCALL_REG(btf, regs, NS_REG_ARG2));
 	case NS_NR_close:
-	NS_L7_DATA_SYSCALLS
+	NS_L7_WRITE_SYSCALLS
 		if (ns_syscall_compat(regs))
 			return 0;
-		/* The fd shares a register with the number: a call takes five arguments at most. */
-		return ns_l7_syscall_enter(
-			NS_RAW_TP_CTX, (__u64)id << 32 | (__u32)NS_SYSCALL_REG(btf, regs, NS_REG_ARG1),
-			NS_SYSCALL_REG(btf, regs, NS_REG_ARG2),
-			id == NS_NR_sendto || id == NS_NR_recvfrom ? NS_SYSCALL_REG(btf, regs, NS_REG_ARG5) : 0,
-			NS_SYSCALL_REG(btf, regs, NS_REG_SP));
+		return ns_l7_syscall_enter((__u64)id << 32 | (__u32)NS_SYSCALL_REG(btf, regs, NS_REG_ARG1));
 	}
 	return 0;
+}
+
+/*
+ * The l7 exit's arguments: the fd shares a word with the number, and the
+ * address of a sendto or recvfrom that has one takes the stack pointer's
+ * place (NS_L7_ARG_IS_ADDR): a call takes five arguments at most.
+ */
+static __always_inline int ns_l7_dispatch_exit(void *ctx, struct pt_regs *regs, long id, long ret, bool btf)
+{
+	__u64 id_fd = (__u64)id << 32 | (__u32)NS_SYSCALL_REG(btf, regs, NS_REG_ARG1);
+	__u64 arg = 0;
+
+	if (id == NS_NR_sendto || id == NS_NR_recvfrom)
+		arg = NS_SYSCALL_REG(btf, regs, NS_REG_ARG5);
+	if (arg)
+		id_fd |= NS_L7_ARG_IS_ADDR;
+	else
+		arg = NS_SYSCALL_REG(btf, regs, NS_REG_SP);
+	return ns_l7_syscall_exit(NS_RAW_TP_CTX, id_fd, NS_SYSCALL_REG(btf, regs, NS_REG_ARG2), arg, ret);
 }
 
 static __always_inline int ns_dispatch_exit(void *ctx, struct pt_regs *regs, long ret, bool btf)
@@ -82,7 +98,7 @@ static __always_inline int ns_dispatch_exit(void *ctx, struct pt_regs *regs, lon
 	NS_L7_DATA_SYSCALLS
 		if (ns_syscall_compat(regs))
 			return 0;
-		return ns_l7_syscall_exit(NS_RAW_TP_CTX, ret);
+		return ns_l7_dispatch_exit(ctx, regs, id, ret, btf);
 	case NS_NR_mmap:
 		if (ns_syscall_compat(regs))
 			return 0;

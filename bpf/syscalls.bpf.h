@@ -30,4 +30,7 @@ static __always_inline bool ns_syscall_compat(struct pt_regs *regs)
  */
 #define NS_SYSCALL_REG(btf, regs, field) ((btf) ? (regs)->field : BPF_CORE_READ(regs, field))
 
+/* ns_l7_syscall_exit's id_fd: its arg is sendto's or recvfrom's address, not the stack pointer. */
+#define NS_L7_ARG_IS_ADDR (1ull << 63)
+
 #endif

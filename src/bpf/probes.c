@@ -204,8 +204,7 @@ static int probes_fit_kernel(struct probes *p, kernel_features_t pretend_missing
 	}
 	k->rodata->ns_kernel_features = kernel_features_bpf_bits(p->features);
 	bool task_storage = kernel_has(p->features, KF_TASK_STORAGE);
-	if (!task_storage && (probes_thread_slots_as_hash(k->maps.tls_calls) ||
-			      probes_thread_slots_as_hash(k->maps.l7_calls))) {
+	if (!task_storage && probes_thread_slots_as_hash(k->maps.tls_calls)) {
 		log_error("cannot set up per-thread maps: %s", strerror(errno));
 		return NS_EXIT_RUNTIME;
 	}

@@ -256,7 +256,7 @@ def assert_thread_slots_freed(agent):
     """Without task storage, a thread's slots go at its exit. An entry is stale when it is in a
     dump, its thread is gone at a listing after that dump, and it is still in a dump after the
     listing (a thread that merely exited in between is in neither the listing nor the second)."""
-    for name in ("l7_calls", "tls_calls"):
+    for name in ("tls_calls",):
         maps = agent_maps(agent, name)
         assert len(maps) == 1 and maps[0]["type"] == "lru_hash", maps
         before = slot_tids(maps[0]["id"])
