@@ -6,9 +6,9 @@
  * of the syscall number from the registers (a helper call through
  * BPF_CORE_READ in a raw_tp, a plain load in a tp_btf program). The
  * dispatch-l7 pair adds what the l7 handlers do for a read or write on an fd
- * that is no tracked socket (a pipe): the argument reads, the socket lookup
- * at entry, the thread-storage lookup at exit; dispatch-l7-btf does the same
- * as tp_btf programs with the arguments read only for a tracked socket.
+ * that is no tracked socket (a pipe): the argument reads, a write's stamp in
+ * a per-CPU slot at entry, the socket lookup at exit; dispatch-l7-btf does
+ * the same as tp_btf programs.
  * Not nodescope's code: a measuring aid; keep the switches as bpf/'s are.
  */
 #include "syscalls.bpf.h"
@@ -24,11 +24,7 @@ char LICENSE[] SEC("license") = "GPL";
 	case NS_NR_writev:                                                   \
 	case NS_NR_sendmsg:                                                  \
 	case NS_NR_sendmmsg:                                                 \
-	case NS_NR_sendfile:                                                 \
-	case NS_NR_read:                                                     \
-	case NS_NR_recvfrom:                                                 \
-	case NS_NR_readv:                                                    \
-	case NS_NR_recvmsg:
+	case NS_NR_sendfile:
 
 #define DISP_WATCHED_EXIT                                                    \
 	case NS_NR_connect:                                                  \
@@ -145,31 +141,40 @@ struct {
 } disp_socks SEC(".maps");
 
 struct {
-	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__type(key, int);
-	__type(value, __u64[6]);
-} disp_calls SEC(".maps");
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64[3]);
+} disp_write_starts SEC(".maps");
 
-__noinline int disp_l7_enter(__u64 fd, __u64 arg2, __u64 sp)
+static __always_inline int disp_stamp(__u64 fd)
+{
+	__u32 zero = 0;
+	__u64 *w = bpf_map_lookup_elem(&disp_write_starts, &zero);
+
+	if (w) {
+		w[0] = bpf_ktime_get_ns();
+		w[1] = bpf_get_current_pid_tgid();
+		w[2] = fd;
+	}
+	return 0;
+}
+
+__noinline int disp_l7_enter(__u64 fd)
+{
+	return disp_stamp(fd);
+}
+
+__noinline int disp_l7_exit(__u64 fd, __u64 arg2, long ret)
 {
 	__u64 key = (bpf_get_current_pid_tgid() >> 32) << 32 | (__u32)fd;
 
 	if (!bpf_map_lookup_elem(&disp_socks, &key))
 		return 0;
-	return (int)(arg2 + sp);
+	return (int)(arg2 + ret);
 }
 
-__noinline int disp_l7_exit(long ret)
-{
-	__u64 *c = bpf_task_storage_get(&disp_calls, bpf_get_current_task_btf(), 0, 0);
-
-	if (!c || !c[0])
-		return 0;
-	return (int)ret;
-}
-
-/* raw_tp, as bpf/syscalls.bpf.c and the l7 handlers: three argument reads up front. */
+/* raw_tp, as bpf/syscalls.bpf.c and the l7 handlers: the argument reads up front. */
 SEC("raw_tp/sys_enter")
 int BPF_PROG(disp_l7_sys_enter, struct pt_regs *regs, long id)
 {
@@ -177,7 +182,7 @@ int BPF_PROG(disp_l7_sys_enter, struct pt_regs *regs, long id)
 	DISP_WATCHED_ENTER
 		if (disp_compat())
 			return 0;
-		return disp_l7_enter(NS_SYSCALL_REG(false, regs, NS_REG_ARG1), NS_SYSCALL_REG(false, regs, NS_REG_ARG2), NS_SYSCALL_REG(false, regs, NS_REG_SP));
+		return id == NS_NR_close ? 0 : disp_l7_enter(NS_SYSCALL_REG(false, regs, NS_REG_ARG1));
 	}
 	return 0;
 }
@@ -191,7 +196,8 @@ int BPF_PROG(disp_l7_sys_exit, struct pt_regs *regs, long ret)
 	DISP_WATCHED_EXIT
 		if (disp_compat())
 			return 0;
-		return disp_l7_exit(ret);
+		return disp_l7_exit(NS_SYSCALL_REG(false, regs, NS_REG_ARG1),
+				    NS_SYSCALL_REG(false, regs, NS_REG_ARG2), ret);
 	}
 	return 0;
 }
@@ -199,11 +205,7 @@ int BPF_PROG(disp_l7_sys_exit, struct pt_regs *regs, long ret)
 /* tp_btf: plain loads, and the arguments past the fd read only for a tracked socket. */
 static __always_inline int disp_l7_enter_lazy(struct pt_regs *regs)
 {
-	__u64 key = (bpf_get_current_pid_tgid() >> 32) << 32 | (__u32)DISP_ARG1_BTF(regs);
-
-	if (!bpf_map_lookup_elem(&disp_socks, &key))
-		return 0;
-	return (int)(DISP_ARG2_BTF(regs) + DISP_SP_BTF(regs));
+	return disp_stamp(DISP_ARG1_BTF(regs));
 }
 
 SEC("tp_btf/sys_enter")
@@ -213,7 +215,7 @@ int BPF_PROG(btf_l7_sys_enter, struct pt_regs *regs, long id)
 	DISP_WATCHED_ENTER
 		if (disp_compat())
 			return 0;
-		return disp_l7_enter_lazy(regs);
+		return id == NS_NR_close ? 0 : disp_l7_enter_lazy(regs);
 	}
 	return 0;
 }
@@ -227,7 +229,7 @@ int BPF_PROG(btf_l7_sys_exit, struct pt_regs *regs, long ret)
 	DISP_WATCHED_EXIT
 		if (disp_compat())
 			return 0;
-		return disp_l7_exit(ret);
+		return disp_l7_exit(DISP_ARG1_BTF(regs), DISP_ARG2_BTF(regs), ret);
 	}
 	return 0;
 }
