@@ -472,27 +472,9 @@ __hidden int ns_l7_syscall_exit(struct bpf_raw_tracepoint_args *ctx, __u64 id_fd
 	__s32 fd = (__s32)id_fd;
 	__u64 addr = id_fd & NS_L7_ARG_IS_ADDR ? arg : 0, sp = id_fd & NS_L7_ARG_IS_ADDR ? 0 : arg;
 
-	switch (id) {
-	case NS_NR_write:
-	case NS_NR_sendto:
-		return l7_exit(ctx, fd, arg2, NS_L7_WRITE, L7_BUF_PLAIN, sp, addr, ret);
-	case NS_NR_writev:
-		return l7_exit(ctx, fd, arg2, NS_L7_WRITE, L7_BUF_IOV, sp, 0, ret);
-	case NS_NR_sendmsg:
-		return l7_exit(ctx, fd, arg2, NS_L7_WRITE, L7_BUF_MSG, sp, 0, ret);
-	case NS_NR_sendmmsg:
-		return l7_exit(ctx, fd, arg2, NS_L7_WRITE, L7_BUF_MMSG, sp, 0, ret);
-	case NS_NR_sendfile: /* bytes moved from a file: counted, nothing captured */
-		return l7_exit(ctx, fd, 0, NS_L7_WRITE, L7_BUF_NONE, sp, 0, ret);
-	case NS_NR_read:
-	case NS_NR_recvfrom:
-		return l7_exit(ctx, fd, arg2, NS_L7_READ, L7_BUF_PLAIN, sp, addr, ret);
-	case NS_NR_readv:
-		return l7_exit(ctx, fd, arg2, NS_L7_READ, L7_BUF_IOV, sp, 0, ret);
-	case NS_NR_recvmsg:
-		return l7_exit(ctx, fd, arg2, NS_L7_READ, L7_BUF_MSG, sp, 0, ret);
-	case NS_NR_recvmmsg:
-		return l7_exit(ctx, fd, arg2, NS_L7_READ, L7_BUF_MMSG, sp, 0, ret);
-	}
-	return 0;
+	__u32 op, kind;
+
+	if (!ns_l7_call_shape(id, &op, &kind))
+		return 0;
+	return l7_exit(ctx, fd, arg2, op, kind, sp, addr, ret);
 }

@@ -1,9 +1,12 @@
-/* What the l7 stream's BPF files share: where a call's buffer is. */
+/*
+ * The shape of the reads and writes the l7 stream captures: what a syscall
+ * moves and where its buffer is. One table for the l7 handlers (l7.bpf.c),
+ * the DNS helpers (dns.bpf.h) and the capture floor (bench/floor/).
+ */
 #ifndef NODESCOPE_L7_BPF_H
 #define NODESCOPE_L7_BPF_H
 
-#include "common.bpf.h"
-#include "sockets.bpf.h"
+#include "syscalls.bpf.h"
 
 enum l7_buf_kind {
 	L7_BUF_PLAIN = 0, /* read, write, recvfrom, sendto: (fd, buf) */
@@ -13,5 +16,45 @@ enum l7_buf_kind {
 	L7_BUF_NONE = 4,  /* sendfile: bytes moved from a file, nothing to capture */
 };
 
+/* op (NS_L7_WRITE or NS_L7_READ) and kind of syscall id; false for any other syscall. */
+static __always_inline bool ns_l7_call_shape(long id, __u32 *op, __u32 *kind)
+{
+	*op = NS_L7_WRITE;
+	switch (id) {
+	case NS_NR_write:
+	case NS_NR_sendto:
+		*kind = L7_BUF_PLAIN;
+		return true;
+	case NS_NR_writev:
+		*kind = L7_BUF_IOV;
+		return true;
+	case NS_NR_sendmsg:
+		*kind = L7_BUF_MSG;
+		return true;
+	case NS_NR_sendmmsg:
+		*kind = L7_BUF_MMSG;
+		return true;
+	case NS_NR_sendfile:
+		*kind = L7_BUF_NONE;
+		return true;
+	}
+	*op = NS_L7_READ;
+	switch (id) {
+	case NS_NR_read:
+	case NS_NR_recvfrom:
+		*kind = L7_BUF_PLAIN;
+		return true;
+	case NS_NR_readv:
+		*kind = L7_BUF_IOV;
+		return true;
+	case NS_NR_recvmsg:
+		*kind = L7_BUF_MSG;
+		return true;
+	case NS_NR_recvmmsg:
+		*kind = L7_BUF_MMSG;
+		return true;
+	}
+	return false;
+}
 
 #endif

@@ -16,7 +16,7 @@
  * child (a server that forks per connection). A measuring aid for bench/'s
  * floor-capture and floor-copy configs, not nodescope's code.
  */
-#include "syscalls.bpf.h"
+#include "l7.bpf.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
@@ -61,9 +61,6 @@ struct {
 	__type(value, __u8);
 } cap_holders SEC(".maps");
 
-enum cap_op { CAP_WRITE = 1, CAP_READ = 2 };
-enum cap_kind { CAP_PLAIN, CAP_IOV, CAP_MSG };
-
 static __always_inline __u64 cap_key(__s32 fd)
 {
 	return (bpf_get_current_pid_tgid() >> 32) << 32 | (__u32)fd;
@@ -79,7 +76,7 @@ static __always_inline void cap_track(__s32 fd)
 	bpf_map_update_elem(&cap_holders, &tgid, &one, BPF_ANY);
 }
 
-/* The buffer of a plain call, or the first iovec's of a readv/writev or recvmsg/sendmsg. */
+/* The buffer of a plain call, or the first iovec's (of the first message for sendmmsg/recvmmsg). */
 static __always_inline int cap_buffer(__u64 ptr, __u32 kind, __u64 *base, __u64 *len)
 {
 	struct user_msghdr msg;
@@ -87,9 +84,9 @@ static __always_inline int cap_buffer(__u64 ptr, __u32 kind, __u64 *base, __u64 
 
 	*base = ptr;
 	*len = ~0ull;
-	if (kind == CAP_PLAIN)
+	if (kind == L7_BUF_PLAIN)
 		return 0;
-	if (kind == CAP_MSG) {
+	if (kind == L7_BUF_MSG || kind == L7_BUF_MMSG) {
 		if (bpf_probe_read_user(&msg, sizeof(msg), (void *)ptr))
 			return -1;
 		ptr = (__u64)msg.msg_iov;
@@ -149,7 +146,10 @@ int BPF_PROG(cap_sys_enter, struct pt_regs *regs, long id)
 
 static __always_inline int cap_dispatch_exit(struct pt_regs *regs, long ret, bool emit)
 {
-	switch (NS_SYSCALL_REG(true, regs, NS_REG_NR)) {
+	long id = NS_SYSCALL_REG(true, regs, NS_REG_NR);
+	__u32 op, kind;
+
+	switch (id) {
 	case NS_NR_accept:
 	case NS_NR_accept4:
 		if (ret >= 0)
@@ -159,22 +159,10 @@ static __always_inline int cap_dispatch_exit(struct pt_regs *regs, long ret, boo
 		if (ret == 0 || ret == -115 /* EINPROGRESS */)
 			cap_track(NS_SYSCALL_REG(true, regs, NS_REG_ARG1));
 		return 0;
-	case NS_NR_write:
-	case NS_NR_sendto:
-		return cap_exit(regs, ret, CAP_WRITE, CAP_PLAIN, emit);
-	case NS_NR_writev:
-		return cap_exit(regs, ret, CAP_WRITE, CAP_IOV, emit);
-	case NS_NR_sendmsg:
-		return cap_exit(regs, ret, CAP_WRITE, CAP_MSG, emit);
-	case NS_NR_read:
-	case NS_NR_recvfrom:
-		return cap_exit(regs, ret, CAP_READ, CAP_PLAIN, emit);
-	case NS_NR_readv:
-		return cap_exit(regs, ret, CAP_READ, CAP_IOV, emit);
-	case NS_NR_recvmsg:
-		return cap_exit(regs, ret, CAP_READ, CAP_MSG, emit);
 	}
-	return 0;
+	if (!ns_l7_call_shape(id, &op, &kind) || kind == L7_BUF_NONE)
+		return 0;
+	return cap_exit(regs, ret, op, kind, emit);
 }
 
 SEC("tp_btf/sys_exit")
