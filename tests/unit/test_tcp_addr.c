@@ -250,27 +250,22 @@ static void test_loopback_and_link_local(void **state)
 
 static void test_external(void **state)
 {
-	static const uint8_t inside[][4] = {
-		{ 127, 0, 0, 1 }, { 10, 1, 2, 3 }, { 172, 16, 0, 1 }, { 172, 31, 255, 255 },
-		{ 192, 168, 1, 1 }, { 100, 64, 0, 1 }, { 100, 127, 255, 255 },
+	static const struct {
+		uint8_t v4[4];
+		bool external;
+	} cases[] = {
+		{ { 127, 0, 0, 1 }, false },	 { { 10, 1, 2, 3 }, false },	 { { 172, 16, 0, 1 }, false },
+		{ { 172, 31, 255, 255 }, false }, { { 192, 168, 1, 1 }, false }, { { 100, 64, 0, 1 }, false },
+		{ { 100, 127, 255, 255 }, false }, { { 8, 8, 8, 8 }, true },	 { { 172, 15, 0, 1 }, true },
+		{ { 172, 32, 0, 1 }, true },	 { { 192, 169, 0, 1 }, true },	 { { 100, 63, 0, 1 }, true },
+		{ { 100, 128, 0, 1 }, true },	 { { 198, 51, 100, 9 }, true },
 	};
-	static const uint8_t outside[][4] = {
-		{ 8, 8, 8, 8 }, { 172, 15, 0, 1 }, { 172, 32, 0, 1 }, { 192, 169, 0, 1 },
-		{ 100, 63, 0, 1 }, { 100, 128, 0, 1 }, { 198, 51, 100, 9 },
-	};
-	for (size_t i = 0; i < sizeof(inside) / sizeof(inside[0]); i++) {
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		uint8_t a[16] = { 0 }, m[16] = { [10] = 0xff, [11] = 0xff };
-		memcpy(a, inside[i], 4);
-		memcpy(m + 12, inside[i], 4);
-		assert_false(tcp_addr_external(AF_INET, a));
-		assert_false(tcp_addr_external(AF_INET6, m));
-	}
-	for (size_t i = 0; i < sizeof(outside) / sizeof(outside[0]); i++) {
-		uint8_t a[16] = { 0 }, m[16] = { [10] = 0xff, [11] = 0xff };
-		memcpy(a, outside[i], 4);
-		memcpy(m + 12, outside[i], 4);
-		assert_true(tcp_addr_external(AF_INET, a));
-		assert_true(tcp_addr_external(AF_INET6, m));
+		memcpy(a, cases[i].v4, 4);
+		memcpy(m + 12, cases[i].v4, 4); /* the same address IPv4-mapped */
+		assert_int_equal(tcp_addr_external(AF_INET, a), cases[i].external);
+		assert_int_equal(tcp_addr_external(AF_INET6, m), cases[i].external);
 	}
 	uint8_t one[16] = { [15] = 1 }, ula[16] = { 0xfd, 0x12 }, fc[16] = { 0xfc }, global[16] = { 0x20, 0x01, 0x0d, 0xb8 };
 	assert_false(tcp_addr_external(AF_INET6, one));
