@@ -37,9 +37,15 @@ static int utf8_len(const unsigned char *s)
 }
 
 /* Bytes that pass through a JSON string as they are: printable ASCII but '"' and '\\'. */
+static const bool plain_byte[256] = {
+	[0x20 ... 0x21] = true, /* '"' is 0x22 */
+	[0x23 ... 0x5b] = true, /* '\\' is 0x5c */
+	[0x5d ... 0x7e] = true,
+};
+
 static bool json_plain(unsigned char c)
 {
-	return c >= 0x20 && c < 0x7f && c != '"' && c != '\\';
+	return plain_byte[c];
 }
 
 void json_string(struct strbuf *sb, const char *str)
@@ -95,28 +101,6 @@ void json_begin(struct strbuf *sb, const char *type)
 	json_string(sb, type);
 }
 
-/* Keys are the program's own literals: almost always plain, then one append. */
-static void json_key(struct strbuf *sb, const char *key)
-{
-	size_t n = 0;
-	char tmp[64];
-
-	while (n + 4 < sizeof(tmp) && json_plain((unsigned char)key[n]))
-		n++;
-	if (key[n]) {
-		strbuf_putc(sb, ',');
-		json_string(sb, key);
-		strbuf_putc(sb, ':');
-		return;
-	}
-	tmp[0] = ',';
-	tmp[1] = '"';
-	memcpy(tmp + 2, key, n);
-	tmp[n + 2] = '"';
-	tmp[n + 3] = ':';
-	strbuf_append(sb, tmp, n + 4);
-}
-
 /* Decimal digits of v, without printf's format parsing (a line has several). */
 static void put_u64(struct strbuf *sb, uint64_t v)
 {
@@ -130,21 +114,13 @@ static void put_u64(struct strbuf *sb, uint64_t v)
 	strbuf_append(sb, tmp + i, sizeof(tmp) - i);
 }
 
-void json_key_str(struct strbuf *sb, const char *key, const char *val)
+void json_u64(struct strbuf *sb, uint64_t val)
 {
-	json_key(sb, key);
-	json_string(sb, val);
-}
-
-void json_key_u64(struct strbuf *sb, const char *key, uint64_t val)
-{
-	json_key(sb, key);
 	put_u64(sb, val);
 }
 
-void json_key_i64(struct strbuf *sb, const char *key, int64_t val)
+void json_i64(struct strbuf *sb, int64_t val)
 {
-	json_key(sb, key);
 	if (val < 0) {
 		strbuf_putc(sb, '-');
 		put_u64(sb, -(uint64_t)val);
@@ -153,9 +129,8 @@ void json_key_i64(struct strbuf *sb, const char *key, int64_t val)
 	}
 }
 
-void json_key_bool(struct strbuf *sb, const char *key, int val)
+void json_bool(struct strbuf *sb, int val)
 {
-	json_key(sb, key);
 	strbuf_puts(sb, val ? "true" : "false");
 }
 

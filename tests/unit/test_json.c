@@ -154,12 +154,12 @@ static void test_helpers(void **state)
 	json_key_i64(&sb, "j", 7);
 	json_key_bool(&sb, "yes", 1);
 	json_key_bool(&sb, "no", 0);
-	json_key_str(&sb, "k\n", "");
+	json_key_str(&sb, "k", "\x01\x7f~ ");
 	json_end(&sb);
 	assert_string_equal(strbuf_str(&sb),
 			    "{\"type\":\"t\",\"s\":\"v\\\"\",\"u\":18446744073709551615,"
 			    "\"i\":-9223372036854775808,\"j\":7,\"yes\":true,\"no\":false,"
-			    "\"k\\n\":\"\"}\n");
+			    "\"k\":\"\\u0001\\u007f~ \"}\n");
 	strbuf_free(&sb);
 }
 
