@@ -11,7 +11,6 @@
 #include "sockets.bpf.h"
 #include "l7.bpf.h"
 
-
 /* Where the datagram's address is: the syscall's address argument, or the message's name. */
 static __always_inline __u64 dns_name_ptr(__u64 ptr, __u32 kind, __u64 addr)
 {

@@ -130,9 +130,9 @@ struct ns_tcp_event {
 };
 
 /* Payload prefixes of socket reads and writes (stream l7). */
-#define NS_L7_CAPTURE 4096
+#define NS_L7_CAPTURE 4096 /* most bytes captured of one syscall (power of two) */
 /* DNS's port: a UDP socket sending to it or bound to it, a TCP connection to it, is DNS. */
-#define NS_DNS_PORT 53 /* most bytes captured of one syscall (power of two) */
+#define NS_DNS_PORT 53
 
 enum ns_l7_op {
 	NS_L7_WRITE = 1,

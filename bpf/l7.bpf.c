@@ -471,7 +471,6 @@ __hidden int ns_l7_syscall_exit(struct bpf_raw_tracepoint_args *ctx, __u64 id_fd
 	long id = (id_fd >> 32) & ~(NS_L7_ARG_IS_ADDR >> 32);
 	__s32 fd = (__s32)id_fd;
 	__u64 addr = id_fd & NS_L7_ARG_IS_ADDR ? arg : 0, sp = id_fd & NS_L7_ARG_IS_ADDR ? 0 : arg;
-
 	__u32 op, kind;
 
 	if (!ns_l7_call_shape(id, &op, &kind))

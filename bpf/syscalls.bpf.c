@@ -9,7 +9,7 @@
 
 char LICENSE[] SEC("license") = "GPL";
 
-/* The reads and writes whose data the l7 stream captures (writes are stamped at entry). */
+/* The writes the l7 stream captures: stamped at entry. */
 #define NS_L7_WRITE_SYSCALLS                                                 \
 	case NS_NR_write:                                                    \
 	case NS_NR_sendto:                                                   \
@@ -17,6 +17,7 @@ char LICENSE[] SEC("license") = "GPL";
 	case NS_NR_sendmsg:                                                  \
 	case NS_NR_sendmmsg:                                                 \
 	case NS_NR_sendfile:
+/* The reads and writes whose data the l7 stream captures, at exit. */
 #define NS_L7_DATA_SYSCALLS                                                  \
 	NS_L7_WRITE_SYSCALLS                                                 \
 	case NS_NR_read:                                                     \

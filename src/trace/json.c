@@ -101,31 +101,26 @@ void json_begin(struct strbuf *sb, const char *type)
 	json_string(sb, type);
 }
 
-/* Decimal digits of v, without printf's format parsing (a line has several). */
-static void put_u64(struct strbuf *sb, uint64_t v)
+/* Decimal digits, without printf's format parsing (a line has several). */
+void json_u64(struct strbuf *sb, uint64_t val)
 {
 	char tmp[20];
 	size_t i = sizeof(tmp);
 
 	do {
-		tmp[--i] = (char)('0' + v % 10);
-		v /= 10;
-	} while (v);
+		tmp[--i] = (char)('0' + val % 10);
+		val /= 10;
+	} while (val);
 	strbuf_append(sb, tmp + i, sizeof(tmp) - i);
-}
-
-void json_u64(struct strbuf *sb, uint64_t val)
-{
-	put_u64(sb, val);
 }
 
 void json_i64(struct strbuf *sb, int64_t val)
 {
 	if (val < 0) {
 		strbuf_putc(sb, '-');
-		put_u64(sb, -(uint64_t)val);
+		json_u64(sb, -(uint64_t)val);
 	} else {
-		put_u64(sb, (uint64_t)val);
+		json_u64(sb, (uint64_t)val);
 	}
 }
 
