@@ -42,7 +42,7 @@ LIB_OBJS := $(filter-out $(BUILD)/obj/main.o,$(OBJS)) $(BUILD)/obj/gen/remote.pb
 UNIT_SRCS:= $(wildcard tests/unit/test_*.c)
 UNIT_BINS:= $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRCS))
 
-.PHONY: all deps run check check-asan test test-unit test-e2e test-kernels test-vm-run bench clean
+.PHONY: all deps run check check-asan test test-unit test-bpf test-e2e test-kernels test-vm-run bench clean
 all: $(BUILD)/nodescope
 
 deps:
@@ -70,10 +70,12 @@ vmlinux-h:
 # like `struct ns_tree;` that clang drops with a warning: harmless, CO-RE finds
 # every field the programs use by name in the running kernel's BTF.
 BPF_CFLAGS_arm64 := -Wno-missing-declarations
+# One compile for every BPF object: the agent's, bench/floor's and tests/bpf's.
+BPF_CC := $(CLANG) -g -O2 -target bpf -D__TARGET_ARCH_$(BPF_ARCH) $(BPF_CFLAGS_$(BPF_ARCH)) \
+	-I$(dir $(VMLINUX_H)) -Ibpf
 $(BUILD)/bpf/%.bpf.o: bpf/%.bpf.c $(VMLINUX_H) $(wildcard bpf/*.h bpf/arch/*.h)
 	@mkdir -p $(@D)
-	$(CLANG) -g -O2 -target bpf -D__TARGET_ARCH_$(BPF_ARCH) $(BPF_CFLAGS_$(BPF_ARCH)) \
-		-I$(dir $(VMLINUX_H)) -Ibpf -c $< -o $@
+	$(BPF_CC) -c $< -o $@
 
 # All BPF objects are statically linked into one, so maps (loss counters) are shared.
 $(BUILD)/nodescope.bpf.o: $(BPF_OBJS)
@@ -154,6 +156,24 @@ run: deps $(BUILD)/nodescope
 test-unit: $(UNIT_BINS)
 	@set -e; for t in $(UNIT_BINS); do echo "== $$t"; $$t; done
 
+# BPF helpers run in the kernel with BPF_PROG_TEST_RUN: tests/bpf/X.bpf.c holds the programs,
+# tests/bpf/test_X.c runs them through X's skeleton. As root; a kernel that refuses them fails.
+BPF_TEST_SRCS := $(wildcard tests/bpf/test_*.c)
+BPF_TEST_BINS := $(patsubst tests/bpf/%.c,$(BUILD)/tests/bpf/%,$(BPF_TEST_SRCS))
+$(BUILD)/tests/bpf/%.bpf.o: tests/bpf/%.bpf.c $(VMLINUX_H) $(wildcard bpf/*.h bpf/arch/*.h)
+	@mkdir -p $(@D)
+	$(BPF_CC) -c $< -o $@
+$(BUILD)/tests/bpf/%.skel.h: $(BUILD)/tests/bpf/%.bpf.o
+	$(BPFTOOL) gen skeleton $< name $(subst -,_,$*)_bpf > $@.tmp && mv $@.tmp $@
+$(BUILD)/tests/bpf/test_%: tests/bpf/test_%.c $(BUILD)/tests/bpf/%.skel.h $(BUILD)/libnodescope.a
+	$(CC) $(CFLAGS) -I$(BUILD)/tests/bpf $(LDFLAGS) -o $@ $< $(BUILD)/libnodescope.a -lcmocka \
+		$(LDLIBS)
+
+.PRECIOUS: $(BUILD)/tests/bpf/%.bpf.o $(BUILD)/tests/bpf/%.skel.h
+
+test-bpf: $(BPF_TEST_BINS)
+	@set -e; for t in $(BPF_TEST_BINS); do echo "== $$t"; $$t; done
+
 # Debian's own Node.js 18 for the TLS event-loop tests, extracted, not installed.
 $(BUILD)/node18/node:
 	scripts/fetch-debian-node.sh $(abspath $(BUILD))/node18
@@ -182,7 +202,7 @@ $(BUILD)/go-get: tests/e2e/clients/go_get.go
 test-vm-run: $(BUILD)/nodescope $(BUILD)/go-get
 	tests/kernels/test_vm_run.sh
 
-test: test-unit fuzz-smoke test-e2e test-vm-run test-kernels test-packaging
+test: test-unit test-bpf fuzz-smoke test-e2e test-vm-run test-kernels test-packaging
 
 check: deps
 	$(MAKE) all
@@ -223,8 +243,7 @@ $(BUILD)/bench/link-close: BENCH_LDLIBS = -lbpf
 
 $(BUILD)/bench/%.bpf.o: bench/floor/%.bpf.c $(VMLINUX_H) $(wildcard bpf/*.h bpf/arch/*.h)
 	@mkdir -p $(@D)
-	$(CLANG) -g -O2 -target bpf -D__TARGET_ARCH_$(BPF_ARCH) $(BPF_CFLAGS_$(BPF_ARCH)) \
-		-I$(dir $(VMLINUX_H)) -Ibpf -c $< -o $@
+	$(BPF_CC) -c $< -o $@
 
 $(BUILD)/bench-floor: bench/floor/floor.c
 	@mkdir -p $(@D)

@@ -459,7 +459,7 @@ __hidden int ns_l7_syscall_enter(__u64 id_fd)
 	if ((id_fd >> 32) == NS_NR_close) {
 		/* A closed fd number may be reused for anything: forget it at once. */
 		__u64 key = l7_key(bpf_get_current_pid_tgid() >> 32, fd);
-		bpf_map_delete_elem(&l7_socks, &key);
+		l7_socks_delete(key);
 		return 0;
 	}
 	return l7_stamp_write(fd);

@@ -8,6 +8,9 @@
 #define NODESCOPE_SOCKETS_BPF_H
 
 #include "common.bpf.h"
+#include "l7_filter.h"
+
+#define EEXIST 17
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -47,6 +50,46 @@ static __always_inline void ns_drop(__u32 reason)
 static __always_inline __u64 l7_key(__u32 tgid, __s32 fd)
 {
 	return ((__u64)tgid << 32) | (__u32)fd;
+}
+
+/* The counting filter of l7_socks' keys (bpf/l7_filter.h); user space adopts into it too. */
+__u32 ns_l7_filter[NS_L7_FILTER_SLOTS] __weak;
+
+static __always_inline __u32 *l7_filter_slot(__u64 key)
+{
+	return &ns_l7_filter[ns_l7_filter_slot(key >> 32, (__s32)key)];
+}
+
+/* false: fd is no tracked socket of tgid's. true: it may be (l7_socks tells). */
+static __always_inline bool l7_maybe_tracked(__u32 tgid, __s32 fd)
+{
+	return *(volatile __u32 *)&ns_l7_filter[ns_l7_filter_slot(tgid, fd)] != 0;
+}
+
+/*
+ * Every change to l7_socks goes through these two, which keep the filter
+ * counting its entries. An insert over an existing key (flags BPF_ANY)
+ * replaces it without counting it twice.
+ */
+static __always_inline long l7_socks_insert(__u64 key, const struct ns_l7_sock *ls, __u64 flags)
+{
+	__u32 *slot = l7_filter_slot(key);
+	long err;
+
+	__sync_fetch_and_add(slot, 1);
+	err = bpf_map_update_elem(&l7_socks, &key, ls, BPF_NOEXIST);
+	if (err == -EEXIST && flags == BPF_ANY)
+		err = bpf_map_update_elem(&l7_socks, &key, ls, BPF_EXIST);
+	else if (!err)
+		return 0;
+	__sync_fetch_and_add(slot, (__u32)-1);
+	return err;
+}
+
+static __always_inline void l7_socks_delete(__u64 key)
+{
+	if (!bpf_map_delete_elem(&l7_socks, &key))
+		__sync_fetch_and_add(l7_filter_slot(key), (__u32)-1);
 }
 
 #define AF_INET 2
@@ -105,7 +148,7 @@ static __always_inline bool l7_sock_adopt(struct ns_l7_sock *s, __u64 key, __s32
 			    : sk_is_tcp(sk) &&
 				      BPF_CORE_READ(sk, __sk_common.skc_dport) == bpf_htons(s->dport);
 	if (!same) {
-		bpf_map_delete_elem(&l7_socks, &key);
+		l7_socks_delete(key);
 		return false;
 	}
 	s->sock = (__u64)sk;
@@ -135,7 +178,7 @@ static __always_inline void track_for_l7(__u32 pid, __s32 fd, const struct ns_l7
 	__u8 one = 1;
 	if (fd < 0)
 		return;
-	if (bpf_map_update_elem(&l7_socks, &key, ls, BPF_ANY))
+	if (l7_socks_insert(key, ls, BPF_ANY))
 		ns_drop(NS_DROP_L7_SOCKS_FULL);
 	bpf_map_update_elem(&l7_owners, &pid, &one, BPF_ANY);
 }

@@ -3,9 +3,12 @@
  * The one pair of syscall hooks: sys_enter / sys_exit, dispatching on the
  * syscall number to the tcp, l7 and files handlers. Every syscall on the node
  * passes here, so a call nobody cares about costs one switch (and, on exit,
- * one register load).
+ * one register load); a read, write or close on an fd that is no tracked
+ * socket, one load from the l7 filter more (bpf/l7_filter.h).
  */
 #include "syscalls.bpf.h"
+#include "sockets.bpf.h"
+#include "dns.bpf.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
@@ -40,6 +43,20 @@ extern int ns_l7_syscall_exit(struct bpf_raw_tracepoint_args *ctx, __u64 id_fd, 
 extern int ns_files_mmap(struct bpf_raw_tracepoint_args *ctx, __u64 prot, __u64 fd, long ret);
 
 /*
+ * A close or write on an fd that is no tracked socket has nothing to
+ * forget nor to date; the compat check (a helper call on x86) comes after
+ * the filter, as a compat call's fd register holds something else.
+ */
+static __always_inline int ns_l7_dispatch_enter(struct pt_regs *regs, long id, bool btf)
+{
+	__s32 fd = (__s32)NS_SYSCALL_REG(btf, regs, NS_REG_ARG1);
+
+	if (!l7_maybe_tracked(bpf_get_current_pid_tgid() >> 32, fd) || ns_syscall_compat(regs))
+		return 0;
+	return ns_l7_syscall_enter((__u64)id << 32 | (__u32)fd);
+}
+
+/*
  * The dispatch, for both program types below: btf is a constant in each
  * (NS_SYSCALL_REG, syscalls.bpf.h). The argument registers at exit are as
  * the caller left them.
@@ -56,9 +73,7 @@ static __always_inline int ns_dispatch_enter(void *ctx, struct pt_regs *regs, lo
 					    NS_SYSCALL_REG(btf, regs, NS_REG_ARG2));
 	case NS_NR_close:
 	NS_L7_WRITE_SYSCALLS
-		if (ns_syscall_compat(regs))
-			return 0;
-		return ns_l7_syscall_enter((__u64)id << 32 | (__u32)NS_SYSCALL_REG(btf, regs, NS_REG_ARG1));
+		return ns_l7_dispatch_enter(regs, id, btf);
 	}
 	return 0;
 }
@@ -70,11 +85,19 @@ static __always_inline int ns_dispatch_enter(void *ctx, struct pt_regs *regs, lo
  */
 static __always_inline int ns_l7_dispatch_exit(void *ctx, struct pt_regs *regs, long id, long ret, bool btf)
 {
-	__u64 id_fd = (__u64)id << 32 | (__u32)NS_SYSCALL_REG(btf, regs, NS_REG_ARG1);
+	__s32 fd = (__s32)NS_SYSCALL_REG(btf, regs, NS_REG_ARG1);
+	__u64 id_fd = (__u64)id << 32 | (__u32)fd;
 	__u64 arg = 0;
+	__u32 op, kind;
 
 	if (id == NS_NR_sendto || id == NS_NR_recvfrom)
 		arg = NS_SYSCALL_REG(btf, regs, NS_REG_ARG5);
+	/* An untracked socket's send that names its peer may ask a DNS question. */
+	if (!l7_maybe_tracked(bpf_get_current_pid_tgid() >> 32, fd) &&
+	    (!ns_l7_call_shape(id, &op, &kind) || op != NS_L7_WRITE || !dns_send_names_peer(kind, arg)))
+		return 0;
+	if (ns_syscall_compat(regs))
+		return 0;
 	if (arg)
 		id_fd |= NS_L7_ARG_IS_ADDR;
 	else
@@ -97,8 +120,6 @@ static __always_inline int ns_dispatch_exit(void *ctx, struct pt_regs *regs, lon
 			return 0;
 		return ns_tcp_syscall_exit(NS_RAW_TP_CTX, id, ret);
 	NS_L7_DATA_SYSCALLS
-		if (ns_syscall_compat(regs))
-			return 0;
 		return ns_l7_dispatch_exit(ctx, regs, id, ret, btf);
 	case NS_NR_mmap:
 		if (ns_syscall_compat(regs))

@@ -64,7 +64,7 @@ static __always_inline void untrack_for_l7(const struct sock_info *info, __u64 s
 	struct ns_l7_sock *ls = bpf_map_lookup_elem(&l7_socks, &key);
 	/* The fd may already name another socket: only drop our own entry. */
 	if (ls && ls->sock == sk)
-		bpf_map_delete_elem(&l7_socks, &key);
+		l7_socks_delete(key);
 }
 
 
@@ -438,7 +438,7 @@ int BPF_PROG(ns_l7_fork, struct task_struct *parent, struct task_struct *child)
 		if (!s)
 			continue;
 		struct ns_l7_sock copy = *s;
-		if (bpf_map_update_elem(&l7_socks, &ck, &copy, BPF_NOEXIST) == -E2BIG)
+		if (l7_socks_insert(ck, &copy, BPF_NOEXIST) == -E2BIG)
 			ns_drop(NS_DROP_L7_SOCKS_FULL);
 	}
 	return 0;
@@ -459,7 +459,7 @@ int ns_l7_exec(void *ctx)
 		__u64 k = l7_key(tgid, fd);
 		struct ns_l7_sock *s = bpf_map_lookup_elem(&l7_socks, &k);
 		if (s && s->sock && (__u64)sk_of_fd(fd) != s->sock)
-			bpf_map_delete_elem(&l7_socks, &k);
+			l7_socks_delete(k);
 	}
 	return 0;
 }

@@ -501,6 +501,7 @@ static int agent_start(struct agent *a)
 		.trace = (c->stream_mask & (1u << NS_STREAM_TCP)) ? &a->trace : NULL,
 		.drops = probes_drops(a->probes),
 		.l7_socks = probes_l7_socks(a->probes),
+		.l7_filter = probes_l7_filter(a->probes),
 		.max_connections = c->max_connections,
 		.max_destinations = c->max_destinations,
 		.max_series = c->max_series,

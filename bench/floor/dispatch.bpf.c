@@ -6,12 +6,12 @@
  * of the syscall number from the registers (a helper call through
  * BPF_CORE_READ in a raw_tp, a plain load in a tp_btf program). The
  * dispatch-l7 pair adds what the l7 handlers do for a read or write on an fd
- * that is no tracked socket (a pipe): the argument reads, a write's stamp in
- * a per-CPU slot at entry, the socket lookup at exit; dispatch-l7-btf does
- * the same as tp_btf programs.
+ * that is no tracked socket (a pipe): the fd read and its slot in the l7
+ * filter loaded; dispatch-l7-btf does the same as tp_btf programs.
  * Not nodescope's code: a measuring aid; keep the switches as bpf/'s are.
  */
 #include "syscalls.bpf.h"
+#include "l7_filter.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
@@ -132,7 +132,14 @@ int BPF_PROG(btf_disp_exit, struct pt_regs *regs, long ret)
 	return 0;
 }
 
-/* The l7 handlers' common case, for an fd that is no tracked socket. */
+/*
+ * The l7 handlers' common case, for an fd that is no tracked socket: the
+ * fd read, its slot in a filter like nodescope's (bpf/l7_filter.h) loaded
+ * and found zero. Nothing here ever sets a slot; the stamp and the lookup
+ * behind it are the path of a tracked socket, kept so the programs match.
+ */
+__u32 disp_filter[NS_L7_FILTER_SLOTS];
+
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 65536);
@@ -147,7 +154,14 @@ struct {
 	__type(value, __u64[3]);
 } disp_write_starts SEC(".maps");
 
-static __always_inline int disp_stamp(__u64 fd)
+static __always_inline bool disp_maybe_tracked(__u64 fd)
+{
+	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
+
+	return *(volatile __u32 *)&disp_filter[ns_l7_filter_slot(tgid, (__s32)fd)] != 0;
+}
+
+__noinline int disp_l7_enter(__u64 fd)
 {
 	__u32 zero = 0;
 	__u64 *w = bpf_map_lookup_elem(&disp_write_starts, &zero);
@@ -160,11 +174,6 @@ static __always_inline int disp_stamp(__u64 fd)
 	return 0;
 }
 
-__noinline int disp_l7_enter(__u64 fd)
-{
-	return disp_stamp(fd);
-}
-
 __noinline int disp_l7_exit(__u64 fd, __u64 arg2, long ret)
 {
 	__u64 key = (bpf_get_current_pid_tgid() >> 32) << 32 | (__u32)fd;
@@ -174,15 +183,18 @@ __noinline int disp_l7_exit(__u64 fd, __u64 arg2, long ret)
 	return (int)(arg2 + ret);
 }
 
-/* raw_tp, as bpf/syscalls.bpf.c and the l7 handlers: the argument reads up front. */
+/* The filter before the compat check, as bpf/syscalls.bpf.c has it. */
+#define DISP_L7_ENTER(id, fd)                                                \
+	(!disp_maybe_tracked(fd) || disp_compat() || (id) == NS_NR_close ? 0 : disp_l7_enter(fd))
+#define DISP_L7_EXIT(fd, arg2, ret)                                          \
+	(!disp_maybe_tracked(fd) || disp_compat() ? 0 : disp_l7_exit(fd, arg2, ret))
+
 SEC("raw_tp/sys_enter")
 int BPF_PROG(disp_l7_sys_enter, struct pt_regs *regs, long id)
 {
 	switch (id) {
 	DISP_WATCHED_ENTER
-		if (disp_compat())
-			return 0;
-		return id == NS_NR_close ? 0 : disp_l7_enter(NS_SYSCALL_REG(false, regs, NS_REG_ARG1));
+		return DISP_L7_ENTER(id, NS_SYSCALL_REG(false, regs, NS_REG_ARG1));
 	}
 	return 0;
 }
@@ -194,18 +206,10 @@ int BPF_PROG(disp_l7_sys_exit, struct pt_regs *regs, long ret)
 
 	switch (id) {
 	DISP_WATCHED_EXIT
-		if (disp_compat())
-			return 0;
-		return disp_l7_exit(NS_SYSCALL_REG(false, regs, NS_REG_ARG1),
+		return DISP_L7_EXIT(NS_SYSCALL_REG(false, regs, NS_REG_ARG1),
 				    NS_SYSCALL_REG(false, regs, NS_REG_ARG2), ret);
 	}
 	return 0;
-}
-
-/* tp_btf: plain loads, and the arguments past the fd read only for a tracked socket. */
-static __always_inline int disp_l7_enter_lazy(struct pt_regs *regs)
-{
-	return disp_stamp(DISP_ARG1_BTF(regs));
 }
 
 SEC("tp_btf/sys_enter")
@@ -213,9 +217,7 @@ int BPF_PROG(btf_l7_sys_enter, struct pt_regs *regs, long id)
 {
 	switch (id) {
 	DISP_WATCHED_ENTER
-		if (disp_compat())
-			return 0;
-		return id == NS_NR_close ? 0 : disp_l7_enter_lazy(regs);
+		return DISP_L7_ENTER(id, DISP_ARG1_BTF(regs));
 	}
 	return 0;
 }
@@ -227,9 +229,7 @@ int BPF_PROG(btf_l7_sys_exit, struct pt_regs *regs, long ret)
 
 	switch (id) {
 	DISP_WATCHED_EXIT
-		if (disp_compat())
-			return 0;
-		return disp_l7_exit(DISP_ARG1_BTF(regs), DISP_ARG2_BTF(regs), ret);
+		return DISP_L7_EXIT(DISP_ARG1_BTF(regs), DISP_ARG2_BTF(regs), ret);
 	}
 	return 0;
 }

@@ -54,8 +54,7 @@ static const struct floor_set sets[] = {
 	  { "btf_disp_enter", "btf_disp_exit" } },
 	{ "dispatch-l7", "the dispatcher and the l7 handlers' path for an untracked fd (dispatch.bpf.o)",
 	  { "disp_l7_sys_enter", "disp_l7_sys_exit" } },
-	{ "dispatch-l7-btf", "the same as tp_btf, arguments read only for a tracked socket "
-	  "(dispatch.bpf.o)",
+	{ "dispatch-l7-btf", "the same as tp_btf programs (dispatch.bpf.o)",
 	  { "btf_l7_sys_enter", "btf_l7_sys_exit" } },
 	{ "capture", "the least a capture of every tracked socket's reads and writes costs "
 	  "(tp_btf; capture.bpf.o)",

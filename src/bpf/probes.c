@@ -323,6 +323,11 @@ struct bpf_map *probes_l7_socks(struct probes *p)
 	return p->skel->maps.l7_socks;
 }
 
+uint32_t *probes_l7_filter(struct probes *p)
+{
+	return p->skel->bss->ns_l7_filter;
+}
+
 void probes_foreach_misses(struct probes *p,
 			   void (*fn)(void *ctx, const char *program, uint64_t misses), void *ctx)
 {

@@ -20,6 +20,7 @@
 #include "scan.h"
 #include "trace/trace.h"
 #include "listen_addrs.h"
+#include "bpf/l7_socks.h"
 #include "util/netns.h"
 #include "util/strmap.h"
 
@@ -670,13 +671,16 @@ static void adopt_for_l7(struct tcp_tracker *t, const struct tcp_scan_entry *s)
 		.sport = s->tuple.sport,
 		.dport = s->tuple.dport,
 	};
-	uint64_t key = (uint64_t)s->pid << 32 | (uint32_t)s->fd;
+	int err;
 
+	if (!t->o.l7_socks || !t->o.l7_filter || s->fd < 0)
+		return;
 	memcpy(ls.saddr, s->tuple.saddr, sizeof(ls.saddr));
 	memcpy(ls.daddr, s->tuple.daddr, sizeof(ls.daddr));
-	if (!bpf_map_update_elem(bpf_map__fd(t->o.l7_socks), &key, &ls, BPF_NOEXIST))
+	err = l7_socks_adopt(bpf_map__fd(t->o.l7_socks), t->o.l7_filter, s->pid, s->fd, &ls);
+	if (!err)
 		t->n_adopted++;
-	else if (errno != EEXIST)
+	else if (err != -EEXIST)
 		t->n_adopt_failed++;
 }
 
@@ -684,8 +688,7 @@ static void scan_one(void *ctx, const struct tcp_scan_entry *s)
 {
 	struct tcp_tracker *t = ctx;
 	if (s->udp) { /* a DNS socket: its datagrams only */
-		if (t->o.l7_socks && s->fd >= 0)
-			adopt_for_l7(t, s);
+		adopt_for_l7(t, s);
 		return;
 	}
 	enum tcp_conn_kind kind = s->state == TCP_STATE_LISTEN ? TCP_CONN_LISTENER
@@ -693,7 +696,7 @@ static void scan_one(void *ctx, const struct tcp_scan_entry *s)
 								: TCP_CONN_OUTBOUND;
 	/* Keyed by tuple: the kernel socket address is not known from /proc. */
 	add_conn(t, 0, 0, &s->tuple, kind, s->pid, s->fd, 0);
-	if (kind != TCP_CONN_LISTENER && t->o.l7_socks && s->fd >= 0)
+	if (kind != TCP_CONN_LISTENER)
 		adopt_for_l7(t, s);
 }
 

@@ -22,6 +22,8 @@ struct tcp_tracker_opts {
 	struct bpf_map *drops;	  /* BPF per-CPU tracking-drop counters */
 	/* The L7 side's socket table: connections found by the scan are added (NULL: not). */
 	struct bpf_map *l7_socks;
+	/* Its counting filter (bpf/l7_filter.h), counted with every entry added: with l7_socks. */
+	uint32_t *l7_filter;
 	size_t max_connections;
 	unsigned max_destinations; /* per container */
 	unsigned max_series;

@@ -1,0 +1,196 @@
+/*
+ * The counting filter in front of l7_socks (bpf/l7_filter.h), run in the
+ * kernel: the BPF side's inserts and deletes (bpf/sockets.bpf.h) and the
+ * agent's adoptions (src/bpf/l7_socks.c) keep every slot at the number of
+ * entries whose key falls in it, so a tracked socket's slot is never 0.
+ * Loads BPF: run as root; fails, never skips, where it cannot.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "events.h"
+#include "l7_filter.h"
+#include "bpf/l7_socks.h"
+#include "l7_filter.skel.h"
+
+enum { OP_INSERT, OP_DELETE, OP_MAYBE };
+#define TABLE_SIZE 4 /* l7_socks made small, to fill it */
+#define ANY 0	     /* BPF_ANY */
+#define NOEXIST 1    /* BPF_NOEXIST */
+
+static struct l7_filter_bpf *skel;
+
+static uint64_t key_of(uint32_t tgid, int32_t fd)
+{
+	return (uint64_t)tgid << 32 | (uint32_t)fd;
+}
+
+static int run(uint64_t op, uint64_t key, uint64_t flags, uint64_t sock)
+{
+	uint64_t args[4] = { op, key, flags, sock };
+	LIBBPF_OPTS(bpf_test_run_opts, o, .ctx_in = args, .ctx_size_in = sizeof(args));
+
+	assert_int_equal(bpf_prog_test_run_opts(bpf_program__fd(skel->progs.l7_filter_op), &o), 0);
+	return (int)o.retval;
+}
+
+static uint32_t slot_count(uint64_t key)
+{
+	return __atomic_load_n(&skel->bss->ns_l7_filter[ns_l7_filter_slot(key >> 32, (int32_t)key)],
+			       __ATOMIC_SEQ_CST);
+}
+
+static uint64_t entry_sock(uint64_t key)
+{
+	struct ns_l7_sock ls;
+
+	if (bpf_map_lookup_elem(bpf_map__fd(skel->maps.l7_socks), &key, &ls))
+		return 0;
+	return ls.sock;
+}
+
+/* Another process's fd whose key falls in key's slot. */
+static uint64_t collider(uint64_t key)
+{
+	uint32_t want = ns_l7_filter_slot(key >> 32, (int32_t)key);
+
+	for (uint32_t tgid = (key >> 32) + 1;; tgid++)
+		for (int32_t fd = 0; fd < 64; fd++)
+			if (ns_l7_filter_slot(tgid, fd) == want)
+				return key_of(tgid, fd);
+}
+
+static int setup(void **state)
+{
+	skel = l7_filter_bpf__open();
+	if (!skel) {
+		fprintf(stderr, "cannot open the test's BPF object: %s\n", strerror(errno));
+		return -1;
+	}
+	bpf_map__set_max_entries(skel->maps.l7_socks, TABLE_SIZE);
+	if (l7_filter_bpf__load(skel)) {
+		fprintf(stderr, "cannot load the test's BPF programs (root and BPF needed): %s\n",
+			strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	l7_filter_bpf__destroy(skel);
+	return 0;
+}
+
+static void slots_are_in_range_and_a_process_fds_apart(void **state)
+{
+	for (uint32_t tgid = 1; tgid < 5000; tgid += 7) {
+		uint32_t first = ns_l7_filter_slot(tgid, 0);
+		for (int32_t fd = 0; fd < 1024; fd++) {
+			uint32_t s = ns_l7_filter_slot(tgid, fd);
+			assert_true(s < NS_L7_FILTER_SLOTS);
+			assert_int_equal(s, (first + (uint32_t)fd) % NS_L7_FILTER_SLOTS);
+		}
+	}
+	/* Processes spread: neighbouring tgids' fd 3 do not share a slot. */
+	assert_int_not_equal(ns_l7_filter_slot(1000, 3), ns_l7_filter_slot(1001, 3));
+}
+
+static void an_entry_is_counted_once_and_uncounted_once(void **state)
+{
+	uint64_t k = key_of(4242, 7);
+
+	assert_int_equal(run(OP_MAYBE, k, 0, 0), 0);
+	assert_int_equal(run(OP_INSERT, k, ANY, 0x1000), 0);
+	assert_int_equal(slot_count(k), 1);
+	assert_int_equal(run(OP_MAYBE, k, 0, 0), 1);
+	/* Replaced, not counted twice. */
+	assert_int_equal(run(OP_INSERT, k, ANY, 0x2000), 0);
+	assert_int_equal(slot_count(k), 1);
+	assert_int_equal(entry_sock(k), 0x2000);
+	/* Not replaced, not counted. */
+	assert_int_equal(run(OP_INSERT, k, NOEXIST, 0x3000), -EEXIST);
+	assert_int_equal(slot_count(k), 1);
+	assert_int_equal(entry_sock(k), 0x2000);
+	run(OP_DELETE, k, 0, 0);
+	assert_int_equal(slot_count(k), 0);
+	assert_int_equal(run(OP_MAYBE, k, 0, 0), 0);
+	/* A delete of nothing lowers nothing. */
+	run(OP_DELETE, k, 0, 0);
+	assert_int_equal(slot_count(k), 0);
+}
+
+static void a_shared_slot_stays_up_while_either_entry_is_there(void **state)
+{
+	uint64_t a = key_of(777, 5), b = collider(a);
+
+	assert_int_not_equal(a, b);
+	assert_int_equal(run(OP_INSERT, a, ANY, 1), 0);
+	assert_int_equal(run(OP_INSERT, b, NOEXIST, 2), 0);
+	assert_int_equal(slot_count(a), 2);
+	run(OP_DELETE, a, 0, 0);
+	run(OP_DELETE, a, 0, 0);
+	assert_int_equal(slot_count(b), 1);
+	assert_int_equal(run(OP_MAYBE, b, 0, 0), 1);
+	run(OP_DELETE, b, 0, 0);
+	assert_int_equal(slot_count(b), 0);
+}
+
+static void a_full_table_counts_nothing(void **state)
+{
+	uint64_t extra = key_of(999, TABLE_SIZE);
+
+	for (int fd = 0; fd < TABLE_SIZE; fd++)
+		assert_int_equal(run(OP_INSERT, key_of(999, fd), ANY, 1), 0);
+	assert_int_equal(run(OP_INSERT, extra, ANY, 1), -E2BIG);
+	assert_int_equal(slot_count(extra), 0);
+	assert_int_equal(run(OP_MAYBE, extra, 0, 0), 0);
+	for (int fd = 0; fd < TABLE_SIZE; fd++) {
+		run(OP_DELETE, key_of(999, fd), 0, 0);
+		assert_int_equal(slot_count(key_of(999, fd)), 0);
+	}
+}
+
+static void the_agents_adoptions_count_as_the_kernels_inserts(void **state)
+{
+	int map = bpf_map__fd(skel->maps.l7_socks);
+	struct ns_l7_sock ls = { .sock = 0 };
+	uint64_t k = key_of(31337, 12);
+
+	assert_int_equal(l7_socks_adopt(map, skel->bss->ns_l7_filter, 31337, 12, &ls), 0);
+	assert_int_equal(slot_count(k), 1);
+	assert_int_equal(run(OP_MAYBE, k, 0, 0), 1);
+	/* An entry the BPF side made meanwhile stays, counted once. */
+	assert_int_equal(l7_socks_adopt(map, skel->bss->ns_l7_filter, 31337, 12, &ls), -EEXIST);
+	assert_int_equal(slot_count(k), 1);
+	run(OP_DELETE, k, 0, 0);
+	assert_int_equal(slot_count(k), 0);
+	/* A full table refuses it, and its slot stays 0. */
+	for (int fd = 0; fd < TABLE_SIZE; fd++)
+		assert_int_equal(run(OP_INSERT, key_of(1, fd), ANY, 1), 0);
+	assert_int_equal(l7_socks_adopt(map, skel->bss->ns_l7_filter, 31337, 12, &ls), -E2BIG);
+	assert_int_equal(slot_count(k), 0);
+	for (int fd = 0; fd < TABLE_SIZE; fd++)
+		run(OP_DELETE, key_of(1, fd), 0, 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(slots_are_in_range_and_a_process_fds_apart),
+		cmocka_unit_test(an_entry_is_counted_once_and_uncounted_once),
+		cmocka_unit_test(a_shared_slot_stays_up_while_either_entry_is_there),
+		cmocka_unit_test(a_full_table_counts_nothing),
+		cmocka_unit_test(the_agents_adoptions_count_as_the_kernels_inserts),
+	};
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
