@@ -120,6 +120,21 @@
 		__type(value, struct ns_reader_state);                             \
 	} bellst_##name SEC(".maps");                                           \
 	const volatile struct ns_stream_config cfg_##name = {};                 \
+	struct {                                                                \
+		__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);                        \
+		__uint(max_entries, 1);                                         \
+		__type(key, __u32);                                             \
+		__type(value, __u64);                                           \
+	} wrote_##name SEC(".maps");                                            \
+	/* The ring's fill when this CPU is due to look (ns_query_due), else 0. */ \
+	static __always_inline __u64 name##_pending(__u64 size)                 \
+	{                                                                       \
+		__u32 zero = 0;                                                 \
+		__u64 *since = bpf_map_lookup_elem(&wrote_##name, &zero);       \
+		if (since && !ns_query_due(since, size, cfg_##name.query_bytes)) \
+			return 0;                                               \
+		return bpf_ringbuf_query(&rb_##name, BPF_RB_AVAIL_DATA);        \
+	}                                                                       \
 	static __always_inline void *name##_reserve(__u64 size)                 \
 	{                                                                       \
 		void *rec = NULL;                                               \
@@ -153,7 +168,7 @@
 			name##_perf_write(ctx, data, size);                     \
 			return;                                                 \
 		}                                                               \
-		__u64 pending = bpf_ringbuf_query(&rb_##name, BPF_RB_AVAIL_DATA); \
+		__u64 pending = name##_pending(size);                           \
 		if (bpf_ringbuf_output(&rb_##name, data, size,                 \
 				       ns_wakeup_flags(cfg_##name.policy, pending, \
 						       cfg_##name.watermark))) { \
@@ -170,7 +185,7 @@
 				s->depth--;                                     \
 			return;                                                 \
 		}                                                               \
-		__u64 pending = bpf_ringbuf_query(&rb_##name, BPF_RB_AVAIL_DATA); \
+		__u64 pending = name##_pending(size);                           \
 		__u32 open = 0;                                                 \
 		if (cfg_##name.policy == NS_WAKEUP_BATCHED)                     \
 			open = ns_stream_batch_open(&bellst_##name);            \

@@ -31,9 +31,10 @@ enum ns_wakeup_policy {
 /* Per-stream settings user space writes into the BPF config map before attaching. */
 struct ns_stream_config {
 	__u32 policy;	  /* enum ns_wakeup_policy */
-	__u32 pad;
+	__u32 query_bytes; /* a CPU looks at the ring's fill every this many bytes it wrote (ns_query_due) */
 	__u64 watermark; /* batched: force a wakeup once this many bytes are pending */
 };
+_Static_assert(sizeof(struct ns_stream_config) == 16, "ns_stream_config is ABI");
 
 enum ns_proc_event_type {
 	NS_PROC_EXEC = 1,

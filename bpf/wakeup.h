@@ -49,4 +49,33 @@ static inline __u64 ns_submit_flags(__u32 policy, __u64 pending_bytes, __u64 wat
 	return flags;
 }
 
+/*
+ * The watermark needs the ring's fill (bpf_ringbuf_query: the producer's and
+ * the reader's positions, cache lines other CPUs write), but not at every
+ * record: each CPU looks once per query_bytes it wrote (*since counts them),
+ * and a record in between is sent as if the ring were below the watermark.
+ * A wakeup past it comes at most query_bytes of each CPU's writing late.
+ * query_bytes 0: every record looks.
+ */
+static inline bool ns_query_due(__u64 *since, __u64 size, __u32 query_bytes)
+{
+	*since += size;
+	if (*since < query_bytes)
+		return false;
+	*since = 0;
+	return true;
+}
+
+/*
+ * User space's query_bytes for a stream: the CPUs together overshoot the
+ * watermark by half of it at most, and a ring holds twice the watermark at
+ * least (stream_watermark), so the forced wakeup still comes before the
+ * ring fills.
+ */
+static inline __u32 ns_query_bytes(__u64 watermark, unsigned ncpus)
+{
+	__u64 q = watermark / 2 / (ncpus ? ncpus : 1);
+	return q > 0xffffffffu ? 0xffffffffu : (__u32)q;
+}
+
 #endif

@@ -12,6 +12,7 @@
 
 #include "exit_codes.h"
 #include "loop/stream.h"
+#include "wakeup.h"
 #include "nodescope.skel.h"
 #include "uprobe_multi.h"
 #include "tls/plan.h"
@@ -253,6 +254,7 @@ int probes_start(const struct probes_opts *o, struct probes **out)
 		}
 		cfg->policy = stream_defs[s].policy.kind;
 		cfg->watermark = stream_watermark(&stream_defs[s], bpf_map__max_entries(ring));
+		cfg->query_bytes = ns_query_bytes(cfg->watermark, (unsigned)libbpf_num_possible_cpus());
 	}
 	if ((rc = probes_fit_kernel(p, o->pretend_missing)))
 		goto fail;

@@ -217,6 +217,38 @@ static void test_wakeup_batched(void **state)
 			 BPF_RB_FORCE_WAKEUP);
 }
 
+/* A CPU looks at the ring once per query_bytes it wrote, counting from its last look. */
+static void test_query_due(void **state)
+{
+	__u64 since = 0;
+
+	assert_false(ns_query_due(&since, 100, 1000));
+	assert_false(ns_query_due(&since, 899, 1000));
+	assert_int_equal(since, 999);
+	assert_true(ns_query_due(&since, 1, 1000));
+	assert_int_equal(since, 0);
+	/* a record bigger than the interval looks at once */
+	assert_true(ns_query_due(&since, 5000, 1000));
+	assert_int_equal(since, 0);
+	/* 0: every record */
+	for (int i = 0; i < 3; i++)
+		assert_true(ns_query_due(&since, 1, 0));
+}
+
+/* The CPUs' lateness past the watermark adds up to half of it at most. */
+static void test_query_bytes(void **state)
+{
+	assert_int_equal(ns_query_bytes(1 << 20, 2), 256 << 10);
+	assert_int_equal(ns_query_bytes(64 << 10, 64), 512);
+	for (unsigned n = 1; n <= 512; n *= 2)
+		assert_true((uint64_t)ns_query_bytes(1 << 20, n) * n <= (1 << 20) / 2);
+	/* no CPU count: as one */
+	assert_int_equal(ns_query_bytes(4096, 0), 2048);
+	/* a small watermark on many CPUs: every record looks */
+	assert_int_equal(ns_query_bytes(16, 64), 0);
+	assert_int_equal(ns_query_bytes(UINT64_MAX, 1), 0xffffffffu);
+}
+
 static void test_wakeup_watermark_zero(void **state)
 {
 	assert_int_equal(ns_wakeup_flags(NS_WAKEUP_BATCHED, 0, 0), 0);
@@ -312,6 +344,8 @@ int main(void)
 		cmocka_unit_test(test_wakeup_immediate),
 		cmocka_unit_test(test_wakeup_batched),
 		cmocka_unit_test(test_wakeup_watermark_zero),
+		cmocka_unit_test(test_query_due),
+		cmocka_unit_test(test_query_bytes),
 		cmocka_unit_test(test_wakeup_unknown_policy),
 		cmocka_unit_test(test_wakeup_matches_user_side),
 		cmocka_unit_test(test_watermark_fits_the_ring),
