@@ -333,17 +333,17 @@ static __always_inline void l7_exit_mmsg(void *ctx, __u64 id, const struct l7_ca
 }
 
 /*
- * When the last write to start on this CPU started, and whose. Every write
- * is stamped at entry, tracked socket or not: a per-CPU slot and a clock
- * read cost less than the socket lookup that would tell. Its exit takes
- * the stamp if it is still its own; a write that slept while another one
- * started on its CPU (or moved to another CPU) is dated by its return.
+ * When the last write to start on this CPU started, and on which process's
+ * fd (l7_key). Every write whose fd may be a tracked socket (the l7 filter)
+ * is stamped at entry: a per-CPU slot and a clock read cost less than the
+ * socket lookup that would tell. Its exit takes the stamp if it is still
+ * its fd's; a write that slept while another one started on its CPU (or
+ * moved to another CPU) is dated by its return, and one that slept while
+ * another thread wrote to the same fd on its CPU by that write's start.
  */
 struct l7_write_start {
 	__u64 ts_ns;
-	__u64 pid_tgid;
-	__s32 fd;
-	__u32 pad;
+	__u64 key;
 };
 
 struct {
@@ -353,37 +353,39 @@ struct {
 	__type(value, struct l7_write_start);
 } l7_write_starts SEC(".maps");
 
-static __always_inline int l7_stamp_write(__s32 fd)
+static __always_inline int l7_stamp_write(__u64 key)
 {
 	__u32 zero = 0;
 	struct l7_write_start *w = bpf_map_lookup_elem(&l7_write_starts, &zero);
 
 	if (w) {
 		w->ts_ns = bpf_ktime_get_ns();
-		w->pid_tgid = bpf_get_current_pid_tgid();
-		w->fd = fd;
+		w->key = key;
 	}
 	return 0;
 }
 
-/* This write's stamp from its entry, or its return. */
-static __always_inline __u64 l7_write_started(__u64 pid_tgid, __s32 fd)
+/* This write's stamp from its entry, or its return. (No key is 0: tgid 0 makes no syscall.) */
+static __always_inline __u64 l7_write_started(__u64 key)
 {
 	__u32 zero = 0;
 	struct l7_write_start *w = bpf_map_lookup_elem(&l7_write_starts, &zero);
 
-	if (w && w->pid_tgid == pid_tgid && w->fd == fd) {
-		w->pid_tgid = 0;
+	if (w && w->key == key) {
+		w->key = 0;
 		return w->ts_ns;
 	}
 	return bpf_ktime_get_ns();
 }
 
-/* addr: sendto's or recvfrom's address argument (0 for the other calls). */
-static __always_inline int l7_exit(void *ctx, __s32 fd, __u64 ptr, __u32 op, __u32 kind, __u64 sp,
-				   __u64 addr, long ret)
+/*
+ * addr: sendto's or recvfrom's address argument (0 for the other calls).
+ * id: the process in the high half, as bpf_get_current_pid_tgid's (the
+ * thread is not needed).
+ */
+static __always_inline int l7_exit(void *ctx, __u64 id, __s32 fd, __u64 ptr, __u32 op, __u32 kind,
+				   __u64 sp, __u64 addr, long ret)
 {
-	__u64 id = bpf_get_current_pid_tgid();
 	__u64 key = l7_key(id >> 32, fd);
 	struct ns_l7_sock *sock = bpf_map_lookup_elem(&l7_socks, &key);
 
@@ -404,7 +406,7 @@ static __always_inline int l7_exit(void *ctx, __s32 fd, __u64 ptr, __u32 op, __u
 	if (ret <= 0)
 		return 0;
 	struct l7_call call = {
-		.ts_ns = op == NS_L7_WRITE ? l7_write_started(id, fd) : bpf_ktime_get_ns(),
+		.ts_ns = op == NS_L7_WRITE ? l7_write_started(key) : bpf_ktime_get_ns(),
 		.ptr = ptr,
 		.addr = addr,
 		.fd = fd,
@@ -445,28 +447,30 @@ __hidden int ns_l7_emit_tls(bpf_user_pt_regs_t *ctx, const struct tls_plaintext 
 }
 
 /*
- * Called by the syscall dispatcher (syscalls.bpf.c) at entry for close and
- * the writes, at exit for the reads and writes it lists. id_fd: the syscall
- * number in bits 32-62, the fd in the low half; bit 63 (NS_L7_ARG_IS_ADDR)
- * says that arg (at exit) is sendto's or recvfrom's address, else it is the
- * stack pointer (five arguments at most: a datagram sent to an address is
- * no TLS library's).
+ * Called by the syscall dispatcher (syscalls.bpf.c), which has read the
+ * process from the kernel (one helper call) and found the fd's slot in the
+ * l7 filter set: at entry for close and the writes (key: l7_key of the
+ * process and fd), at exit for the reads and writes it lists.
+ *
+ * At exit, id_fd holds the syscall number in bits 32-62 and the fd in the
+ * low half; bit 63 (NS_L7_ARG_IS_ADDR) says that arg is sendto's or
+ * recvfrom's address, else it is the stack pointer (five arguments at most:
+ * a datagram sent to an address is no TLS library's). tgid_ret: the process
+ * in the high half, the syscall's return value in the low (a read or write
+ * returns 2 GiB less a page at most, sendmmsg and recvmmsg 1024 messages).
  */
-__hidden int ns_l7_syscall_enter(__u64 id_fd)
+__hidden int ns_l7_syscall_enter(long id, __u64 key)
 {
-	__s32 fd = (__s32)id_fd;
-
-	if ((id_fd >> 32) == NS_NR_close) {
+	if (id == NS_NR_close) {
 		/* A closed fd number may be reused for anything: forget it at once. */
-		__u64 key = l7_key(bpf_get_current_pid_tgid() >> 32, fd);
 		l7_socks_delete(key);
 		return 0;
 	}
-	return l7_stamp_write(fd);
+	return l7_stamp_write(key);
 }
 
 __hidden int ns_l7_syscall_exit(struct bpf_raw_tracepoint_args *ctx, __u64 id_fd, __u64 arg2, __u64 arg,
-				long ret)
+				__u64 tgid_ret)
 {
 	long id = (id_fd >> 32) & ~(NS_L7_ARG_IS_ADDR >> 32);
 	__s32 fd = (__s32)id_fd;
@@ -475,5 +479,5 @@ __hidden int ns_l7_syscall_exit(struct bpf_raw_tracepoint_args *ctx, __u64 id_fd
 
 	if (!ns_l7_call_shape(id, &op, &kind))
 		return 0;
-	return l7_exit(ctx, fd, arg2, op, kind, sp, addr, ret);
+	return l7_exit(ctx, tgid_ret & ~0xffffffffull, fd, arg2, op, kind, sp, addr, (__s32)tgid_ret);
 }

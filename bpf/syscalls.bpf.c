@@ -37,9 +37,9 @@ extern int ns_tcp_syscall_enter(long id, __u64 arg1, __u64 arg2);
  */
 #define NS_RAW_TP_CTX ((struct bpf_raw_tracepoint_args *)ctx)
 extern int ns_tcp_syscall_exit(struct bpf_raw_tracepoint_args *ctx, long id, long ret);
-extern int ns_l7_syscall_enter(__u64 id_fd);
+extern int ns_l7_syscall_enter(long id, __u64 key);
 extern int ns_l7_syscall_exit(struct bpf_raw_tracepoint_args *ctx, __u64 id_fd, __u64 arg2, __u64 arg,
-			      long ret);
+			      __u64 tgid_ret);
 extern int ns_files_mmap(struct bpf_raw_tracepoint_args *ctx, __u64 prot, __u64 fd, long ret);
 
 /*
@@ -50,10 +50,11 @@ extern int ns_files_mmap(struct bpf_raw_tracepoint_args *ctx, __u64 prot, __u64 
 static __always_inline int ns_l7_dispatch_enter(struct pt_regs *regs, long id, bool btf)
 {
 	__s32 fd = (__s32)NS_SYSCALL_REG(btf, regs, NS_REG_ARG1);
+	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
 
-	if (!l7_maybe_tracked(bpf_get_current_pid_tgid() >> 32, fd) || ns_syscall_compat(regs))
+	if (!l7_maybe_tracked(tgid, fd) || ns_syscall_compat(regs))
 		return 0;
-	return ns_l7_syscall_enter((__u64)id << 32 | (__u32)fd);
+	return ns_l7_syscall_enter(id, l7_key(tgid, fd));
 }
 
 /*
@@ -89,11 +90,12 @@ static __always_inline int ns_l7_dispatch_exit(void *ctx, struct pt_regs *regs, 
 	__u64 id_fd = (__u64)id << 32 | (__u32)fd;
 	__u64 arg = 0;
 	__u32 op, kind;
+	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
 
 	if (id == NS_NR_sendto || id == NS_NR_recvfrom)
 		arg = NS_SYSCALL_REG(btf, regs, NS_REG_ARG5);
 	/* An untracked socket's send that names its peer may ask a DNS question. */
-	if (!l7_maybe_tracked(bpf_get_current_pid_tgid() >> 32, fd) &&
+	if (!l7_maybe_tracked(tgid, fd) &&
 	    (!ns_l7_call_shape(id, &op, &kind) || op != NS_L7_WRITE || !dns_send_names_peer(kind, arg)))
 		return 0;
 	if (ns_syscall_compat(regs))
@@ -102,7 +104,8 @@ static __always_inline int ns_l7_dispatch_exit(void *ctx, struct pt_regs *regs, 
 		id_fd |= NS_L7_ARG_IS_ADDR;
 	else
 		arg = NS_SYSCALL_REG(btf, regs, NS_REG_SP);
-	return ns_l7_syscall_exit(NS_RAW_TP_CTX, id_fd, NS_SYSCALL_REG(btf, regs, NS_REG_ARG2), arg, ret);
+	return ns_l7_syscall_exit(NS_RAW_TP_CTX, id_fd, NS_SYSCALL_REG(btf, regs, NS_REG_ARG2), arg,
+				  (__u64)tgid << 32 | (__u32)ret);
 }
 
 static __always_inline int ns_dispatch_exit(void *ctx, struct pt_regs *regs, long ret, bool btf)
