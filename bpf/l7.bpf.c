@@ -387,6 +387,17 @@ static __always_inline int l7_exit(void *ctx, __u64 id, __s32 fd, __u64 ptr, __u
 				   __u64 sp, __u64 addr, long ret)
 {
 	__u64 key = l7_key(id >> 32, fd);
+
+	/*
+	 * A call that moved nothing (an event loop's last read, the one that
+	 * says EAGAIN) matters only inside a TLS call, which learns its socket
+	 * from it: the thread's slot costs less than the socket's lookup.
+	 */
+	if (ret <= 0) {
+		struct tls_call *c = ns_thread_slot(&tls_calls, false);
+		if (!c || !c->sp)
+			return 0;
+	}
 	struct ns_l7_sock *sock = bpf_map_lookup_elem(&l7_socks, &key);
 
 	/* Not a tracked socket: the common, cheap case (unless it asks a DNS question). */
