@@ -50,9 +50,9 @@ def tool(name):
 CAPTURE_FLOORS = {
     "floor-capture": (["--object", "capture.bpf.o", "capture"],
                       "build/bench-floor capture: the least a capture of every tracked socket's "
-                      "reads and writes costs (bench/floor/capture.bpf.c: the fd looked up at entry, "
-                      "the call kept per thread, 64 bytes copied into a fixed ring record at exit, "
-                      "the ring drained)"),
+                      "reads and writes costs (bench/floor/capture.bpf.c: all at the syscall's exit, "
+                      "the fd looked up, 64 bytes copied into a fixed ring record, the ring drained "
+                      "on a timer)"),
     "floor-copy": (["--object", "capture.bpf.o", "copy"],
                    "build/bench-floor copy: floor-capture without its records (the same 64 bytes "
                    "read onto the BPF stack and dropped): what reading the bytes costs before any "
