@@ -38,6 +38,21 @@ static __always_inline __u32 ns_current_thread_status(void)
 }
 
 /*
+ * At sched_process_exit: whether every thread of the process is on its way
+ * out. From 6.16 the tracepoint carries do_exit's own atomic_dec_and_test of
+ * signal->live, true for one thread; before, the count is read here, long
+ * after do_exit decremented it, and two threads leaving at once can both
+ * see 0 (proc.bpf.c claims the process for exactly one of them).
+ */
+static __always_inline bool ns_process_dying(struct trace_event_raw_sched_process_exit *ctx,
+					     struct task_struct *task)
+{
+	if (ns_kernel_has(NS_FEAT_EXIT_GROUP_DEAD) && bpf_core_field_exists(ctx->group_dead))
+		return ctx->group_dead;
+	return BPF_CORE_READ(task, signal, live.counter) == 0;
+}
+
+/*
  * The calling thread's entry in a per-thread map (tls_calls, l7_calls).
  * Tracing programs may use task storage from 5.13: the entry lives in the
  * task and goes with it. Before that, user space turned the map into an LRU

@@ -109,15 +109,11 @@ struct {
 static __always_inline bool proc_last_thread(struct trace_event_raw_sched_process_exit *ctx,
 					     struct task_struct *task)
 {
-	/* 6.16+: the tracepoint carries do_exit's own atomic_dec_and_test result. */
-	if (ns_kernel_has(NS_FEAT_EXIT_GROUP_DEAD) && bpf_core_field_exists(ctx->group_dead))
-		return ctx->group_dead;
-	/*
-	 * Older kernels: do_exit decrements signal->live long before the
-	 * tracepoint, so two threads can both read 0 here. Claim it once.
-	 */
-	if (BPF_CORE_READ(task, signal, live.counter) != 0)
+	if (!ns_process_dying(ctx, task))
 		return false;
+	/* 6.16+: exactly one thread saw it. Before, two can: claim it once. */
+	if (ns_kernel_has(NS_FEAT_EXIT_GROUP_DEAD) && bpf_core_field_exists(ctx->group_dead))
+		return true;
 	struct exit_key k = { .start_ns = BPF_CORE_READ(task, group_leader, start_time),
 			      .tgid = BPF_CORE_READ(task, tgid) };
 	__u8 one = 1;

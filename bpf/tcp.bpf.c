@@ -445,6 +445,29 @@ int BPF_PROG(ns_l7_fork, struct task_struct *parent, struct task_struct *child)
 }
 
 /*
+ * A process's last threads are leaving: its sockets close without
+ * close(2). A TCP connection's entry goes as it closes (untrack_for_l7),
+ * but a DNS socket's (UDP) would stay until another process got the same
+ * pid: the entries of the lowest L7_INHERIT_FDS fds go now, looked up only
+ * where the l7 filter says there may be one. Idempotent: before 6.16 two
+ * threads leaving together may both come here.
+ */
+SEC("tracepoint/sched/sched_process_exit")
+int ns_l7_process_exit(struct trace_event_raw_sched_process_exit *ctx)
+{
+	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
+
+	if (!ns_process_dying(ctx, (struct task_struct *)bpf_get_current_task()) ||
+	    !bpf_map_lookup_elem(&l7_owners, &tgid))
+		return 0;
+	for (__s32 fd = 0; fd < L7_INHERIT_FDS; fd++)
+		if (l7_maybe_tracked(tgid, fd))
+			l7_socks_delete(l7_key(tgid, fd));
+	bpf_map_delete_elem(&l7_owners, &tgid);
+	return 0;
+}
+
+/*
  * exec closed the close-on-exec fds without close(2): entries a fork copied
  * for them go, lest a file opened on the same number be read as the socket.
  */

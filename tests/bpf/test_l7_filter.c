@@ -58,6 +58,26 @@ static uint64_t entry_sock(uint64_t key)
 	return ls.sock;
 }
 
+/* Deletes key's entry (if any): its slot's count after. */
+static uint32_t delete_key(uint64_t key)
+{
+	run(OP_DELETE, key, 0, 0);
+	return slot_count(key);
+}
+
+/* Fills l7_socks with tgid's fds 0, 1, ...; empty_table takes them out, each slot back to 0. */
+static void fill_table(uint32_t tgid)
+{
+	for (int fd = 0; fd < TABLE_SIZE; fd++)
+		assert_int_equal(run(OP_INSERT, key_of(tgid, fd), ANY, 1), 0);
+}
+
+static void empty_table(uint32_t tgid)
+{
+	for (int fd = 0; fd < TABLE_SIZE; fd++)
+		assert_int_equal(delete_key(key_of(tgid, fd)), 0);
+}
+
 /* Another process's fd whose key falls in key's slot. */
 static uint64_t collider(uint64_t key)
 {
@@ -121,12 +141,10 @@ static void an_entry_is_counted_once_and_uncounted_once(void **state)
 	assert_int_equal(run(OP_INSERT, k, NOEXIST, 0x3000), -EEXIST);
 	assert_int_equal(slot_count(k), 1);
 	assert_int_equal(entry_sock(k), 0x2000);
-	run(OP_DELETE, k, 0, 0);
-	assert_int_equal(slot_count(k), 0);
+	assert_int_equal(delete_key(k), 0);
 	assert_int_equal(run(OP_MAYBE, k, 0, 0), 0);
 	/* A delete of nothing lowers nothing. */
-	run(OP_DELETE, k, 0, 0);
-	assert_int_equal(slot_count(k), 0);
+	assert_int_equal(delete_key(k), 0);
 }
 
 static void a_shared_slot_stays_up_while_either_entry_is_there(void **state)
@@ -137,27 +155,21 @@ static void a_shared_slot_stays_up_while_either_entry_is_there(void **state)
 	assert_int_equal(run(OP_INSERT, a, ANY, 1), 0);
 	assert_int_equal(run(OP_INSERT, b, NOEXIST, 2), 0);
 	assert_int_equal(slot_count(a), 2);
-	run(OP_DELETE, a, 0, 0);
-	run(OP_DELETE, a, 0, 0);
-	assert_int_equal(slot_count(b), 1);
+	assert_int_equal(delete_key(a), 1);
+	assert_int_equal(delete_key(a), 1);
 	assert_int_equal(run(OP_MAYBE, b, 0, 0), 1);
-	run(OP_DELETE, b, 0, 0);
-	assert_int_equal(slot_count(b), 0);
+	assert_int_equal(delete_key(b), 0);
 }
 
 static void a_full_table_counts_nothing(void **state)
 {
 	uint64_t extra = key_of(999, TABLE_SIZE);
 
-	for (int fd = 0; fd < TABLE_SIZE; fd++)
-		assert_int_equal(run(OP_INSERT, key_of(999, fd), ANY, 1), 0);
+	fill_table(999);
 	assert_int_equal(run(OP_INSERT, extra, ANY, 1), -E2BIG);
 	assert_int_equal(slot_count(extra), 0);
 	assert_int_equal(run(OP_MAYBE, extra, 0, 0), 0);
-	for (int fd = 0; fd < TABLE_SIZE; fd++) {
-		run(OP_DELETE, key_of(999, fd), 0, 0);
-		assert_int_equal(slot_count(key_of(999, fd)), 0);
-	}
+	empty_table(999);
 }
 
 static void the_agents_adoptions_count_as_the_kernels_inserts(void **state)
@@ -172,15 +184,12 @@ static void the_agents_adoptions_count_as_the_kernels_inserts(void **state)
 	/* An entry the BPF side made meanwhile stays, counted once. */
 	assert_int_equal(l7_socks_adopt(map, skel->bss->ns_l7_filter, 31337, 12, &ls), -EEXIST);
 	assert_int_equal(slot_count(k), 1);
-	run(OP_DELETE, k, 0, 0);
-	assert_int_equal(slot_count(k), 0);
+	assert_int_equal(delete_key(k), 0);
 	/* A full table refuses it, and its slot stays 0. */
-	for (int fd = 0; fd < TABLE_SIZE; fd++)
-		assert_int_equal(run(OP_INSERT, key_of(1, fd), ANY, 1), 0);
+	fill_table(1);
 	assert_int_equal(l7_socks_adopt(map, skel->bss->ns_l7_filter, 31337, 12, &ls), -E2BIG);
 	assert_int_equal(slot_count(k), 0);
-	for (int fd = 0; fd < TABLE_SIZE; fd++)
-		run(OP_DELETE, key_of(1, fd), 0, 0);
+	empty_table(1);
 }
 
 int main(void)

@@ -14,6 +14,7 @@ import time
 
 import pytest
 
+from bpfmaps import agent_maps, map_keys
 from conftest import Agent
 from l7db import msum, wait_value
 from srv_dnsmasq import DIG, Dnsmasq
@@ -236,6 +237,41 @@ def test_unconnected_same_id_to_two_servers(agent, dnsmasq, silent_server, api):
         key(domain="a.nodescope.test"): 0,
         key(IN_TOTAL, container_id=dnsmasq.container, status="3"): 2,
     })
+
+
+# Asks SERVER once on an unconnected socket, prints the socket's fd, then exits at a line on stdin
+# without closing it: the kernel closes it, and no close(2) tells the agent.
+LEAVES_SOCKET_OPEN = (
+    "import os, socket, sys\n"
+    "s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)\n"
+    "name = b''.join(bytes([len(p)]) + p for p in b'a.nodescope.test'.split(b'.')) + b'\\0'\n"
+    "s.sendto(bytes.fromhex('123401000001000000000000') + name + bytes.fromhex('00010001'), "
+    f"('{SERVER}', 53))\n"
+    "s.recvfrom(512)\n"
+    "print(s.fileno(), flush=True)\n"
+    "sys.stdin.readline()\n"
+    "os._exit(0)\n")
+
+
+def test_dns_socket_left_open_goes_with_its_process(agent, dnsmasq):
+    """An unconnected DNS socket is tracked from its first question; when its process exits
+    without closing it, its entry in the agent's socket table goes with the process, not when
+    another process gets the same pid."""
+    maps = agent_maps(agent, "l7_socks")
+    assert len(maps) == 1, maps
+    m0 = agent.metrics()
+    p = subprocess.Popen([PY, "-c", LEAVES_SOCKET_OPEN], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                         text=True)
+    try:
+        sock = p.pid << 32 | int(p.stdout.readline())
+        assert sock in map_keys(maps[0]["id"])
+    finally:
+        p.stdin.write("\n")
+        p.stdin.close()
+        p.wait(timeout=10)
+    assert sock not in map_keys(maps[0]["id"])
+    # its question was seen (and is counted before the next test's first reading)
+    wait_delta(agent, m0, {key(request_type="TypeA", domain="a.nodescope.test", status="ok"): 1})
 
 
 def test_servfail_from_a_broken_upstream(agent, dnsmasq):

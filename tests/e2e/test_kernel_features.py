@@ -6,7 +6,6 @@ are run with --debug-kernel-lacks, which takes features away from what the probe
 degraded path is exercised on every run (the kernel matrix, tests/kernels, runs real old kernels).
 """
 import http.server
-import json
 import os
 import socket
 import subprocess
@@ -17,6 +16,7 @@ import urllib.request
 
 import pytest
 
+from bpfmaps import agent_maps, map_keys
 from conftest import AGENT, by_pid
 from nginx import Nginx
 from test_tls import NGINX_TLS, PY_THREADED, assert_each_reported, curl_argv, run_clients
@@ -227,26 +227,6 @@ class Hello(http.server.BaseHTTPRequestHandler):
         self.wfile.write(body)
 
 
-def agent_maps(agent, name):
-    """The agent's BPF maps of this name (by the map ids in its fds' fdinfo)."""
-    ids = set()
-    for fd in os.listdir(f"/proc/{agent.proc.pid}/fdinfo"):
-        try:
-            with open(f"/proc/{agent.proc.pid}/fdinfo/{fd}") as f:
-                ids |= {int(l.split()[1]) for l in f if l.startswith("map_id:")}
-        except OSError:
-            pass
-    maps = json.loads(subprocess.run(["bpftool", "-j", "map", "show"], capture_output=True, text=True,
-                                     check=True).stdout)
-    return [m for m in maps if m.get("name") == name and m["id"] in ids]
-
-
-def slot_tids(map_id):
-    dump = json.loads(subprocess.run(["bpftool", "-j", "map", "dump", "id", str(map_id)],
-                                     capture_output=True, text=True, check=True).stdout)
-    return {int.from_bytes(bytes(int(b, 16) for b in e["key"]), "little") for e in dump}
-
-
 def live_tids():
     return {int(t) for pid in os.listdir("/proc") if pid.isdigit()
             for t in (os.listdir(f"/proc/{pid}/task") if os.path.isdir(f"/proc/{pid}/task") else [])}
@@ -259,7 +239,7 @@ def assert_thread_slots_freed(agent):
     for name in ("tls_calls",):
         maps = agent_maps(agent, name)
         assert len(maps) == 1 and maps[0]["type"] == "lru_hash", maps
-        before = slot_tids(maps[0]["id"])
+        before = map_keys(maps[0]["id"])
         live = live_tids()
-        stale = (before & slot_tids(maps[0]["id"])) - live
+        stale = (before & map_keys(maps[0]["id"])) - live
         assert not stale, (name, sorted(stale)[:10])
