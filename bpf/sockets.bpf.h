@@ -63,7 +63,15 @@ static __always_inline __u32 *l7_filter_slot(__u64 key)
 /* false: fd is no tracked socket of tgid's. true: it may be (l7_socks tells). */
 static __always_inline bool l7_maybe_tracked(__u32 tgid, __s32 fd)
 {
-	return *(volatile __u32 *)&ns_l7_filter[ns_l7_filter_slot(tgid, fd)] != 0;
+	return *(volatile __u32 *)l7_filter_slot(l7_key(tgid, fd)) != 0;
+}
+
+/* key's entry, looked up only where the filter has a count. */
+static __always_inline struct ns_l7_sock *l7_socks_find(__u64 key)
+{
+	if (!*(volatile __u32 *)l7_filter_slot(key))
+		return NULL;
+	return bpf_map_lookup_elem(&l7_socks, &key);
 }
 
 /*

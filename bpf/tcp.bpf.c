@@ -434,7 +434,7 @@ int BPF_PROG(ns_l7_fork, struct task_struct *parent, struct task_struct *child)
 	bpf_map_update_elem(&l7_owners, &ctgid, &one, BPF_ANY);
 	for (__s32 fd = 0; fd < L7_INHERIT_FDS; fd++) {
 		__u64 pk = l7_key(ptgid, fd), ck = l7_key(ctgid, fd);
-		struct ns_l7_sock *s = bpf_map_lookup_elem(&l7_socks, &pk);
+		struct ns_l7_sock *s = l7_socks_find(pk);
 		if (!s)
 			continue;
 		struct ns_l7_sock copy = *s;
@@ -448,8 +448,9 @@ int BPF_PROG(ns_l7_fork, struct task_struct *parent, struct task_struct *child)
  * A process's last threads are leaving: its sockets close without
  * close(2). A TCP connection's entry goes as it closes (untrack_for_l7),
  * but a DNS socket's (UDP) would stay until another process got the same
- * pid: the entries of the lowest L7_INHERIT_FDS fds go now, looked up only
- * where the l7 filter says there may be one. Idempotent: before 6.16 two
+ * pid: the entries of the lowest L7_INHERIT_FDS fds go now, deleted only
+ * where the l7 filter says there may be one (as the fork and exec loops
+ * look up only there). Idempotent: before 6.16 two
  * threads leaving together may both come here.
  */
 SEC("tracepoint/sched/sched_process_exit")
@@ -480,7 +481,7 @@ int ns_l7_exec(void *ctx)
 		return 0;
 	for (__s32 fd = 0; fd < L7_INHERIT_FDS; fd++) {
 		__u64 k = l7_key(tgid, fd);
-		struct ns_l7_sock *s = bpf_map_lookup_elem(&l7_socks, &k);
+		struct ns_l7_sock *s = l7_socks_find(k);
 		if (s && s->sock && (__u64)sk_of_fd(fd) != s->sock)
 			l7_socks_delete(k);
 	}
