@@ -97,12 +97,15 @@ static __always_inline bool l7_write_is_tls_record(__u64 ptr, __u32 kind)
 static __always_inline bool l7_inside_tls_call(__u64 id, __s32 fd, __u64 sp, __u64 ptr, __u32 op,
 					       __u32 kind, struct ns_l7_sock *sock)
 {
+	/* A read on a socket not seen encrypted is no call's, whatever the thread is in. */
+	if (!tls_call_maybe(id >> 32) || (!(sock->flags & NS_L7_F_ENCRYPTED) && op != NS_L7_WRITE))
+		return false;
 	struct tls_call *c = ns_thread_slot(&tls_calls, false);
 	if (!c || !c->sp)
 		return false;
 	if (sp >= c->sp) {
 		/* The call returned unseen (longjmp, a missed return site): forget it. */
-		c->sp = 0;
+		tls_call_end(c, id >> 32);
 		return false;
 	}
 	if (!(sock->flags & NS_L7_F_ENCRYPTED) &&
@@ -391,9 +394,12 @@ static __always_inline int l7_exit(void *ctx, __u64 id, __s32 fd, __u64 ptr, __u
 	/*
 	 * A call that moved nothing (an event loop's last read, the one that
 	 * says EAGAIN) matters only inside a TLS call, which learns its socket
-	 * from it: the thread's slot costs less than the socket's lookup.
+	 * from it: the thread's slot costs less than the socket's lookup, and
+	 * the filter of processes in a call less again.
 	 */
 	if (ret <= 0) {
+		if (!tls_call_maybe(id >> 32))
+			return 0;
 		struct tls_call *c = ns_thread_slot(&tls_calls, false);
 		if (!c || !c->sp)
 			return 0;

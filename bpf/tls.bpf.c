@@ -39,7 +39,7 @@ int BPF_KPROBE(ns_tls_enter, void *session, void *buf, __u64 num, void *len_ptr)
 	c->session = (__u64)session;
 	c->buf = (__u64)buf;
 	c->len_ptr = (fn == NS_TLS_SSL_WRITE_EX || fn == NS_TLS_SSL_READ_EX) ? (__u64)len_ptr : 0;
-	c->sp = PT_REGS_SP(ctx);
+	tls_call_begin(c, bpf_get_current_pid_tgid() >> 32, PT_REGS_SP(ctx));
 	c->ts_ns = bpf_ktime_get_ns();
 	c->fd = -1;
 	c->fn = fn;
@@ -78,7 +78,7 @@ int BPF_KPROBE(ns_tls_ret)
 	if (!p || !p->sp || PT_REGS_SP(ctx) != p->sp)
 		return 0;
 	struct tls_call c = *p;
-	p->sp = 0;
+	tls_call_end(p, id >> 32);
 
 	__u64 n = tls_result(&c, PT_REGS_RC(ctx));
 	if (!n)

@@ -44,6 +44,47 @@ struct {
 	__type(value, struct tls_call);
 } tls_calls SEC(".maps") __weak;
 
+/*
+ * A counting filter of the processes with a library call in flight: per
+ * slot of processes, the threads whose tls_calls slot holds a call (sp set).
+ * A socket syscall of a process whose slot is 0 is inside no call, known
+ * from one load where the thread's slot would cost a helper call: every
+ * plaintext read and write of the node, and every read that finds nothing,
+ * asks. Every change of a call's sp goes through tls_call_begin and
+ * tls_call_end. A count can only be too high (a thread that exits inside a
+ * call, a slot evicted before 5.13), which costs the lookup, never a call.
+ */
+#define NS_TLS_ACTIVE_SLOTS 4096
+__u32 ns_tls_active[NS_TLS_ACTIVE_SLOTS] __weak;
+
+_Static_assert((NS_TLS_ACTIVE_SLOTS & (NS_TLS_ACTIVE_SLOTS - 1)) == 0, "a power of two: the slot is a mask");
+
+static __always_inline __u32 *tls_active_slot(__u32 tgid)
+{
+	return &ns_tls_active[(tgid * 2654435761u) & (NS_TLS_ACTIVE_SLOTS - 1)];
+}
+
+/* false: no thread of tgid is inside a library call. */
+static __always_inline bool tls_call_maybe(__u32 tgid)
+{
+	return *(volatile __u32 *)tls_active_slot(tgid) != 0;
+}
+
+/* c is the calling thread's slot; a call entered while another is open replaces it. */
+static __always_inline void tls_call_begin(struct tls_call *c, __u32 tgid, __u64 sp)
+{
+	if (!c->sp)
+		__sync_fetch_and_add(tls_active_slot(tgid), 1);
+	c->sp = sp;
+}
+
+static __always_inline void tls_call_end(struct tls_call *c, __u32 tgid)
+{
+	if (c->sp)
+		__sync_fetch_and_add(tls_active_slot(tgid), (__u32)-1);
+	c->sp = 0;
+}
+
 struct tls_session_key {
 	__u64 session;
 	__u32 tgid;
