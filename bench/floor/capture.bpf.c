@@ -98,13 +98,13 @@ static __always_inline int cap_buffer(__u64 ptr, __u32 kind, __u64 *base, __u64 
 	return 0;
 }
 
-static __always_inline int cap_exit(struct pt_regs *regs, long ret, __u32 op, __u32 kind, bool emit)
+/* A tracked socket's read or write of ret > 0 bytes: its first CAP_BYTES copied (emit: into a record). */
+static __always_inline int cap_bytes(struct pt_regs *regs, long ret, __u32 op, __u32 kind, bool emit)
 {
 	__s32 fd = NS_SYSCALL_REG(true, regs, NS_REG_ARG1);
 	__u64 key = cap_key(fd), base, len;
 
-	if (ret <= 0 || !bpf_map_lookup_elem(&cap_socks, &key) ||
-	    cap_buffer(NS_SYSCALL_REG(true, regs, NS_REG_ARG2), kind, &base, &len))
+	if (cap_buffer(NS_SYSCALL_REG(true, regs, NS_REG_ARG2), kind, &base, &len))
 		return 0;
 	__u64 n = (__u64)ret < len ? (__u64)ret : len;
 	if (n > CAP_BYTES)
@@ -132,6 +132,15 @@ static __always_inline int cap_exit(struct pt_regs *regs, long ret, __u32 op, __
 	r->total = n;
 	bpf_ringbuf_submit(r, BPF_RB_NO_WAKEUP);
 	return 0;
+}
+
+static __always_inline int cap_exit(struct pt_regs *regs, long ret, __u32 op, __u32 kind, bool emit)
+{
+	__u64 key = cap_key(NS_SYSCALL_REG(true, regs, NS_REG_ARG1));
+
+	if (ret <= 0 || !bpf_map_lookup_elem(&cap_socks, &key))
+		return 0;
+	return cap_bytes(regs, ret, op, kind, emit);
 }
 
 SEC("tp_btf/sys_enter")
@@ -193,5 +202,78 @@ int BPF_PROG(cap_fork, struct task_struct *parent, struct task_struct *child)
 		bpf_map_update_elem(&cap_socks, &key, &one, BPF_ANY);
 	}
 	bpf_map_update_elem(&cap_holders, &ctgid, &one, BPF_ANY);
+	return 0;
+}
+
+/*
+ * The same capture from the socket tracepoints instead of the syscall hooks
+ * (sock:sock_send_length and sock:sock_recv_length, Linux 6.4+): they fire in
+ * sock_sendmsg and sock_recvmsg alone, so no other syscall pays anything.
+ * Sockets are tracked by their kernel address from the moment they are
+ * established while it runs (both ends of a loopback connection); the
+ * syscall and its buffer come from the task's saved registers. No timestamp
+ * at a write's entry, as in the capture above.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 65536);
+	__type(key, __u64);
+	__type(value, __u8);
+} cap_sks SEC(".maps");
+
+#define CAP_TCP_ESTABLISHED 1
+#define CAP_TCP_CLOSE 7
+
+SEC("tp_btf/inet_sock_set_state")
+int BPF_PROG(sk_cap_state, const struct sock *sk, int oldstate, int newstate)
+{
+	__u64 key = (__u64)sk;
+	__u8 one = 1;
+
+	if (newstate == CAP_TCP_ESTABLISHED)
+		bpf_map_update_elem(&cap_sks, &key, &one, BPF_ANY);
+	else if (newstate == CAP_TCP_CLOSE)
+		bpf_map_delete_elem(&cap_sks, &key);
+	return 0;
+}
+
+static __always_inline int sk_cap(struct sock *sk, int ret, bool emit)
+{
+	__u64 key = (__u64)sk;
+	__u32 op, kind;
+
+	if (ret <= 0 || !bpf_map_lookup_elem(&cap_sks, &key))
+		return 0;
+	struct task_struct *task = bpf_get_current_task_btf();
+	if (task->flags & 0x00200000 /* PF_KTHREAD: a kernel socket's user */)
+		return 0;
+	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(task);
+	if (!ns_l7_call_shape(NS_SYSCALL_REG(true, regs, NS_REG_NR), &op, &kind) || kind == L7_BUF_NONE)
+		return 0;
+	return cap_bytes(regs, ret, op, kind, emit);
+}
+
+SEC("tp_btf/sock_send_length")
+int BPF_PROG(sk_cap_send, struct sock *sk, int ret, int flags)
+{
+	return sk_cap(sk, ret, true);
+}
+
+SEC("tp_btf/sock_recv_length")
+int BPF_PROG(sk_cap_recv, struct sock *sk, int ret, int flags)
+{
+	return sk_cap(sk, ret, true);
+}
+
+/* The hooks alone, empty: what they cost before any work. */
+SEC("tp_btf/sock_send_length")
+int BPF_PROG(sk_empty_send, struct sock *sk, int ret, int flags)
+{
+	return 0;
+}
+
+SEC("tp_btf/sock_recv_length")
+int BPF_PROG(sk_empty_recv, struct sock *sk, int ret, int flags)
+{
 	return 0;
 }

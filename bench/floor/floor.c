@@ -62,6 +62,11 @@ static const struct floor_set sets[] = {
 	{ "copy", "the capture's work without its records: bytes read onto the stack "
 	  "(tp_btf; capture.bpf.o)",
 	  { "cap_sys_enter", "copy_sys_exit", "cap_fork" } },
+	{ "sock-capture", "the capture from the socket tracepoints sock_send_length and "
+	  "sock_recv_length (6.4+) instead of the syscall hooks (tp_btf; capture.bpf.o)",
+	  { "sk_cap_state", "sk_cap_send", "sk_cap_recv" } },
+	{ "sock-hooks", "empty programs on the socket tracepoints (tp_btf; capture.bpf.o)",
+	  { "sk_empty_send", "sk_empty_recv" } },
 };
 
 static const struct floor_set *set_named(const char *name)

@@ -57,6 +57,14 @@ CAPTURE_FLOORS = {
                    "build/bench-floor copy: floor-capture without its records (the same 64 bytes "
                    "read onto the BPF stack and dropped): what reading the bytes costs before any "
                    "record"),
+    "floor-sock-capture": (["--object", "capture.bpf.o", "sock-capture"],
+                           "build/bench-floor sock-capture: floor-capture from the socket tracepoints "
+                           "sock_send_length and sock_recv_length (Linux 6.4+) instead of the syscall "
+                           "hooks, the socket by its kernel address, the buffer from the task's saved "
+                           "registers: nothing runs for any other syscall"),
+    "floor-sock-hooks": (["--object", "capture.bpf.o", "sock-hooks"],
+                         "build/bench-floor sock-hooks: empty programs on those two socket "
+                         "tracepoints"),
 }
 
 
