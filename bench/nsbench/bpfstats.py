@@ -7,6 +7,7 @@ import subprocess
 from pathlib import Path
 
 from nsbench.cli import warn
+from nsbench.fmt import fmt, med
 
 
 def bpf_prog_stats(pid):
@@ -50,3 +51,29 @@ def set_bpf_stats(on):
     except OSError as e:
         warn(f"cannot set {path}: {e}")
         return None
+
+
+def bpf_delta(before, after):
+    """What each program ran between two bpf_prog_stats: {name: (run_time_ns, run_cnt)}."""
+    return {k: (t - before.get(k, (0, 0))[0], n - before.get(k, (0, 0))[1]) for k, (t, n) in after.items()}
+
+
+def bpf_per_unit(runs):
+    """runs: (bpf_delta, units) of each run, units the requests or queries it served. The medians:
+    (BPF µs per unit, {program: (ns per run, runs per unit)})."""
+    runs = [(d, u) for d, u in runs if u]
+    if not runs:
+        return None, {}
+    us = med([sum(t for t, _ in d.values()) / u / 1000.0 for d, u in runs])
+    names = sorted({k for d, _ in runs for k in d})
+    progs = {k: (med([d[k][0] / d[k][1] for d, _ in runs if d.get(k, (0, 0))[1]]),
+                 med([d[k][1] / u for d, u in runs if k in d]))
+             for k in names}
+    return us, progs
+
+
+def format_progs(progs):
+    """"name: ns × runs; ..." for a table cell, the costliest program first."""
+    rows = sorted(((k, v) for k, v in progs.items() if v[1]), key=lambda kv: -(kv[1][0] or 0) * (kv[1][1] or 0))
+    return "; ".join(f"{k}: {fmt(ns, '.0f')} × {fmt(n, '.2f')}" for k, (ns, n) in rows
+                     if ns is not None and n is not None and n >= 0.01)
