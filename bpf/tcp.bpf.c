@@ -58,13 +58,23 @@ struct {
 } tcp_listening SEC(".maps");
 
 
-static __always_inline void untrack_for_l7(const struct sock_info *info, __u64 sk)
+/*
+ * The connection closed while its fd is open (a reset: a close(2) went
+ * first otherwise, and took the entry). Bytes still in its receive queue
+ * are read later, uncaptured, from an fd the l7 side no longer knows (a
+ * response before the reset): counted here, where they are known.
+ */
+static __always_inline void untrack_for_l7(const struct sock_info *info, __u64 sk, struct sock *s)
 {
 	__u64 key = l7_key(info->pid, info->fd);
 	struct ns_l7_sock *ls = bpf_map_lookup_elem(&l7_socks, &key);
 	/* The fd may already name another socket: only drop our own entry. */
-	if (ls && ls->sock == sk)
-		l7_socks_delete(key);
+	if (!ls || ls->sock != sk)
+		return;
+	struct tcp_sock *tp = (struct tcp_sock *)s;
+	if (BPF_CORE_READ(tp, rcv_nxt) != BPF_CORE_READ(tp, copied_seq))
+		ns_drop(NS_DROP_L7_UNREAD_AT_CLOSE);
+	l7_socks_delete(key);
 }
 
 
@@ -188,7 +198,7 @@ out:
 			track_for_l7(info->pid, info->fd, &ls);
 		}
 	} else if (info) {
-		untrack_for_l7(info, sk);
+		untrack_for_l7(info, sk, s);
 		bpf_map_delete_elem(&tcp_socks, &sk);
 	}
 	return 0;

@@ -3,7 +3,9 @@ import ipaddress
 import json
 import os
 import random
+import select
 import socket
+import struct
 import subprocess
 import sys
 import threading
@@ -292,9 +294,64 @@ def test_bpf_tracking_drops_are_exported(tcp_tracer):
     reasons = {dict(k)["reason"] for k in m}
     assert reasons == {"socket_table_full", "pending_table_full", "l7_socket_table_full",
                        "l7_calls_table_full", "tls_calls_table_full", "tls_socket_unknown",
-                       "files_seen_table_full", "hold_table_full"}
+                       "files_seen_table_full", "hold_table_full", "l7_unread_at_close"}
     # Every table has room; plaintext of a TLS session opened before the agent may lack its socket.
     assert all(v == 0 for k, v in m.items() if dict(k)["reason"] != "tls_socket_unknown")
+
+
+def _recv_exactly(sock, n):
+    buf = b""
+    while len(buf) < n:
+        d = sock.recv(n - len(buf))
+        assert d, "connection closed early"
+        buf += d
+    return buf
+
+
+def _wait_reset(sock):
+    """Until the peer's reset has closed sock (POLLHUP), its unread bytes still queued."""
+    p = select.poll()
+    p.register(sock, select.POLLHUP)
+    for _ in range(200):
+        if any(ev & select.POLLHUP for _, ev in p.poll(50)):
+            return
+    pytest.fail("no reset arrived")
+
+
+def test_bytes_left_unread_at_a_reset_are_counted(tcp_tracer):
+    """A response, then a reset: the client reads the response after its connection closed, from an
+    fd the l7 side dropped at the close. Those reads are not captured; the close counts them."""
+    response = b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"
+    srv = socket.socket()
+    srv.bind(("127.0.0.1", 0))
+    srv.listen(8)
+
+    def exchange(read_before_reset):
+        c = socket.create_connection(srv.getsockname())
+        s, _ = srv.accept()
+        c.sendall(b"GET / HTTP/1.1\r\nHost: t\r\n\r\n")
+        assert s.recv(100).startswith(b"GET /")
+        s.sendall(response)
+        if read_before_reset:
+            assert _recv_exactly(c, len(response)) == response
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+        s.close()  # a reset, not a FIN
+        _wait_reset(c)
+        if not read_before_reset:
+            assert _recv_exactly(c, len(response)) == response  # queued before the reset
+        c.close()
+
+    def unread():
+        return tcp_tracer.metric_sum("nodescope_bpf_tracking_dropped_total", reason="l7_unread_at_close")
+
+    try:
+        before = unread()
+        exchange(read_before_reset=True)
+        assert unread() == before  # nothing was left to read
+        exchange(read_before_reset=False)
+        assert unread() == before + 1
+    finally:
+        srv.close()
 
 
 def test_destination_cap_per_container(agent_factory):
