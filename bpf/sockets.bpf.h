@@ -10,6 +10,8 @@
 #include "common.bpf.h"
 #include "l7_filter.h"
 
+#define ENOENT 2
+#define E2BIG 7
 #define EEXIST 17
 
 struct {
@@ -86,10 +88,14 @@ static __always_inline long l7_socks_insert(__u64 key, const struct ns_l7_sock *
 
 	__sync_fetch_and_add(slot, 1);
 	err = bpf_map_update_elem(&l7_socks, &key, ls, BPF_NOEXIST);
-	if (err == -EEXIST && flags == BPF_ANY)
+	if (err == -EEXIST && flags == BPF_ANY) {
 		err = bpf_map_update_elem(&l7_socks, &key, ls, BPF_EXIST);
-	else if (!err)
+		/* Deleted between the two (a close on another CPU): it goes in new, counted once. */
+		if (err == -ENOENT && !bpf_map_update_elem(&l7_socks, &key, ls, BPF_NOEXIST))
+			return 0;
+	} else if (!err) {
 		return 0;
+	}
 	__sync_fetch_and_add(slot, (__u32)-1);
 	return err;
 }
@@ -186,7 +192,7 @@ static __always_inline void track_for_l7(__u32 pid, __s32 fd, const struct ns_l7
 	__u8 one = 1;
 	if (fd < 0)
 		return;
-	if (l7_socks_insert(key, ls, BPF_ANY))
+	if (l7_socks_insert(key, ls, BPF_ANY) == -E2BIG)
 		ns_drop(NS_DROP_L7_SOCKS_FULL);
 	bpf_map_update_elem(&l7_owners, &pid, &one, BPF_ANY);
 }

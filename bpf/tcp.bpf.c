@@ -15,7 +15,6 @@ NS_STREAM_DEFINE(tcp, sizeof(struct ns_tcp_event))
 #define EINPROGRESS 115
 #define EALREADY 114
 #define ECONNABORTED 103
-#define E2BIG 7
 #define RCV_SHUTDOWN 1
 #define SEND_SHUTDOWN 2
 
