@@ -52,6 +52,20 @@ void json_string(struct strbuf *sb, const char *str)
 {
 	const unsigned char *s = (const unsigned char *)str;
 
+	/* Most strings (addresses, paths, names) are plain throughout: quoted in one append. */
+	while (json_plain(*s))
+		s++;
+	if (!*s) {
+		size_t n = (size_t)(s - (const unsigned char *)str);
+		char *d = strbuf_extend(sb, n + 2);
+		if (d) {
+			d[0] = '"';
+			memcpy(d + 1, str, n);
+			d[n + 1] = '"';
+		}
+		return;
+	}
+	s = (const unsigned char *)str;
 	strbuf_putc(sb, '"');
 	while (*s) {
 		/* Runs of plain bytes go in one append: most strings are one run. */
@@ -101,16 +115,30 @@ void json_begin(struct strbuf *sb, const char *type)
 	json_string(sb, type);
 }
 
+/* "00" to "99": two digits a division (a nanosecond timestamp is 19). */
+static const char digit_pairs[201] =
+	"00010203040506070809101112131415161718192021222324252627282930313233343536373839"
+	"40414243444546474849505152535455565758596061626364656667686970717273747576777879"
+	"8081828384858687888990919293949596979899";
+
 /* Decimal digits, without printf's format parsing (a line has several). */
 void json_u64(struct strbuf *sb, uint64_t val)
 {
 	char tmp[20];
 	size_t i = sizeof(tmp);
 
-	do {
-		tmp[--i] = (char)('0' + val % 10);
-		val /= 10;
-	} while (val);
+	while (val >= 100) {
+		unsigned pair = (unsigned)(val % 100) * 2;
+		val /= 100;
+		tmp[--i] = digit_pairs[pair + 1];
+		tmp[--i] = digit_pairs[pair];
+	}
+	if (val >= 10) {
+		tmp[--i] = digit_pairs[val * 2 + 1];
+		tmp[--i] = digit_pairs[val * 2];
+	} else {
+		tmp[--i] = (char)('0' + val);
+	}
 	strbuf_append(sb, tmp + i, sizeof(tmp) - i);
 }
 

@@ -30,6 +30,17 @@ static inline void strbuf_append(struct strbuf *sb, const void *data, size_t n)
 	sb->buf[sb->len] = '\0';
 }
 
+/* n more bytes at the end, to be written by the caller (NUL after them); NULL once out of memory. */
+static inline char *strbuf_extend(struct strbuf *sb, size_t n)
+{
+	if ((sb->oom || sb->len + n + 1 > sb->cap) && strbuf_grow(sb, n))
+		return NULL;
+	char *p = sb->buf + sb->len;
+	sb->len += n;
+	sb->buf[sb->len] = '\0';
+	return p;
+}
+
 static inline void strbuf_putc(struct strbuf *sb, char c)
 {
 	strbuf_append(sb, &c, 1);

@@ -1,6 +1,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <inttypes.h>
 #include <setjmp.h>
 #include <cmocka.h>
 
@@ -161,6 +162,33 @@ static void test_helpers(void **state)
 			    "\"i\":-9223372036854775808,\"j\":7,\"yes\":true,\"no\":false,"
 			    "\"k\":\"\\u0001\\u007f~ \"}\n");
 	strbuf_free(&sb);
+}
+
+/* Every digit count, each power of ten and its neighbours, and a spread of others, as printf writes them. */
+static void test_u64_as_printf(void **state)
+{
+	uint64_t vals[4096];
+	size_t n = 0;
+	uint64_t p = 1, x = 88172645463325252ull;
+
+	for (int d = 0; d < 20; d++, p *= 10) {
+		vals[n++] = p;
+		vals[n++] = p - 1;
+		vals[n++] = p + 1;
+	}
+	vals[n++] = UINT64_MAX;
+	while (n < sizeof(vals) / sizeof(vals[0])) {
+		x ^= x << 13, x ^= x >> 7, x ^= x << 17; /* xorshift: any width of number */
+		vals[n++] = x >> (x % 64);
+	}
+	for (size_t i = 0; i < n; i++) {
+		struct strbuf sb = STRBUF_INIT;
+		char want[32];
+		json_u64(&sb, vals[i]);
+		snprintf(want, sizeof(want), "%" PRIu64, vals[i]);
+		assert_string_equal(strbuf_str(&sb), want);
+		strbuf_free(&sb);
+	}
 }
 
 /* Formats e and compares with the whole expected line. */
@@ -334,6 +362,7 @@ int main(void)
 		cmocka_unit_test(test_utf8_invalid),
 		cmocka_unit_test(test_utf8_truncated),
 		cmocka_unit_test(test_helpers),
+		cmocka_unit_test(test_u64_as_printf),
 		cmocka_unit_test(test_exec_line_plain),
 		cmocka_unit_test(test_exec_line_odd_strings),
 		cmocka_unit_test(test_exec_line_from_record),
