@@ -20,3 +20,12 @@ def fmt_pct(v, spec=".1f"):
 def md(s):
     """A table cell: pipes escaped, on one line."""
     return str(s).replace("|", "\\|").replace("\n", " ")
+
+
+def paired_ratio(values, base_values):
+    """Median over rounds of a config's figure over the baseline's in the same round ({round:
+    value} each). A round runs every config within a minute or so, so a machine slower for a
+    while slows the baseline with them: the paired ratio sees less of that than the ratio of
+    the medians, whose numerator and denominator may come from different rounds."""
+    return med([v / base_values[k] for k, v in values.items()
+                if v is not None and base_values.get(k)])
