@@ -10,6 +10,7 @@
 #include "http.h"
 
 #include <limits.h>
+#include <stdlib.h>
 #include <string.h>
 #ifdef __SSE2__
 #include <emmintrin.h>
@@ -696,11 +697,24 @@ void http_stream_init(struct http_stream *s, bool requests)
 	s->state = HTTP_S_HEAD;
 }
 
+/* The gathered head is parsed, lost or given up: its buffer goes. */
+static void head_release(struct http_stream *s)
+{
+	free(s->head);
+	s->head = NULL;
+	s->head_len = 0;
+}
+
+void http_stream_free(struct http_stream *s)
+{
+	head_release(s);
+}
+
 static void lose(struct http_stream *s)
 {
 	s->errors++;
 	s->state = HTTP_S_LOST;
-	s->head_len = 0;
+	head_release(s);
 }
 
 /* A head was parsed into m: report it and decide what follows it. */
@@ -765,6 +779,10 @@ static size_t feed_head(struct http_stream *s, const char *data, size_t captured
 		r = parse_head(data + pos, captured - pos, s->requests, false, &m.req, &m.resp, &hl,
 			       &upgrade);
 		if (r == HTTP_NEED_MORE && captured - pos < HTTP_MAX_HEAD) {
+			if (!(s->head = malloc(HTTP_MAX_HEAD))) {
+				lose(s); /* no room to gather it: lost, and counted so */
+				return total;
+			}
 			memcpy(s->head, data + pos, captured - pos);
 			s->head_len = captured - pos;
 			return captured;
@@ -793,6 +811,7 @@ static size_t feed_head(struct http_stream *s, const char *data, size_t captured
 		return total;
 	}
 	dispatch(s, &m, upgrade, fn, ctx);
+	head_release(s); /* a gathered head: m pointed into it until now */
 	return pos + used;
 }
 
@@ -833,7 +852,7 @@ void http_stream_feed(struct http_stream *s, const char *data, size_t captured, 
 	    (s->requests ? http_looks_like_request(data, captured) :
 			   http_looks_like_response(data, captured))) {
 		s->state = HTTP_S_HEAD; /* resynchronised at this chunk */
-		s->head_len = 0;
+		head_release(s);
 	}
 	while (pos < total) {
 		if (s->state == HTTP_S_HEAD)

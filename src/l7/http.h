@@ -90,7 +90,12 @@ typedef int (*http_msg_fn)(void *ctx, const struct http_msg *m);
 struct http_stream {
 	bool requests;	    /* parses requests (else responses) */
 	enum { HTTP_S_HEAD, HTTP_S_BODY, HTTP_S_LOST, HTTP_S_UPGRADED } state;
-	char head[HTTP_MAX_HEAD]; /* a head split across chunks, gathered */
+	/*
+	 * A head split across chunks, gathered: HTTP_MAX_HEAD bytes allocated
+	 * while one is (NULL otherwise). Most heads come whole, and two streams
+	 * a connection would hold 16 KiB for nothing.
+	 */
+	char *head;
 	size_t head_len;
 	uint64_t head_chunk; /* the chunk where the gathered head started */
 	struct http_body body;
@@ -100,6 +105,8 @@ struct http_stream {
 };
 
 void http_stream_init(struct http_stream *s, bool requests);
+/* Releases a head being gathered; s may be initialised again or freed after. */
+void http_stream_free(struct http_stream *s);
 /*
  * Feeds one syscall's data: data holds the first `captured` of `total` bytes.
  * Calls fn for every head found. Never reads past data[captured).

@@ -262,12 +262,23 @@ static void table_free(struct l7_tracker *t, struct l7_conn *c)
 	c->tab = NULL;
 }
 
+/* The HTTP streams (calloc'ed: freeable whether http_start got to initialise them or not). */
+static void http_free(struct l7_conn *c)
+{
+	if (c->req)
+		http_stream_free(c->req);
+	if (c->resp)
+		http_stream_free(c->resp);
+	free(c->req);
+	free(c->resp);
+	c->req = c->resp = NULL;
+}
+
 static void conn_free(struct l7_tracker *t, struct l7_conn *c)
 {
 	table_free(t, c);
 	free(c->dns);
-	free(c->req);
-	free(c->resp);
+	http_free(c);
 	free(c->pending);
 	free(c);
 }
@@ -284,9 +295,7 @@ static void conn_switch_to_tls(struct l7_tracker *t, struct l7_conn *c)
 		return;
 	}
 	table_free(t, c);
-	free(c->req);
-	free(c->resp);
-	c->req = c->resp = NULL;
+	http_free(c);
 	c->proto = L7_UNKNOWN;
 	c->chunks_seen = 0;
 	c->p_head = c->p_tail = 0;
@@ -652,8 +661,8 @@ static bool table_start(struct l7_tracker *t, struct l7_conn *c, const struct l7
 
 static bool http_start(struct l7_tracker *t, struct l7_conn *c)
 {
-	c->req = malloc(sizeof(*c->req));
-	c->resp = malloc(sizeof(*c->resp));
+	c->req = calloc(1, sizeof(*c->req));
+	c->resp = calloc(1, sizeof(*c->resp));
 	if (!c->pending)
 		c->pending = malloc(L7_PENDING * sizeof(*c->pending));
 	if (!c->req || !c->resp || !c->pending)

@@ -131,6 +131,8 @@ static void fuzz_stream(bool requests, const uint8_t *p, size_t len, const struc
 	a.s = &whole;
 	b.s = &split;
 
+	http_stream_free(&whole); /* the last input's head being gathered, if any */
+	http_stream_free(&split);
 	http_stream_init(&whole, requests);
 	feed_chunks(&whole, &a, p, &one, 1, true);
 	CHECK(whole.messages == a.n);
@@ -155,6 +157,7 @@ static void fuzz_stream(bool requests, const uint8_t *p, size_t len, const struc
 	}
 
 	if (any_uncaptured) {
+		http_stream_free(&split);
 		http_stream_init(&split, requests);
 		b.n = 0;
 		feed_chunks(&split, &b, p, c, nc, false);

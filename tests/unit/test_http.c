@@ -639,6 +639,36 @@ static void test_stream_keepalive(void **state)
 	assert_int_equal(s.state, HTTP_S_HEAD);
 }
 
+/* A head split across chunks is gathered in a buffer that exists only while it is. */
+static void test_stream_gathers_a_split_head_and_lets_its_buffer_go(void **state)
+{
+	struct http_stream s;
+	struct rec r = { 0 };
+
+	http_stream_init(&s, true);
+	feed_str(&s, "GET /whole HTTP/1.1\r\nHost: h\r\n\r\n", &r);
+	assert_null(s.head); /* a head in one chunk needs none */
+	feed_str(&s, "GET /split HTTP/1.1\r\nHo", &r);
+	assert_non_null(s.head);
+	feed_str(&s, "st: h\r\n\r\n", &r);
+	assert_int_equal(r.n, 2);
+	assert_req(&r.m[1], "GET", "/split"); /* its strings pointed into the buffer when reported */
+	assert_null(s.head);
+	assert_int_equal(s.head_len, 0);
+
+	/* Lost, or given up for a new start: the buffer goes too. */
+	feed_str(&s, "GET /lost HTTP/1.1\r\nHo", &r);
+	assert_non_null(s.head);
+	feed_str(&s, "\x01\x02 not a header line\r\n\r\n", &r);
+	assert_int_equal(s.errors, 1);
+	assert_null(s.head);
+	feed_str(&s, "GET /again HTTP/1.1\r\nHo", &r);
+	assert_non_null(s.head);
+	http_stream_free(&s);
+	assert_null(s.head);
+	assert_int_equal(s.head_len, 0);
+}
+
 static void test_stream_pipelining(void **state)
 {
 	static const char reqs[] = "GET /a HTTP/1.1\r\nHost: h\r\n\r\n"
@@ -1131,6 +1161,7 @@ int main(void)
 		cmocka_unit_test(test_body_chunked_uncaptured),
 		cmocka_unit_test(test_looks_like),
 		cmocka_unit_test(test_stream_keepalive),
+		cmocka_unit_test(test_stream_gathers_a_split_head_and_lets_its_buffer_go),
 		cmocka_unit_test(test_stream_pipelining),
 		cmocka_unit_test(test_stream_head_response),
 		cmocka_unit_test(test_stream_leading_empty_lines),
