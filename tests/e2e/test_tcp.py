@@ -295,8 +295,10 @@ def test_bpf_tracking_drops_are_exported(tcp_tracer):
     assert reasons == {"socket_table_full", "pending_table_full", "l7_socket_table_full",
                        "l7_calls_table_full", "tls_calls_table_full", "tls_socket_unknown",
                        "files_seen_table_full", "hold_table_full", "l7_unread_at_close"}
-    # Every table has room; plaintext of a TLS session opened before the agent may lack its socket.
-    assert all(v == 0 for k, v in m.items() if dict(k)["reason"] != "tls_socket_unknown")
+    # Every table has room. Plaintext of a TLS session opened before the agent may lack its socket,
+    # and the module's tests reset connections with bytes unread (counted: a test below).
+    assert all(v == 0 for k, v in m.items()
+               if dict(k)["reason"] not in ("tls_socket_unknown", "l7_unread_at_close"))
 
 
 def _recv_exactly(sock, n):
