@@ -21,6 +21,7 @@
 #include "util/hmap.h"
 
 #define L7_PENDING 16	  /* requests awaiting a response per connection (pipelining) */
+#define L7_PENDING_FIRST 2 /* ...of which room for this many at first: doubled as a pipeline deepens */
 /*
  * Client chunks looked at before a connection is called unknown: a MySQL
  * client's auth packets come before its first command.
@@ -106,9 +107,8 @@ struct l7_conn {
 	char dest[TCP_ADDR_STRLEN], actual[TCP_ADDR_STRLEN];
 	char local[TCP_ADDR_STRLEN], remote[TCP_ADDR_STRLEN]; /* formatted at its first pair */
 	struct l7_series series[L7_SERIES_SLOTS];
-	struct l7_request *pending; /* L7_PENDING, allocated with the parsers (a closed
-				     * connection's placeholder is most of them: small) */
-	unsigned p_head, p_tail;
+	struct l7_request *pending; /* p_cap of them, allocated with the parsers */
+	unsigned p_head, p_tail, p_cap; /* p_cap: a power of two up to L7_PENDING */
 	struct http_stream *req, *resp; /* allocated once HTTP is detected */
 	struct l7_table_conn *tab;	/* allocated once a table protocol is detected */
 	struct dns_tcp *dns;		/* DNS over TCP: its framing, once the port said so */
@@ -501,6 +501,24 @@ static void record_http(struct l7_chunk *k, const struct l7_request *rq, int sta
 	record_pair(k, rq->ts_ns, k->e->ts_ns, http_status_class(status), &r);
 }
 
+/* A full queue of requests awaiting answers doubles, in order from its head (false: at L7_PENDING, or no memory). */
+static bool pending_grow(struct l7_conn *c)
+{
+	if (c->p_cap >= L7_PENDING)
+		return false;
+	struct l7_request *n = malloc(2 * c->p_cap * sizeof(*n));
+	if (!n)
+		return false;
+	for (unsigned i = 0; i < c->p_cap; i++)
+		n[i] = c->pending[(c->p_head + i) % c->p_cap];
+	free(c->pending);
+	c->pending = n;
+	c->p_head = 0;
+	c->p_tail = c->p_cap;
+	c->p_cap *= 2;
+	return true;
+}
+
 static int on_http_msg(void *ctx, const struct http_msg *m)
 {
 	struct l7_chunk *k = ctx;
@@ -508,11 +526,11 @@ static int on_http_msg(void *ctx, const struct http_msg *m)
 
 	k->t->http_cnt.messages++;
 	if (m->is_request) {
-		if (c->p_tail - c->p_head == L7_PENDING) {
+		if (c->p_tail - c->p_head == c->p_cap && !pending_grow(c)) {
 			k->t->http_cnt.table_full++;
 			c->p_head++;
 		}
-		struct l7_request *rq = &c->pending[c->p_tail++ % L7_PENDING];
+		struct l7_request *rq = &c->pending[c->p_tail++ % c->p_cap];
 		memcpy(rq->method, m->req.method, sizeof(rq->method));
 		memcpy(rq->path, m->req.path, sizeof(rq->path));
 		rq->ts_ns = k->e->ts_ns;
@@ -522,7 +540,7 @@ static int on_http_msg(void *ctx, const struct http_msg *m)
 		k->t->http_cnt.unpaired++;
 		return 0;
 	}
-	const struct l7_request *rq = &c->pending[c->p_head % L7_PENDING];
+	const struct l7_request *rq = &c->pending[c->p_head % c->p_cap];
 	/* Tell the response parser what the request implies for its body. */
 	/* The NUL included, within the 16-byte buffer: constant-size compares, no strcmp call. */
 	int verdict = !memcmp(rq->method, "HEAD", 5) ? 1 : !memcmp(rq->method, "CONNECT", 8) ? 2 : 0;
@@ -663,8 +681,11 @@ static bool http_start(struct l7_tracker *t, struct l7_conn *c)
 {
 	c->req = calloc(1, sizeof(*c->req));
 	c->resp = calloc(1, sizeof(*c->resp));
-	if (!c->pending)
-		c->pending = malloc(L7_PENDING * sizeof(*c->pending));
+	if (!c->pending) {
+		c->pending = malloc(L7_PENDING_FIRST * sizeof(*c->pending));
+		c->p_cap = L7_PENDING_FIRST;
+		c->p_head = c->p_tail = 0;
+	}
 	if (!c->req || !c->resp || !c->pending)
 		return false;
 	http_stream_init(c->req, true);

@@ -245,6 +245,37 @@ static void test_pipelined_redis_requests_each_paired(void **state)
 	assert_true(exposed(f, "nodescope_l7_unpaired_total{proto=\"redis\"}") == 1);
 }
 
+/*
+ * Ten pipelined HTTP requests, the queue of those awaiting an answer wrapped
+ * and grown on the way: each answer pairs with its own request. A HEAD's
+ * answer has no body although it says Content-Length: paired with any other
+ * request, the parser would take the next answer's head for that body.
+ */
+static void test_pipelined_http_requests_each_paired(void **state)
+{
+	struct fixture *f = *state;
+	static const char get[] = "GET /p HTTP/1.1\r\nHost: x\r\n\r\n";
+	static const char head[] = "HEAD /p HTTP/1.1\r\nHost: x\r\n\r\n";
+	static const char ok[] = "HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello";
+	static const char ok_head[] = "HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\n";
+	char answers[1024] = "";
+
+	for (int i = 1; i <= 3; i++)
+		feed_bytes(f->t, 0xd000, NS_L7_WRITE, 0, get, strlen(get), (uint64_t)i * SEC);
+	feed_bytes(f->t, 0xd000, NS_L7_READ, 0, ok, strlen(ok), 4 * SEC);
+	feed_bytes(f->t, 0xd000, NS_L7_READ, 0, ok, strlen(ok), 5 * SEC);
+	for (int i = 4; i <= 10; i++) {
+		const char *r = i == 7 ? head : get;
+		feed_bytes(f->t, 0xd000, NS_L7_WRITE, 0, r, strlen(r), (uint64_t)(i + 2) * SEC);
+	}
+	for (int i = 3; i <= 10; i++)
+		strcat(answers, i == 7 ? ok_head : ok);
+	feed_bytes(f->t, 0xd000, NS_L7_READ, 0, answers, strlen(answers), 20 * SEC);
+	assert_true(requests(f) == 10);
+	assert_true(exposed(f, "nodescope_l7_unparseable_total{proto=\"http\"}") == 0);
+	assert_true(exposed(f, "nodescope_l7_unpaired_total{proto=\"http\"}") == 0);
+}
+
 static void test_latency_runs_to_the_first_chunk_of_the_answer(void **state)
 {
 	struct fixture *f = *state;
@@ -436,6 +467,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_unbound_write_waits_for_its_bind, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_unbound_never_bound_is_counted, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_malformed_bind_is_refused, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_pipelined_http_requests_each_paired, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_pipelined_redis_requests_each_paired, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_postgres_server_side_with_its_error_code, setup,
