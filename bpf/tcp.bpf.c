@@ -58,10 +58,11 @@ struct {
 
 
 /*
- * The connection closed while its fd is open (a reset: a close(2) went
- * first otherwise, and took the entry). Bytes still in its receive queue
- * are read later, uncaptured, from an fd the l7 side no longer knows (a
- * response before the reset): counted here, where they are known.
+ * The connection closed while its fd is open: a reset, or TIME_WAIT after
+ * this side's shutdown. Its owner may still read bytes from the receive
+ * queue (a response followed by a reset, the reply to a half-closed
+ * request): while there are some, the entry stays so those reads are
+ * captured, and the fd's close(2) or the process's exit takes it.
  */
 static __always_inline void untrack_for_l7(const struct sock_info *info, __u64 sk, struct sock *s)
 {
@@ -71,8 +72,11 @@ static __always_inline void untrack_for_l7(const struct sock_info *info, __u64 s
 	if (!ls || ls->sock != sk)
 		return;
 	struct tcp_sock *tp = (struct tcp_sock *)s;
-	if (BPF_CORE_READ(tp, rcv_nxt) != BPF_CORE_READ(tp, copied_seq))
-		ns_drop(NS_DROP_L7_UNREAD_AT_CLOSE);
+	/* A FIN received takes a sequence number no read copies: no byte left to read. */
+	__u32 fin = !!(BPF_CORE_READ(s, __sk_common.skc_flags) &
+		       (1ull << bpf_core_enum_value(enum sock_flags, SOCK_DONE)));
+	if (BPF_CORE_READ(tp, rcv_nxt) - BPF_CORE_READ(tp, copied_seq) > fin)
+		return;
 	l7_socks_delete(key);
 }
 
