@@ -57,12 +57,24 @@ struct {
 } tcp_listening SEC(".maps");
 
 
+#define PF_EXITING 0x00000004
+
+/* The close is the exit of the socket's owner closing its fds: nobody reads after it. */
+static __always_inline bool owner_exiting(__u32 tgid)
+{
+	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
+
+	return (bpf_get_current_pid_tgid() >> 32) == tgid && (BPF_CORE_READ(task, flags) & PF_EXITING);
+}
+
 /*
  * The connection closed while its fd is open: a reset, or TIME_WAIT after
  * this side's shutdown. Its owner may still read bytes from the receive
  * queue (a response followed by a reset, the reply to a half-closed
  * request): while there are some, the entry stays so those reads are
- * captured, and the fd's close(2) or the process's exit takes it.
+ * captured, and the fd's close(2) takes it — or the exit of its owner,
+ * whose own closing of the fd comes here (the exit's loop covers only the
+ * lowest fds).
  */
 static __always_inline void untrack_for_l7(const struct sock_info *info, __u64 sk, struct sock *s)
 {
@@ -75,7 +87,7 @@ static __always_inline void untrack_for_l7(const struct sock_info *info, __u64 s
 	/* A FIN received takes a sequence number no read copies: no byte left to read. */
 	__u32 fin = !!(BPF_CORE_READ(s, __sk_common.skc_flags) &
 		       (1ull << bpf_core_enum_value(enum sock_flags, SOCK_DONE)));
-	if (BPF_CORE_READ(tp, rcv_nxt) - BPF_CORE_READ(tp, copied_seq) > fin)
+	if (BPF_CORE_READ(tp, rcv_nxt) - BPF_CORE_READ(tp, copied_seq) > fin && !owner_exiting(info->pid))
 		return;
 	l7_socks_delete(key);
 }

@@ -13,6 +13,7 @@ import time
 
 import pytest
 
+from bpfmaps import agent_maps, map_keys
 from conftest import Agent, cgroup2_root, loopback_dnat
 
 
@@ -358,6 +359,50 @@ def test_response_read_after_a_reset_is_captured(tcp_tracer):
         exchange(read_before_reset=False)
         assert answered(2) == 2
     finally:
+        srv.close()
+
+
+# Connects from fd 200 (past the lowest fds an exit's loop looks at), sends a request, and exits
+# without reading the answer or closing: the kernel closes the fd, bytes unread, with a reset.
+EXITS_WITH_BYTES_UNREAD = """
+import os, socket, sys
+s = socket.socket()
+os.dup2(s.fileno(), 200)
+s.close()
+c = socket.socket(fileno=200)
+c.connect(("127.0.0.1", int(sys.argv[1])))
+c.sendall(b"GET / HTTP/1.1\\r\\nHost: t\\r\\n\\r\\n")
+print(c.fileno(), flush=True)
+sys.stdin.readline()
+os._exit(0)
+"""
+
+
+def test_exit_with_bytes_unread_takes_the_entry(tcp_tracer):
+    """A connection closed with bytes queued keeps its socket's entry for the reads to come, unless
+    the close is its owner's exit: then nobody reads, and the entry goes with the process."""
+    maps = agent_maps(tcp_tracer, "l7_socks")
+    assert len(maps) == 1, maps
+    srv = socket.socket()
+    srv.bind(("127.0.0.1", 0))
+    srv.listen(8)
+    p = subprocess.Popen([sys.executable, "-c", EXITS_WITH_BYTES_UNREAD, str(srv.getsockname()[1])],
+                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    key = p.pid << 32 | 200
+    try:
+        assert int(p.stdout.readline()) == 200
+        s, _ = srv.accept()
+        assert s.recv(100).startswith(b"GET /")
+        s.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")  # queued, never read
+        assert key in map_keys(maps[0]["id"])
+    finally:
+        p.stdin.write("\n")
+        p.stdin.close()
+        p.wait(timeout=10)
+    try:
+        assert key not in map_keys(maps[0]["id"])
+    finally:
+        s.close()
         srv.close()
 
 
