@@ -59,6 +59,12 @@ struct {
 
 #define PF_EXITING 0x00000004
 
+/* The peer's FIN arrived: tcp_fin() alone marks the socket done (not RCV_SHUTDOWN, which close() sets too). */
+static __always_inline bool sk_fin_received(struct sock *s)
+{
+	return BPF_CORE_READ(s, __sk_common.skc_flags) & (1ull << bpf_core_enum_value(enum sock_flags, SOCK_DONE));
+}
+
 /* The close is the exit of the socket's owner closing its fds: nobody reads after it. */
 static __always_inline bool owner_exiting(__u32 tgid)
 {
@@ -85,8 +91,7 @@ static __always_inline void untrack_for_l7(const struct sock_info *info, __u64 s
 		return;
 	struct tcp_sock *tp = (struct tcp_sock *)s;
 	/* A FIN received takes a sequence number no read copies: no byte left to read. */
-	__u32 fin = !!(BPF_CORE_READ(s, __sk_common.skc_flags) &
-		       (1ull << bpf_core_enum_value(enum sock_flags, SOCK_DONE)));
+	__u32 fin = sk_fin_received(s);
 	if (BPF_CORE_READ(tp, rcv_nxt) - BPF_CORE_READ(tp, copied_seq) > fin && !owner_exiting(info->pid))
 		return;
 	l7_socks_delete(key);
@@ -198,7 +203,7 @@ int BPF_PROG(ns_tcp_state, struct sock *s, int old, int new)
 		 * sets it with no FIN received (4,999,999 of 5,000,000 bytes when the
 		 * local side closed first). tcp_fin() alone marks the socket done.
 		 */
-		if (BPF_CORE_READ(s, __sk_common.skc_flags) & (1ull << bpf_core_enum_value(enum sock_flags, SOCK_DONE)))
+		if (sk_fin_received(s))
 			e->flags |= NS_TCP_F_FIN_RECEIVED;
 		if (info && info->est_ns)
 			e->duration_ns = now - info->est_ns;

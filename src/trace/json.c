@@ -65,8 +65,8 @@ void json_string(struct strbuf *sb, const char *str)
 		}
 		return;
 	}
-	s = (const unsigned char *)str;
 	strbuf_putc(sb, '"');
+	strbuf_append(sb, str, (size_t)(s - (const unsigned char *)str));
 	while (*s) {
 		/* Runs of plain bytes go in one append: most strings are one run. */
 		const unsigned char *run = s;

@@ -20,16 +20,6 @@ void strbuf_reset(struct strbuf *sb);
 /* Room for extra more bytes and a NUL; -1 once an allocation failed. */
 int strbuf_grow(struct strbuf *sb, size_t extra);
 
-/* Inline: JSON lines and expositions are built from many small appends. */
-static inline void strbuf_append(struct strbuf *sb, const void *data, size_t n)
-{
-	if ((sb->oom || sb->len + n + 1 > sb->cap) && strbuf_grow(sb, n))
-		return;
-	memcpy(sb->buf + sb->len, data, n);
-	sb->len += n;
-	sb->buf[sb->len] = '\0';
-}
-
 /* n more bytes at the end, to be written by the caller (NUL after them); NULL once out of memory. */
 static inline char *strbuf_extend(struct strbuf *sb, size_t n)
 {
@@ -39,6 +29,14 @@ static inline char *strbuf_extend(struct strbuf *sb, size_t n)
 	sb->len += n;
 	sb->buf[sb->len] = '\0';
 	return p;
+}
+
+/* Inline: JSON lines and expositions are built from many small appends. */
+static inline void strbuf_append(struct strbuf *sb, const void *data, size_t n)
+{
+	char *p = strbuf_extend(sb, n);
+	if (p)
+		memcpy(p, data, n);
 }
 
 static inline void strbuf_putc(struct strbuf *sb, char c)
