@@ -255,8 +255,9 @@ static void multi_text(const uint8_t *b, size_t n, const char *name, char *out, 
 			first = false;
 			break;
 		}
-		const uint8_t *s;
-		int32_t l;
+		/* Set only once the length was there to read: none, nothing to show. */
+		const uint8_t *s = NULL;
+		int32_t l = 0;
 		bool whole = jute_bytes(b, n, &off, &s, &l);
 		append(out, cap, first ? "" : ", ", (const uint8_t *)o->name, strlen(o->name));
 		first = false;
