@@ -285,12 +285,6 @@ enum ns_kernel_feature {
 	NS_FEAT_EXIT_GROUP_DEAD = 1u << 3,
 	/* BPF ring buffers (5.8); without, every stream is a per-CPU perf buffer. */
 	NS_FEAT_RING_BUFFER = 1u << 4,
-	/*
-	 * The tracepoints sock:sock_send_length and sock:sock_recv_length (6.4):
-	 * the l7 stream reads a socket's data there (bpf/sock.bpf.c), not at the
-	 * syscall exits.
-	 */
-	NS_FEAT_SOCK_LENGTH = 1u << 5,
 };
 
 /*

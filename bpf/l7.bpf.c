@@ -1,16 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Stream l7: bounded prefixes of the data tracked TCP sockets read and
- * write, from the socket tracepoints where the kernel has them
- * (bpf/sock.bpf.c), else from the syscall exits (bpf/syscalls.bpf.c). Any
- * other fd costs one load from the l7 filter. Records are sized to what was
- * captured.
+ * write, from the syscall tracepoints. Any other fd costs one hash lookup.
+ * Records are sized to what was captured.
  *
- * Everything happens once the call has moved its bytes, the arguments read
- * back from the saved registers, but a write's start time at the syscall
- * hooks (a request starts with its first byte): l7_stamp_write. No state
- * per thread, no lookup at entry: the entry's work was most of what
- * nodescope paid above the capture floor (bench/floor/capture.bpf.c).
+ * Everything happens at the syscall's exit, the arguments read back from
+ * the saved registers, but a write's start time (a request starts with its
+ * first byte): l7_stamp_write. No state per thread, no lookup at entry: the
+ * entry's work was most of what nodescope paid above the capture floor
+ * (bench/floor/capture.bpf.c).
  */
 #include "common.bpf.h"
 #include "sockets.bpf.h"
@@ -386,11 +384,10 @@ static __always_inline __u64 l7_write_started(__u64 key)
 /*
  * addr: sendto's or recvfrom's address argument (0 for the other calls).
  * id: the process in the high half, as bpf_get_current_pid_tgid's (the
- * thread is not needed). at_sock: called from the socket tracepoints, not
- * the syscall exit.
+ * thread is not needed).
  */
 static __always_inline int l7_exit(void *ctx, __u64 id, __s32 fd, __u64 ptr, __u32 op, __u32 kind,
-				   __u64 sp, __u64 addr, long ret, bool at_sock)
+				   __u64 sp, __u64 addr, long ret)
 {
 	__u64 key = l7_key(id >> 32, fd);
 
@@ -416,9 +413,6 @@ static __always_inline int l7_exit(void *ctx, __u64 id, __s32 fd, __u64 ptr, __u
 		return 0;
 	if (!l7_sock_adopt(sock, key, fd))
 		return 0;
-	/* A call both hooks saw is taken by one: the other leaves it before any state moves. */
-	if (ns_kernel_has(NS_FEAT_SOCK_LENGTH) && at_sock == l7_taken_at_exit(sock->flags, op, kind, addr))
-		return 0;
 	if (l7_inside_tls_call(id, fd, sp, ptr, op, kind, sock))
 		return 0;
 	if (sock->flags & NS_L7_F_ENCRYPTED) {
@@ -429,8 +423,7 @@ static __always_inline int l7_exit(void *ctx, __u64 id, __s32 fd, __u64 ptr, __u
 	if (ret <= 0)
 		return 0;
 	struct l7_call call = {
-		/* At the socket a write is dated by its end: nothing stamped its start. */
-		.ts_ns = op == NS_L7_WRITE && !at_sock ? l7_write_started(key) : bpf_ktime_get_ns(),
+		.ts_ns = op == NS_L7_WRITE ? l7_write_started(key) : bpf_ktime_get_ns(),
 		.ptr = ptr,
 		.addr = addr,
 		.fd = fd,
@@ -476,10 +469,8 @@ __hidden int ns_l7_emit_tls(bpf_user_pt_regs_t *ctx, const struct tls_plaintext 
  * l7 filter set: at entry for close and the writes (key: l7_key of the
  * process and fd), at exit for the reads and writes it lists.
  *
- * At exit, id_fd holds the syscall number in bits 32-61 and the fd in the
- * low half; bit 62 (NS_L7_AT_SOCK) says the call comes from the socket
- * tracepoints (bpf/sock.bpf.c, with the same arguments), bit 63
- * (NS_L7_ARG_IS_ADDR) that arg is sendto's or
+ * At exit, id_fd holds the syscall number in bits 32-62 and the fd in the
+ * low half; bit 63 (NS_L7_ARG_IS_ADDR) says that arg is sendto's or
  * recvfrom's address, else it is the stack pointer (five arguments at most:
  * a datagram sent to an address is no TLS library's). tgid_ret: the process
  * in the high half, the syscall's return value in the low (a read or write
@@ -498,13 +489,12 @@ __hidden int ns_l7_syscall_enter(long id, __u64 key)
 __hidden int ns_l7_syscall_exit(struct bpf_raw_tracepoint_args *ctx, __u64 id_fd, __u64 arg2, __u64 arg,
 				__u64 tgid_ret)
 {
-	long id = (id_fd >> 32) & ~((NS_L7_ARG_IS_ADDR | NS_L7_AT_SOCK) >> 32);
+	long id = (id_fd >> 32) & ~(NS_L7_ARG_IS_ADDR >> 32);
 	__s32 fd = (__s32)id_fd;
 	__u64 addr = id_fd & NS_L7_ARG_IS_ADDR ? arg : 0, sp = id_fd & NS_L7_ARG_IS_ADDR ? 0 : arg;
 	__u32 op, kind;
 
 	if (!ns_l7_call_shape(id, &op, &kind))
 		return 0;
-	return l7_exit(ctx, tgid_ret & ~0xffffffffull, fd, arg2, op, kind, sp, addr, (__s32)tgid_ret,
-		       id_fd & NS_L7_AT_SOCK);
+	return l7_exit(ctx, tgid_ret & ~0xffffffffull, fd, arg2, op, kind, sp, addr, (__s32)tgid_ret);
 }

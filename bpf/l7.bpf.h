@@ -57,21 +57,4 @@ static __always_inline bool ns_l7_call_shape(long id, __u32 *op, __u32 *kind)
 	return false;
 }
 
-/*
- * Where the kernel has the socket tracepoints (NS_FEAT_SOCK_LENGTH), the
- * calls whose data is still read at the syscall exit; every other one is
- * read at the socket (bpf/sock.bpf.c). sendfile moves a file's bytes in as
- * many socket messages as it takes; sendmmsg and recvmmsg a message each,
- * whose index the tracepoint does not say; and a DNS socket's receive that
- * names its source (recvfrom with an address, recvmsg) has the source
- * written by the kernel after the tracepoint.
- */
-static __always_inline bool l7_taken_at_exit(__u32 sock_flags, __u32 op, __u32 kind, __u64 addr)
-{
-	if (kind == L7_BUF_NONE || kind == L7_BUF_MMSG)
-		return true;
-	return (sock_flags & NS_L7_F_DNS) && op == NS_L7_READ &&
-	       (kind == L7_BUF_MSG || (kind == L7_BUF_PLAIN && addr));
-}
-
 #endif

@@ -12,30 +12,22 @@
 
 char LICENSE[] SEC("license") = "GPL";
 
-/*
- * The reads and writes whose data the l7 stream captures, in three kinds.
- * Where the kernel has the socket tracepoints (NS_FEAT_SOCK_LENGTH) their
- * program reads the first kind's (bpf/sock.bpf.c), and the syscall hooks
- * leave them at once; the other two stay here (l7_taken_at_exit,
- * bpf/l7.bpf.h says why). The writes are stamped at entry when read here.
- */
-#define NS_L7_WRITES_AT_SOCK                                                 \
+/* The writes the l7 stream captures: stamped at entry. */
+#define NS_L7_WRITE_SYSCALLS                                                 \
 	case NS_NR_write:                                                    \
 	case NS_NR_sendto:                                                   \
 	case NS_NR_writev:                                                   \
-	case NS_NR_sendmsg:
-#define NS_L7_READS_AT_SOCK                                                  \
-	case NS_NR_read:                                                     \
-	case NS_NR_readv:
-/* ...a DNS socket's receive that names its source: at the socket for any other socket... */
-#define NS_L7_READS_WITH_SOURCE                                              \
-	case NS_NR_recvfrom:                                                 \
-	case NS_NR_recvmsg:
-/* ...and the calls of no message or many: at the syscall exit always. */
-#define NS_L7_WRITES_AT_EXIT                                                 \
+	case NS_NR_sendmsg:                                                  \
 	case NS_NR_sendmmsg:                                                 \
 	case NS_NR_sendfile:
-#define NS_L7_READS_AT_EXIT case NS_NR_recvmmsg:
+/* The reads and writes whose data the l7 stream captures, at exit. */
+#define NS_L7_DATA_SYSCALLS                                                  \
+	NS_L7_WRITE_SYSCALLS                                                 \
+	case NS_NR_read:                                                     \
+	case NS_NR_recvfrom:                                                 \
+	case NS_NR_readv:                                                    \
+	case NS_NR_recvmsg:                                                  \
+	case NS_NR_recvmmsg:
 
 extern int ns_tcp_syscall_enter(long id, __u64 arg1, __u64 arg2);
 /*
@@ -80,12 +72,8 @@ static __always_inline int ns_dispatch_enter(void *ctx, struct pt_regs *regs, lo
 			return 0;
 		return ns_tcp_syscall_enter(id, NS_SYSCALL_REG(btf, regs, NS_REG_ARG1),
 					    NS_SYSCALL_REG(btf, regs, NS_REG_ARG2));
-	NS_L7_WRITES_AT_SOCK
-		if (ns_kernel_has(NS_FEAT_SOCK_LENGTH))
-			return 0;
-		/* fallthrough */
 	case NS_NR_close:
-	NS_L7_WRITES_AT_EXIT
+	NS_L7_WRITE_SYSCALLS
 		return ns_l7_dispatch_enter(regs, id, btf);
 	}
 	return 0;
@@ -134,19 +122,7 @@ static __always_inline int ns_dispatch_exit(void *ctx, struct pt_regs *regs, lon
 		if (ns_syscall_compat(regs))
 			return 0;
 		return ns_tcp_syscall_exit(NS_RAW_TP_CTX, id, ret);
-	NS_L7_WRITES_AT_SOCK
-	NS_L7_READS_AT_SOCK
-		if (ns_kernel_has(NS_FEAT_SOCK_LENGTH))
-			return 0;
-		return ns_l7_dispatch_exit(ctx, regs, id, ret, btf);
-	NS_L7_READS_WITH_SOURCE
-		/* recv() is recvfrom without an address: nginx's, postgres's every read. */
-		if (ns_kernel_has(NS_FEAT_SOCK_LENGTH) && id == NS_NR_recvfrom &&
-		    !NS_SYSCALL_REG(btf, regs, NS_REG_ARG5))
-			return 0;
-		/* fallthrough */
-	NS_L7_WRITES_AT_EXIT
-	NS_L7_READS_AT_EXIT
+	NS_L7_DATA_SYSCALLS
 		return ns_l7_dispatch_exit(ctx, regs, id, ret, btf);
 	case NS_NR_mmap:
 		if (ns_syscall_compat(regs))

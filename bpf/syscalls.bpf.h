@@ -32,7 +32,5 @@ static __always_inline bool ns_syscall_compat(struct pt_regs *regs)
 
 /* ns_l7_syscall_exit's id_fd: its arg is sendto's or recvfrom's address, not the stack pointer. */
 #define NS_L7_ARG_IS_ADDR (1ull << 63)
-/* ...and the call comes from the socket tracepoints (bpf/sock.bpf.c), not the syscall exit. */
-#define NS_L7_AT_SOCK (1ull << 62)
 
 #endif

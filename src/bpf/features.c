@@ -41,39 +41,11 @@ const struct kernel_feature_def kernel_feature_defs[KF_COUNT] = {
 			"the syscall hooks are raw tracepoints that copy out each register "
 			"they read: every syscall on the node costs a little more",
 			0 },
-	[KF_SOCK_LENGTH] = { "sock_length", "6.4",
-			     "the l7 stream reads sockets' data at the syscall exits: every read "
-			     "and write on the node, a pipe's or a file's too, pays a lookup",
-			     NS_FEAT_SOCK_LENGTH },
 };
 
 static bool has_helper(enum bpf_prog_type type, enum bpf_func_id id)
 {
 	return libbpf_probe_bpf_helper(type, id, NULL) == 1;
-}
-
-/* The raw tracepoint "name" is in the kernel's BTF: a BTF-typed program can attach to it. */
-static bool has_btf_tracepoint(struct btf *btf, const char *name)
-{
-	char type[128];
-
-	snprintf(type, sizeof(type), "btf_trace_%s", name);
-	return btf__find_by_name_kind(btf, type, BTF_KIND_TYPEDEF) > 0;
-}
-
-/*
- * The socket tracepoints the l7 stream reads data at (bpf/sock.bpf.c), and
- * what that program needs besides: BTF-typed raw tracepoints and the task
- * (its saved registers name the call).
- */
-static bool has_sock_length(void)
-{
-	struct btf *btf = btf__load_vmlinux_btf();
-	bool found = btf && has_btf_tracepoint(btf, "sock_send_length") &&
-		     has_btf_tracepoint(btf, "sock_recv_length");
-
-	btf__free(btf);
-	return found && has_helper(BPF_PROG_TYPE_RAW_TRACEPOINT, BPF_FUNC_task_pt_regs);
 }
 
 /* sched_process_exit carries do_exit's own "last thread out" (group_dead). */
@@ -139,8 +111,6 @@ static bool probe_one(enum kernel_feature k)
 		return has_exit_group_dead();
 	case KF_TP_BTF:
 		return has_tp_btf_sys_exit();
-	case KF_SOCK_LENGTH:
-		return has_sock_length();
 	case KF_COUNT:
 		break;
 	}
@@ -154,9 +124,6 @@ kernel_features_t kernel_features_probe(kernel_features_t pretend_missing)
 	for (int k = 0; k < KF_COUNT; k++)
 		if (!(pretend_missing & (1u << k)) && probe_one(k))
 			f |= 1u << k;
-	/* The socket tracepoints' program is BTF-typed and reads the task: without either, no use. */
-	if (!kernel_has(f, KF_TP_BTF) || !kernel_has(f, KF_CURRENT_TASK_BTF))
-		f &= ~(1u << KF_SOCK_LENGTH);
 	return f;
 }
 

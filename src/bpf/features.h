@@ -19,7 +19,6 @@ enum kernel_feature {
 	KF_UPROBE_MULTI,
 	KF_EXIT_GROUP_DEAD,
 	KF_TP_BTF,
-	KF_SOCK_LENGTH,
 	KF_COUNT,
 };
 

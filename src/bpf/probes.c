@@ -215,9 +215,6 @@ static int probes_fit_kernel(struct probes *p, kernel_features_t pretend_missing
 	bpf_program__set_autoload(k->progs.ns_sys_exit_btf, tp_btf);
 	bpf_program__set_autoload(k->progs.ns_sys_enter, !tp_btf);
 	bpf_program__set_autoload(k->progs.ns_sys_exit, !tp_btf);
-	bool sock_length = kernel_has(p->features, KF_SOCK_LENGTH);
-	bpf_program__set_autoload(k->progs.ns_sock_send, sock_length);
-	bpf_program__set_autoload(k->progs.ns_sock_recv, sock_length);
 	bool tls = probes_tls_possible(p);
 	p->tls_multi = tls && kernel_has(p->features, KF_UPROBE_MULTI);
 	for (unsigned i = 0; i < TLS_PROG_COUNT; i++) {

@@ -18,21 +18,6 @@ def agent_maps(agent, name):
     return [m for m in maps if m.get("name") == name and m["id"] in ids]
 
 
-def agent_progs(agent):
-    """The agent's BPF programs as bpftool shows them (by the program ids in its fds' fdinfo: the
-    programs' own fds and their links')."""
-    ids = set()
-    for fd in os.listdir(f"/proc/{agent.proc.pid}/fdinfo"):
-        try:
-            with open(f"/proc/{agent.proc.pid}/fdinfo/{fd}") as f:
-                ids |= {int(l.split()[1]) for l in f if l.startswith("prog_id:")}
-        except OSError:
-            pass
-    progs = json.loads(subprocess.run(["bpftool", "-j", "prog", "show"], capture_output=True,
-                                      text=True, check=True).stdout)
-    return [p for p in progs if p["id"] in ids]
-
-
 def map_keys(map_id):
     """Every key of the map, as a little-endian integer."""
     dump = json.loads(subprocess.run(["bpftool", "-j", "map", "dump", "id", str(map_id)],

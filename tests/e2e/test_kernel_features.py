@@ -16,16 +16,15 @@ import urllib.request
 
 import pytest
 
-from bpfmaps import agent_maps, agent_progs, map_keys
+from bpfmaps import agent_maps, map_keys
 from conftest import AGENT, by_pid
 from nginx import Nginx
 from test_tls import NGINX_TLS, PY_THREADED, assert_each_reported, curl_argv, run_clients
 
 FEATURES = ["ring_buffer", "current_task_btf", "task_storage", "attach_cookie", "uprobe_multi",
-            "exit_group_dead", "tp_btf", "sock_length"]
-# What a 5.10 kernel lacks that this agent can run without (without sock_length, the l7 stream
-# reads every call's data at the syscall exits).
-OLD_KERNEL = "current_task_btf,task_storage,uprobe_multi,exit_group_dead,sock_length"
+            "exit_group_dead", "tp_btf"]
+# What a 5.10 kernel lacks that this agent can run without.
+OLD_KERNEL = "current_task_btf,task_storage,uprobe_multi,exit_group_dead"
 # And a 5.4-like one: no ring buffers either, so every stream is a per-CPU perf buffer, and no
 # BTF-typed raw tracepoints, so the syscall hooks are raw_tp programs.
 OLDER_KERNEL = "ring_buffer,tp_btf," + OLD_KERNEL
@@ -85,64 +84,6 @@ def test_streams_are_perf_buffers_without_ring_buffers(agent_factory):
     assert len(events) >= 4 * 2 * cpus, events
     b = agent_factory("--events", "proc")
     assert all(agent_maps(b, "rb_" + s)[0]["type"] == "ringbuf" for s in ("proc", "tcp", "l7", "files"))
-
-
-SOCK_PROGS = {"ns_sock_send", "ns_sock_recv"}
-
-
-def bpf_stats_on():
-    """Turns the kernel's BPF run counts on; returns what to restore."""
-    path = "/proc/sys/kernel/bpf_stats_enabled"
-    with open(path) as f:
-        before = f.read().strip()
-    with open(path, "w") as f:
-        f.write("1")
-    return lambda: open(path, "w").write(before)
-
-
-def test_socket_data_read_at_the_socket_tracepoints(agent_factory):
-    """This kernel has sock:sock_send_length and sock_recv_length: the l7 stream's programs on them
-    are attached and run once per socket read or write of the requests it captures; with the feature
-    taken away they are not loaded, and the same requests are captured from the syscall exits."""
-    web = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Hello)
-    threading.Thread(target=web.serve_forever, daemon=True).start()
-    restore = bpf_stats_on()
-    try:
-        for lacks, prefix in ((None, "/sock/"), ("sock_length", "/exit/")):
-            a = agent_factory("--events", "l7", *(("--debug-kernel-lacks", lacks) if lacks else ()))
-            assert enabled(a)["sock_length"] == (0 if lacks else 1)
-            progs = {p["name"]: p for p in agent_progs(a)}
-            if lacks:
-                assert not SOCK_PROGS & set(progs), sorted(progs)
-            else:
-                assert SOCK_PROGS <= set(progs), sorted(progs)
-            runs = {n: progs[n].get("run_cnt", 0) for n in SOCK_PROGS & set(progs)}
-            n = 20
-            for i in range(n):
-                with urllib.request.urlopen(f"http://127.0.0.1:{web.server_port}{prefix}{i}") as r:
-                    assert r.status == 200
-
-            def requests(evs, d):
-                return {e["path"] for e in evs if e["type"] == "l7" and e.get("dir") == d
-                        and e.get("path", "").startswith(prefix) and e.get("status") == 200}
-
-            want = {f"{prefix}{i}" for i in range(n)}
-            a.wait_for(lambda evs: requests(evs, "out") == want and requests(evs, "in") == want,
-                       what=f"{n} requests from both sides")
-            time.sleep(0.3)
-            evs = a.snapshot()
-            assert sum(1 for e in evs if e["type"] == "l7" and e.get("path", "").startswith(prefix)) \
-                == 2 * n
-            if not lacks:
-                # Each request: the client's write and read, the server's read and write at least.
-                progs = {p["name"]: p for p in agent_progs(a)}
-                for name in SOCK_PROGS:
-                    assert progs[name].get("run_cnt", 0) - runs[name] >= 2 * n, (name, progs[name])
-            assert a.metric_sum("nodescope_events_lost_total") == 0
-            a.stop()
-    finally:
-        restore()
-        web.shutdown()
 
 
 def test_unknown_feature_is_a_usage_error():

@@ -48,7 +48,6 @@ BTF_FEATURES = {
     "current_task_btf": b"BPF_FUNC_get_current_task_btf\0",
     "attach_cookie": b"BPF_FUNC_get_attach_cookie\0",
     "uprobe_multi": b"BPF_TRACE_UPROBE_MULTI\0",
-    "sock_length": b"btf_trace_sock_recv_length\0",
 }
 # What the workload must produce, in the order checked.
 WORKLOAD_CHECKS = ("proc.exec", "proc.exit_code", "proc.fork", "tcp.listen", "tcp.connect",
