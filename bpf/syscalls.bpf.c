@@ -89,16 +89,24 @@ static __always_inline int ns_l7_dispatch_exit(void *ctx, struct pt_regs *regs, 
 	__s32 fd = (__s32)NS_SYSCALL_REG(btf, regs, NS_REG_ARG1);
 	__u64 id_fd = (__u64)id << 32 | (__u32)fd;
 	__u64 arg = 0;
-	__u32 op, kind;
+	__u32 op = 0, kind = 0;
 	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
+	bool tracked = l7_maybe_tracked(tgid, fd);
 
 	if (id == NS_NR_sendto || id == NS_NR_recvfrom)
 		arg = NS_SYSCALL_REG(btf, regs, NS_REG_ARG5);
-	/* An untracked socket's send that names its peer may ask a DNS question. */
-	if (!l7_maybe_tracked(tgid, fd) &&
+	/* An untracked socket's send that names its peer may ask a DNS question... */
+	if (!tracked &&
 	    (!ns_l7_call_shape(id, &op, &kind) || op != NS_L7_WRITE || !dns_send_names_peer(kind, arg)))
 		return 0;
 	if (ns_syscall_compat(regs))
+		return 0;
+	/*
+	 * ...if it goes to port 53: any other stops here, before the handler's
+	 * socket lookup (bench/syscall's udp loop).
+	 */
+	if (!tracked &&
+	    dns_sockaddr_port(dns_name_ptr(NS_SYSCALL_REG(btf, regs, NS_REG_ARG2), kind, arg)) != NS_DNS_PORT)
 		return 0;
 	if (arg)
 		id_fd |= NS_L7_ARG_IS_ADDR;
