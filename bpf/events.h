@@ -201,6 +201,7 @@ enum ns_drop_reason {
 	NS_DROP_TLS_NO_SOCKET = 5,  /* tls: plaintext whose socket was not found */
 	NS_DROP_FILES_SEEN_FULL = 6, /* files: could not remember a file (reported again) */
 	NS_DROP_HOLDS_FULL = 7,	     /* files: a first run not held, the table of holds full */
+	NS_DROP_L7_RECORDS_BUSY = 8, /* l7: every record of a CPU held by preempted programs */
 	NS_DROP_COUNT,
 };
 

@@ -15,29 +15,13 @@
 #include "syscalls.bpf.h"
 #include "tls.bpf.h"
 #include "l7.bpf.h"
+#include "l7_records.bpf.h"
 #include "dns.bpf.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
-/* Records are built in l7_scratch and copied out (l7_output): no slots. */
+/* Records are built in l7_scratch and copied out (l7_output): no stream slots. */
 NS_STREAM_DEFINE(l7, 8)
-
-/*
- * The record is built here: too big for the BPF stack. The slack lets a
- * copy at any offset below NS_L7_CAPTURE be up to 2 * NS_L7_CAPTURE - 1
- * bytes long as the verifier sees it (ns_l7_capture_iov_rest's masks); the bytes
- * past data[] are never written nor sent.
- */
-struct l7_scratch_rec {
-	struct ns_l7_event e;
-	__u8 slack[2 * NS_L7_CAPTURE];
-};
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct l7_scratch_rec);
-} l7_scratch SEC(".maps");
 
 /* A read, write or message in flight, as its exit sees it. */
 struct l7_call {
@@ -125,8 +109,8 @@ static __always_inline bool l7_inside_tls_call(__u64 id, __s32 fd, __u64 sp, __u
 /* A bind record: the session's plaintext sent unbound belongs to fd's connection. */
 static __always_inline void l7_emit_bind(void *ctx, __u64 session, __s32 fd, const struct ns_l7_sock *sock)
 {
-	__u32 zero = 0;
-	struct ns_l7_event *e = bpf_map_lookup_elem(&l7_scratch, &zero);
+	__u32 slot;
+	struct ns_l7_event *e = l7_rec_take(&slot);
 	if (!e)
 		return;
 	e->op = NS_L7_BIND;
@@ -137,6 +121,7 @@ static __always_inline void l7_emit_bind(void *ctx, __u64 session, __s32 fd, con
 	e->conn = *sock;
 	__builtin_memcpy(e->data, &session, sizeof(session));
 	l7_output(ctx, e, NS_L7_HEADER_SIZE + sizeof(session));
+	l7_rec_give(slot);
 }
 
 /*
@@ -234,10 +219,9 @@ static __always_inline void l7_capture(struct ns_l7_event *e, __u64 base, __u64 
  * learn no bound from the clamps, which compare two registers, and without
  * the barrier the compiler would drop the masks as redundant.
  */
-__noinline int ns_l7_capture_iov_rest(__u64 iovp)
+__noinline int ns_l7_capture_iov_rest(__u64 iovp, __u32 slot)
 {
-	__u32 zero = 0;
-	struct ns_l7_event *e = bpf_map_lookup_elem(&l7_scratch, &zero);
+	struct ns_l7_event *e = bpf_map_lookup_elem(&l7_scratch, &slot);
 	if (!e)
 		return 0;
 
@@ -278,14 +262,13 @@ static __always_inline bool l7_is_tls_record(const struct ns_l7_event *e)
 	       e->data[1] == 0x03 && e->data[2] <= 0x04;
 }
 
-/* One read, write or message (of sendmmsg) that moved ret bytes. */
-static __always_inline int l7_exit_one(void *ctx, __u64 id, struct l7_call *call, long ret)
+/* One read, write or message (of sendmmsg) that moved ret bytes, built in record slot e. */
+static __always_inline void l7_exit_rec(void *ctx, __u64 id, struct l7_call *call, long ret,
+					struct ns_l7_event *e, __u32 slot)
 {
-	__u32 zero = 0;
-	struct ns_l7_event *e = bpf_map_lookup_elem(&l7_scratch, &zero);
 	__u64 base, len, iovp;
-	if (!e || l7_buffer(call, &base, &len, &iovp))
-		return 0;
+	if (l7_buffer(call, &base, &len, &iovp))
+		return;
 
 	e->op = call->op;
 	e->pid = id >> 32;
@@ -294,7 +277,7 @@ static __always_inline int l7_exit_one(void *ctx, __u64 id, struct l7_call *call
 	e->total = ret;
 	e->conn = call->sock;
 	if ((call->sock.flags & NS_L7_F_DNS) && !dns_datagram_peer(&e->conn, call->ptr, call->kind, call->addr))
-		return 0;
+		return;
 	/*
 	 * Copied once, then looked at: ciphertext from a TLS library not probed
 	 * (or its handshake) is not worth sending. Only a connection's first
@@ -302,7 +285,7 @@ static __always_inline int l7_exit_one(void *ctx, __u64 id, struct l7_call *call
 	 */
 	l7_capture(e, base, len);
 	if (iovp && len < e->total && e->captured == len)
-		ns_l7_capture_iov_rest(iovp);
+		ns_l7_capture_iov_rest(iovp, slot);
 	/* (A DNS message's id can look like a record header.) */
 	if (!(call->sock.flags & NS_L7_F_DNS) && l7_is_tls_record(e)) {
 		__u64 key = l7_key(id >> 32, call->fd);
@@ -311,7 +294,7 @@ static __always_inline int l7_exit_one(void *ctx, __u64 id, struct l7_call *call
 			sock->flags |= NS_L7_F_ENCRYPTED;
 		call->sock.flags |= NS_L7_F_ENCRYPTED;
 		l7_ciphertext(ctx, id, call->fd, call->op, &call->sock);
-		return 0;
+		return;
 	}
 	/* read back from the record (the walk wrote it): bounded again for the verifier */
 	__u64 n = e->captured;
@@ -319,6 +302,17 @@ static __always_inline int l7_exit_one(void *ctx, __u64 id, struct l7_call *call
 	if (n > NS_L7_CAPTURE)
 		n = NS_L7_CAPTURE;
 	l7_output(ctx, e, NS_L7_HEADER_SIZE + n);
+}
+
+static __always_inline int l7_exit_one(void *ctx, __u64 id, struct l7_call *call, long ret)
+{
+	__u32 slot;
+	struct ns_l7_event *e = l7_rec_take(&slot);
+
+	if (e) {
+		l7_exit_rec(ctx, id, call, ret, e, slot);
+		l7_rec_give(slot);
+	}
 	return 0;
 }
 
@@ -447,10 +441,10 @@ static __always_inline int l7_exit(void *ctx, __u64 id, __s32 fd, __u64 ptr, __u
 /* Called by the TLS return probes (tls.bpf.c). */
 __hidden int ns_l7_emit_tls(bpf_user_pt_regs_t *ctx, const struct tls_plaintext *p)
 {
-	__u32 zero = 0;
-	struct ns_l7_event *e = bpf_map_lookup_elem(&l7_scratch, &zero);
+	__u32 slot;
+	struct ns_l7_event *e;
 
-	if (!p || !e || !p->total || p->total > 0xffffffffull)
+	if (!p || !p->total || p->total > 0xffffffffull || !(e = l7_rec_take(&slot)))
 		return 0;
 	e->op = p->op;
 	e->pid = bpf_get_current_pid_tgid() >> 32;
@@ -460,6 +454,7 @@ __hidden int ns_l7_emit_tls(bpf_user_pt_regs_t *ctx, const struct tls_plaintext 
 	e->conn = p->sock;
 	e->conn.flags |= NS_L7_F_TLS;
 	l7_emit(ctx, e, p->buf, ~0ull);
+	l7_rec_give(slot);
 	return 0;
 }
 

@@ -53,6 +53,7 @@ static const char *const bpf_drop_reasons[NS_DROP_COUNT] = {
 	[NS_DROP_TLS_NO_SOCKET] = "tls_socket_unknown",
 	[NS_DROP_FILES_SEEN_FULL] = "files_seen_table_full",
 	[NS_DROP_HOLDS_FULL] = "hold_table_full",
+	[NS_DROP_L7_RECORDS_BUSY] = "l7_records_busy",
 };
 
 static void read_live_bytes(struct tcp_tracker *t);

@@ -295,7 +295,7 @@ def test_bpf_tracking_drops_are_exported(tcp_tracer):
     reasons = {dict(k)["reason"] for k in m}
     assert reasons == {"socket_table_full", "pending_table_full", "l7_socket_table_full",
                        "l7_calls_table_full", "tls_calls_table_full", "tls_socket_unknown",
-                       "files_seen_table_full", "hold_table_full"}
+                       "files_seen_table_full", "hold_table_full", "l7_records_busy"}
     # Every table has room; plaintext of a TLS session opened before the agent may lack its socket.
     assert all(v == 0 for k, v in m.items() if dict(k)["reason"] != "tls_socket_unknown")
 

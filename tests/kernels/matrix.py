@@ -147,11 +147,11 @@ def main():
     ap.add_argument("--arch", default="amd64")
     ap.add_argument("--root", default="/", help="the VMs' root filesystem (a userland of ARCH)")
     ap.add_argument("--jobs", type=int, default=2, help="VMs at a time")
-    # One CPU a VM: with two (on one host thread, scripts/vm-run.sh) the 7.2 kernel, preemptible,
-    # lost an HTTPS client's plaintext in about 3 of 20 runs with no loss counted; with one, 0 of
-    # 14 (its losses, syscall exits skipped while another task's was preempted, are counted and
-    # the round run again). docs/ARCHITECTURE.md, "Preemptible kernels", says what is left.
-    ap.add_argument("--cpus", type=int, default=1, help="CPUs of each VM")
+    # Two CPUs a VM (on one host thread, scripts/vm-run.sh): how the preemptible 7.2 kernel showed
+    # a preempted program's per-CPU l7 record overwritten by another task's (docs/ARCHITECTURE.md,
+    # "Preemptible kernels"), an HTTPS client's plaintext lost in about 3 runs of 20; 0 of 12 since
+    # each run takes a record of its own.
+    ap.add_argument("--cpus", type=int, default=2, help="CPUs of each VM")
     ap.add_argument("--timeout", type=int, default=420, help="seconds a VM may take")
     ap.add_argument("--run-dir", help="where results go (default build/kernels/run/ARCH)")
     # (tests/kernels/test_vm_run.sh also makes the suite fail in the VMs with it.)
