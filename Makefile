@@ -165,7 +165,8 @@ $(BUILD)/tests/bpf/%.bpf.o: tests/bpf/%.bpf.c $(VMLINUX_H) $(wildcard bpf/*.h bp
 	$(BPF_CC) -c $< -o $@
 $(BUILD)/tests/bpf/%.skel.h: $(BUILD)/tests/bpf/%.bpf.o
 	$(BPFTOOL) gen skeleton $< name $(subst -,_,$*)_bpf > $@.tmp && mv $@.tmp $@
-$(BUILD)/tests/bpf/test_%: tests/bpf/test_%.c $(BUILD)/tests/bpf/%.skel.h $(BUILD)/libnodescope.a
+$(BUILD)/tests/bpf/test_%: tests/bpf/test_%.c $(BUILD)/tests/bpf/%.skel.h $(BUILD)/libnodescope.a \
+		$(wildcard tests/bpf/*.h)
 	$(CC) $(CFLAGS) -I$(BUILD)/tests/bpf $(LDFLAGS) -o $@ $< $(BUILD)/libnodescope.a -lcmocka \
 		$(LDLIBS)
 

@@ -21,13 +21,14 @@
 #include "l7_filter.h"
 #include "bpf/l7_socks.h"
 #include "l7_filter.skel.h"
+#include "kernel_test.h"
 
 enum { OP_INSERT, OP_DELETE, OP_MAYBE };
 #define TABLE_SIZE 4 /* l7_socks made small, to fill it */
 #define ANY 0	     /* BPF_ANY */
 #define NOEXIST 1    /* BPF_NOEXIST */
 
-static struct l7_filter_bpf *skel;
+KERNEL_TEST_SKELETON(l7_filter)
 
 static uint64_t key_of(uint32_t tgid, int32_t fd)
 {
@@ -89,26 +90,9 @@ static uint64_t collider(uint64_t key)
 				return key_of(tgid, fd);
 }
 
-static int setup(void **state)
+static int fit_skeleton(struct l7_filter_bpf *s)
 {
-	skel = l7_filter_bpf__open();
-	if (!skel) {
-		fprintf(stderr, "cannot open the test's BPF object: %s\n", strerror(errno));
-		return -1;
-	}
-	bpf_map__set_max_entries(skel->maps.l7_socks, TABLE_SIZE);
-	if (l7_filter_bpf__load(skel)) {
-		fprintf(stderr, "cannot load the test's BPF programs (root and BPF needed): %s\n",
-			strerror(errno));
-		return -1;
-	}
-	return 0;
-}
-
-static int teardown(void **state)
-{
-	l7_filter_bpf__destroy(skel);
-	return 0;
+	return bpf_map__set_max_entries(s->maps.l7_socks, TABLE_SIZE);
 }
 
 static void slots_are_in_range_and_a_process_fds_apart(void **state)

@@ -23,11 +23,12 @@
 #include "bpf/features.h"
 #include "events.h"
 #include "l7_records.skel.h"
+#include "kernel_test.h"
 
 enum { OP_TAKE, OP_GIVE, OP_HELD_BY_ME };
 #define RECORDS 4
 
-static struct l7_records_bpf *skel;
+KERNEL_TEST_SKELETON(l7_records)
 
 /* Every run on CPU 0: the records are per CPU. */
 static int run(uint64_t op, uint64_t arg)
@@ -56,25 +57,9 @@ static uint64_t busy_drops(void)
 	return sum;
 }
 
-static int setup(void **state)
+static int fit_skeleton(struct l7_records_bpf *s)
 {
-	skel = l7_records_bpf__open();
-	if (!skel) {
-		fprintf(stderr, "cannot open the test's BPF object: %s\n", strerror(errno));
-		return -1;
-	}
-	skel->rodata->ns_kernel_features = kernel_features_bpf_bits(kernel_features_probe(0));
-	if (l7_records_bpf__load(skel)) {
-		fprintf(stderr, "cannot load the test's BPF programs (root and BPF needed): %s\n",
-			strerror(errno));
-		return -1;
-	}
-	return 0;
-}
-
-static int teardown(void **state)
-{
-	l7_records_bpf__destroy(skel);
+	s->rodata->ns_kernel_features = kernel_features_bpf_bits(kernel_features_probe(0));
 	return 0;
 }
 

@@ -22,10 +22,11 @@
 
 #include "bpf/features.h"
 #include "tls_gate.skel.h"
+#include "kernel_test.h"
 
 enum { OP_BEGIN, OP_END, OP_MAYBE, OP_COUNT };
 
-static struct tls_gate_bpf *skel;
+KERNEL_TEST_SKELETON(tls_gate)
 
 static int run(uint64_t op, uint64_t arg)
 {
@@ -41,33 +42,17 @@ static int count(void)
 	return run(OP_COUNT, (uint64_t)getpid());
 }
 
-static int setup(void **state)
+static int fit_skeleton(struct tls_gate_bpf *s)
 {
 	kernel_features_t f = kernel_features_probe(0);
 
-	skel = tls_gate_bpf__open();
-	if (!skel) {
-		fprintf(stderr, "cannot open the test's BPF object: %s\n", strerror(errno));
-		return -1;
-	}
-	skel->rodata->ns_kernel_features = kernel_features_bpf_bits(f);
+	s->rodata->ns_kernel_features = kernel_features_bpf_bits(f);
 	/* As the agent does where there is no task storage (src/bpf/probes.c). */
 	if (!kernel_has(f, KF_TASK_STORAGE) &&
-	    (bpf_map__set_type(skel->maps.tls_calls, BPF_MAP_TYPE_LRU_HASH) ||
-	     bpf_map__set_map_flags(skel->maps.tls_calls, 0) ||
-	     bpf_map__set_max_entries(skel->maps.tls_calls, 64)))
+	    (bpf_map__set_type(s->maps.tls_calls, BPF_MAP_TYPE_LRU_HASH) ||
+	     bpf_map__set_map_flags(s->maps.tls_calls, 0) ||
+	     bpf_map__set_max_entries(s->maps.tls_calls, 64)))
 		return -1;
-	if (tls_gate_bpf__load(skel)) {
-		fprintf(stderr, "cannot load the test's BPF programs (root and BPF needed): %s\n",
-			strerror(errno));
-		return -1;
-	}
-	return 0;
-}
-
-static int teardown(void **state)
-{
-	tls_gate_bpf__destroy(skel);
 	return 0;
 }
 
