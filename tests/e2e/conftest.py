@@ -2,6 +2,7 @@
 import contextlib
 import json
 import os
+import random
 import re
 import shutil
 import signal
@@ -61,9 +62,23 @@ def pytest_report_header(config):
 
 
 def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+    """A port for a server a test starts: below the kernel's range of ephemeral ports, which a
+    client's connect may take between this check and the server's bind (nghttpd once found its
+    port, picked by bind(0), taken: "Address already in use"). Random, so the servers of one test
+    get different ones; bindable now, and tcp and udp both."""
+    with open("/proc/sys/net/ipv4/ip_local_port_range") as f:
+        low = int(f.read().split()[0])
+    rng = random.Random()
+    for _ in range(1000):
+        port = rng.randrange(10000, low)
+        try:
+            with socket.socket() as t, socket.socket(type=socket.SOCK_DGRAM) as u:
+                t.bind(("127.0.0.1", port))
+                u.bind(("127.0.0.1", port))
+            return port
+        except OSError:
+            continue
+    raise RuntimeError(f"no free port in 10000-{low}")
 
 
 # The node's identity on every series, and app_id derived from container_id (checked in
