@@ -37,7 +37,13 @@ struct {
 	__type(value, struct l7_scratch_rec);
 } l7_scratch SEC(".maps");
 
-/* The thread holding each of this CPU's records (bpf_get_current_pid_tgid's), 0 when free. */
+/*
+ * The holder of each of this CPU's records, 0 when free: its thread
+ * (bpf_get_current_pid_tgid's) with L7_REC_HELD set, which no thread id has,
+ * so that a run whose current task is the idle one (pid 0: a program run on
+ * another CPU by BPF_PROG_TEST_RUN) holds a record too.
+ */
+#define L7_REC_HELD (1ull << 63)
 struct l7_rec_holders {
 	__u64 tid[L7_RECORDS];
 };
@@ -58,7 +64,7 @@ static __always_inline struct ns_l7_event *l7_rec_take(__u32 *slot)
 {
 	__u32 zero = 0;
 	struct l7_rec_holders *h = bpf_map_lookup_elem(&l7_rec_held, &zero);
-	__u64 me = bpf_get_current_pid_tgid();
+	__u64 me = bpf_get_current_pid_tgid() | L7_REC_HELD;
 
 	if (!h)
 		return NULL;

@@ -25,7 +25,8 @@ int l7_records_op(struct bpf_raw_tracepoint_args *ctx)
 		return 0;
 	case OP_HELD_BY_ME:
 		h = bpf_map_lookup_elem(&l7_rec_held, &zero);
-		return h && h->tid[ctx->args[1] & (L7_RECORDS - 1)] == bpf_get_current_pid_tgid();
+		return h && h->tid[ctx->args[1] & (L7_RECORDS - 1)] ==
+				    (bpf_get_current_pid_tgid() | L7_REC_HELD);
 	}
 	return -1;
 }
