@@ -22,19 +22,43 @@ static __always_inline bool ns_kernel_has(__u32 feature)
 }
 
 /*
- * thread_info.status of the current task (x86: TS_COMPAT for a 32-bit
- * syscall). Before 5.11 there is no BTF pointer to the task: copy it out.
+ * The current task as a BTF pointer (5.11), whose fields are plain loads:
+ * one helper call then gives what would be a call each (the process, the
+ * thread's status). NULL before 5.11.
  */
-static __always_inline __u32 ns_current_thread_status(void)
+static __always_inline struct task_struct *ns_current_task_btf(void)
+{
+	return ns_kernel_has(NS_FEAT_CURRENT_TASK_BTF) ? bpf_get_current_task_btf() : NULL;
+}
+
+/* The current process: from task (ns_current_task_btf) where there is one. */
+static __always_inline __u32 ns_current_tgid_of(struct task_struct *task)
+{
+	if (task)
+		return task->tgid;
+	return bpf_get_current_pid_tgid() >> 32;
+}
+
+/*
+ * thread_info.status of the current task (x86: TS_COMPAT for a 32-bit
+ * syscall), from task (ns_current_task_btf) where there is one. Before 5.11
+ * there is no BTF pointer to the task: copy it out.
+ */
+static __always_inline __u32 ns_current_thread_status_of(struct task_struct *task)
 {
 #if defined(__TARGET_ARCH_x86)
-	if (ns_kernel_has(NS_FEAT_CURRENT_TASK_BTF))
-		return bpf_get_current_task_btf()->thread_info.status;
+	if (task)
+		return task->thread_info.status;
 	struct task_struct *t = (struct task_struct *)bpf_get_current_task();
 	return BPF_CORE_READ(t, thread_info.status);
 #else
 	return 0;
 #endif
+}
+
+static __always_inline __u32 ns_current_thread_status(void)
+{
+	return ns_current_thread_status_of(ns_current_task_btf());
 }
 
 /*

@@ -23,6 +23,19 @@
 
 _Static_assert((NS_L7_FILTER_SLOTS & (NS_L7_FILTER_SLOTS - 1)) == 0, "a power of two: the slot is a mask");
 
+/*
+ * The filter as the BPF side keeps it (a global, mapped into the agent).
+ * epoch is raised after every count is: an answer "fd has no count"
+ * remembered before the raise (bpf/l7_untracked.bpf.h) is void after it. A
+ * fork raises it too: a new task may get a dead one's kernel stack, which is
+ * what names a thread in those answers.
+ */
+struct ns_l7_filter {
+	__u64 epoch;
+	__u8 pad[56]; /* the counters start a cache line apart: epoch is read by every syscall hook */
+	__u32 slots[NS_L7_FILTER_SLOTS];
+};
+
 static inline __u32 ns_l7_filter_slot(__u32 tgid, __s32 fd)
 {
 	/* Fibonacci hashing spreads the processes; the fd adds, so a process's fds do not collide. */

@@ -23,8 +23,8 @@ struct l7_scratch_rec {
  * A program can be preempted (preemptible kernels run BPF with migration
  * disabled, not preemption), and another task's l7 program run on its CPU
  * meanwhile: a TLS return probe while a syscall exit waits. So each run
- * takes a record of its own from L7_RECORDS per CPU, marked with its
- * thread, and gives it back (l7_rec_take, l7_rec_give); with one record per
+ * takes a record of its own from L7_RECORDS per CPU, marks it held, and
+ * gives it back (l7_rec_take, l7_rec_give); with one record per
  * CPU, the 7.2 kernel lost an HTTPS client's plaintext now and then, with
  * nothing counted.
  */
@@ -38,14 +38,11 @@ struct {
 } l7_scratch SEC(".maps");
 
 /*
- * The holder of each of this CPU's records, 0 when free: its thread
- * (bpf_get_current_pid_tgid's) with L7_REC_HELD set, which no thread id has,
- * so that a run whose current task is the idle one (pid 0: a program run on
- * another CPU by BPF_PROG_TEST_RUN) holds a record too.
+ * Whether each of this CPU's records is held. Not by whom: no one asks,
+ * and the thread's id would cost a helper call at every capture.
  */
-#define L7_REC_HELD (1ull << 63)
 struct l7_rec_holders {
-	__u64 tid[L7_RECORDS];
+	__u8 held[L7_RECORDS];
 };
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -64,18 +61,17 @@ static __always_inline struct ns_l7_event *l7_rec_take(__u32 *slot)
 {
 	__u32 zero = 0;
 	struct l7_rec_holders *h = bpf_map_lookup_elem(&l7_rec_held, &zero);
-	__u64 me = bpf_get_current_pid_tgid() | L7_REC_HELD;
 
 	if (!h)
 		return NULL;
 	for (__u32 i = 0; i < L7_RECORDS; i++) {
-		if (h->tid[i])
+		if (h->held[i])
 			continue;
-		h->tid[i] = me;
+		h->held[i] = 1;
 		*slot = i;
 		struct ns_l7_event *e = bpf_map_lookup_elem(&l7_scratch, &i);
 		if (!e)
-			h->tid[i & (L7_RECORDS - 1)] = 0;
+			h->held[i & (L7_RECORDS - 1)] = 0;
 		return e;
 	}
 	ns_drop(NS_DROP_L7_RECORDS_BUSY);
@@ -88,7 +84,7 @@ static __always_inline void l7_rec_give(__u32 slot)
 	struct l7_rec_holders *h = bpf_map_lookup_elem(&l7_rec_held, &zero);
 
 	if (h)
-		h->tid[slot & (L7_RECORDS - 1)] = 0;
+		h->held[slot & (L7_RECORDS - 1)] = 0;
 }
 
 #endif

@@ -55,11 +55,17 @@ static __always_inline __u64 l7_key(__u32 tgid, __s32 fd)
 }
 
 /* The counting filter of l7_socks' keys (bpf/l7_filter.h); user space adopts into it too. */
-__u32 ns_l7_filter[NS_L7_FILTER_SLOTS] __weak;
+struct ns_l7_filter ns_l7_filter __weak;
 
 static __always_inline __u32 *l7_filter_slot(__u64 key)
 {
-	return &ns_l7_filter[ns_l7_filter_slot(key >> 32, (__s32)key)];
+	return &ns_l7_filter.slots[ns_l7_filter_slot(key >> 32, (__s32)key)];
+}
+
+/* Voids every remembered "no count" (bpf/l7_untracked.bpf.h): after a raise, and at a fork. */
+static __always_inline void l7_filter_new_epoch(void)
+{
+	__sync_fetch_and_add(&ns_l7_filter.epoch, 1);
 }
 
 /* false: fd is no tracked socket of tgid's. true: it may be (l7_socks tells). */
@@ -87,6 +93,7 @@ static __always_inline long l7_socks_insert(__u64 key, const struct ns_l7_sock *
 	long err;
 
 	__sync_fetch_and_add(slot, 1);
+	l7_filter_new_epoch();
 	err = bpf_map_update_elem(&l7_socks, &key, ls, BPF_NOEXIST);
 	if (err == -EEXIST && flags == BPF_ANY) {
 		err = bpf_map_update_elem(&l7_socks, &key, ls, BPF_EXIST);

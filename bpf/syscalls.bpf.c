@@ -4,11 +4,13 @@
  * syscall number to the tcp, l7 and files handlers. Every syscall on the node
  * passes here, so a call nobody cares about costs one switch (and, on exit,
  * one register load); a read, write or close on an fd that is no tracked
- * socket, one load from the l7 filter more (bpf/l7_filter.h).
+ * socket, the thread's remembered answer for the fd (bpf/l7_untracked.bpf.h)
+ * or, once, a helper call and a load from the l7 filter (bpf/l7_filter.h).
  */
 #include "syscalls.bpf.h"
 #include "sockets.bpf.h"
 #include "dns.bpf.h"
+#include "l7_untracked.bpf.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
@@ -42,17 +44,26 @@ extern int ns_l7_syscall_exit(struct bpf_raw_tracepoint_args *ctx, __u64 id_fd, 
 			      __u64 tgid_ret);
 extern int ns_files_mmap(struct bpf_raw_tracepoint_args *ctx, __u64 prot, __u64 fd, long ret);
 
+/* Whether fd may be a tracked socket, and the process (0 if not needed: bpf/l7_untracked.bpf.h). */
+static __always_inline bool ns_l7_maybe_tracked(struct pt_regs *regs, __s32 fd, __u32 *tgid,
+						struct task_struct **task, bool btf)
+{
+	return l7_maybe_tracked_by(l7_untracked_thread(regs, btf), fd, tgid, task);
+}
+
 /*
  * A close or write on an fd that is no tracked socket has nothing to
- * forget nor to date; the compat check (a helper call on x86) comes after
- * the filter, as a compat call's fd register holds something else.
+ * forget nor to date; the compat check comes after the filter (from the
+ * task the filter's look fetched), as a compat call's fd register holds
+ * something else.
  */
 static __always_inline int ns_l7_dispatch_enter(struct pt_regs *regs, long id, bool btf)
 {
 	__s32 fd = (__s32)NS_SYSCALL_REG(btf, regs, NS_REG_ARG1);
-	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
+	struct task_struct *task;
+	__u32 tgid;
 
-	if (!l7_maybe_tracked(tgid, fd) || ns_syscall_compat(regs))
+	if (!ns_l7_maybe_tracked(regs, fd, &tgid, &task, btf) || ns_syscall_compat_of(regs, task))
 		return 0;
 	return ns_l7_syscall_enter(id, l7_key(tgid, fd));
 }
@@ -89,24 +100,28 @@ static __always_inline int ns_l7_dispatch_exit(void *ctx, struct pt_regs *regs, 
 	__s32 fd = (__s32)NS_SYSCALL_REG(btf, regs, NS_REG_ARG1);
 	__u64 id_fd = (__u64)id << 32 | (__u32)fd;
 	__u64 arg = 0;
-	__u32 op = 0, kind = 0;
-	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
-	bool tracked = l7_maybe_tracked(tgid, fd);
+	__u32 op = 0, kind = 0, tgid;
+	struct task_struct *task;
+	bool tracked = ns_l7_maybe_tracked(regs, fd, &tgid, &task, btf);
 
 	if (id == NS_NR_sendto || id == NS_NR_recvfrom)
 		arg = NS_SYSCALL_REG(btf, regs, NS_REG_ARG5);
-	/* An untracked socket's send that names its peer may ask a DNS question... */
-	if (!tracked &&
-	    (!ns_l7_call_shape(id, &op, &kind) || op != NS_L7_WRITE || !dns_send_names_peer(kind, arg)))
-		return 0;
-	if (ns_syscall_compat(regs))
-		return 0;
 	/*
-	 * ...if it goes to port 53: any other stops here, before the handler's
-	 * socket lookup (bench/syscall's udp loop).
+	 * An untracked socket's send that names its peer may ask a DNS
+	 * question, if it goes to port 53: any other stops here, its one helper
+	 * call the port's read (bench/syscall's udp loop). A compat call's
+	 * registers mean other things, whatever port they read as: it is
+	 * skipped below.
 	 */
 	if (!tracked &&
-	    dns_sockaddr_port(dns_name_ptr(NS_SYSCALL_REG(btf, regs, NS_REG_ARG2), kind, arg)) != NS_DNS_PORT)
+	    (!ns_l7_call_shape(id, &op, &kind) || op != NS_L7_WRITE || !dns_send_names_peer(kind, arg) ||
+	     dns_sockaddr_port(dns_name_ptr(NS_SYSCALL_REG(btf, regs, NS_REG_ARG2), kind, arg)) != NS_DNS_PORT))
+		return 0;
+	if (!tgid) { /* a question from a socket known untracked: the filter was not looked at */
+		task = ns_current_task_btf();
+		tgid = ns_current_tgid_of(task);
+	}
+	if (ns_syscall_compat_of(regs, task))
 		return 0;
 	if (arg)
 		id_fd |= NS_L7_ARG_IS_ADDR;

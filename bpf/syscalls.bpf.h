@@ -17,7 +17,13 @@
  */
 static __always_inline bool ns_syscall_compat(struct pt_regs *regs)
 {
-	return ns_arch_syscall_compat(regs);
+	return ns_arch_syscall_compat(regs, ns_current_task_btf());
+}
+
+/* The same, for a caller that has the current task (ns_current_task_btf) already. */
+static __always_inline bool ns_syscall_compat_of(struct pt_regs *regs, struct task_struct *task)
+{
+	return ns_arch_syscall_compat(regs, task);
 }
 
 /*

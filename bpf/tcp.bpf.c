@@ -458,6 +458,8 @@ int BPF_PROG(ns_l7_fork, struct task_struct *parent, struct task_struct *child)
 	__u32 ptgid = BPF_CORE_READ(parent, tgid), ctgid = BPF_CORE_READ(child, tgid);
 	__u8 one = 1;
 
+	/* Before the child runs: it may have a dead task's kernel stack (bpf/l7_untracked.bpf.h). */
+	l7_filter_new_epoch();
 	if (ctgid != BPF_CORE_READ(child, pid) || ctgid == ptgid ||
 	    !bpf_map_lookup_elem(&l7_owners, &ptgid))
 		return 0; /* a thread, or a parent with no tracked socket */

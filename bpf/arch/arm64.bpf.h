@@ -46,7 +46,7 @@
  * The bit is the architecture's, so no kernel flag number is relied on.
  */
 #define NS_PSR_MODE32_BIT 0x10
-static __always_inline bool ns_arch_syscall_compat(struct pt_regs *regs)
+static __always_inline bool ns_arch_syscall_compat(struct pt_regs *regs, struct task_struct *task)
 {
 	return BPF_CORE_READ(regs, pstate) & NS_PSR_MODE32_BIT;
 }

@@ -39,11 +39,12 @@
  * marks such a syscall in thread_info.status (TS_COMPAT, set at entry from
  * int 0x80/sysenter/compat syscall); they are skipped, not misread.
  * (core_fixes.bpf.h reads it on kernels with and without a BTF task pointer.)
+ * task: the current task, if the caller has it (ns_current_task_btf), or NULL.
  */
 #define NS_TS_COMPAT 0x0002
-static __always_inline bool ns_arch_syscall_compat(struct pt_regs *regs)
+static __always_inline bool ns_arch_syscall_compat(struct pt_regs *regs, struct task_struct *task)
 {
-	return ns_current_thread_status() & NS_TS_COMPAT;
+	return ns_current_thread_status_of(task) & NS_TS_COMPAT;
 }
 
 /*

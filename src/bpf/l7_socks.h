@@ -9,11 +9,13 @@
 #include <stdint.h>
 
 struct ns_l7_sock;
+struct ns_l7_filter;
 
 /*
  * Adds (tgid, fd)'s entry unless one is there (the BPF side made it since
  * the scan: the fd was closed and reused). 0, or -errno (-EEXIST, -E2BIG).
  */
-int l7_socks_adopt(int map_fd, uint32_t *filter, uint32_t tgid, int32_t fd, const struct ns_l7_sock *ls);
+int l7_socks_adopt(int map_fd, struct ns_l7_filter *filter, uint32_t tgid, int32_t fd,
+		   const struct ns_l7_sock *ls);
 
 #endif

@@ -13,6 +13,7 @@
 #include "exit_codes.h"
 #include "loop/stream.h"
 #include "wakeup.h"
+#include "l7_filter.h" /* the skeleton's .bss holds struct ns_l7_filter */
 #include "nodescope.skel.h"
 #include "uprobe_multi.h"
 #include "tls/plan.h"
@@ -325,9 +326,9 @@ struct bpf_map *probes_l7_socks(struct probes *p)
 	return p->skel->maps.l7_socks;
 }
 
-uint32_t *probes_l7_filter(struct probes *p)
+struct ns_l7_filter *probes_l7_filter(struct probes *p)
 {
-	return p->skel->bss->ns_l7_filter;
+	return &p->skel->bss->ns_l7_filter;
 }
 
 void probes_foreach_misses(struct probes *p,

@@ -47,8 +47,9 @@ struct bpf_map *probes_bell_state(struct probes *p, enum ns_stream s);
 struct bpf_map *probes_drops(struct probes *p);
 /* (pid, fd) -> struct ns_l7_sock: the sockets whose reads and writes are captured. */
 struct bpf_map *probes_l7_socks(struct probes *p);
-/* The counting filter in front of l7_socks (bpf/l7_filter.h), NS_L7_FILTER_SLOTS counters. */
-uint32_t *probes_l7_filter(struct probes *p);
+/* The counting filter in front of l7_socks (bpf/l7_filter.h): its counters and epoch. */
+struct ns_l7_filter;
+struct ns_l7_filter *probes_l7_filter(struct probes *p);
 /* Not counted in probes_attached: the programs the TLS manager attaches to files. */
 unsigned probes_attached(const struct probes *p);
 /* The TLS uprobe programs, by enum tls_prog (tls/plan.h). */

@@ -8,6 +8,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+struct ns_l7_filter;
+
 struct metric_registry;
 struct proc_table;
 struct trace;
@@ -23,7 +25,7 @@ struct tcp_tracker_opts {
 	/* The L7 side's socket table: connections found by the scan are added (NULL: not). */
 	struct bpf_map *l7_socks;
 	/* Its counting filter (bpf/l7_filter.h), counted with every entry added: with l7_socks. */
-	uint32_t *l7_filter;
+	struct ns_l7_filter *l7_filter;
 	size_t max_connections;
 	unsigned max_destinations; /* per container */
 	unsigned max_series;

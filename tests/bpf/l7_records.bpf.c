@@ -8,9 +8,9 @@
 
 char LICENSE[] SEC("license") = "GPL";
 
-enum { OP_TAKE, OP_GIVE, OP_HELD_BY_ME };
+enum { OP_TAKE, OP_GIVE, OP_HELD };
 
-/* args: op, then the slot (OP_GIVE, OP_HELD_BY_ME). OP_TAKE returns the slot taken or -1. */
+/* args: op, then the slot (OP_GIVE, OP_HELD). OP_TAKE returns the slot taken or -1. */
 SEC("raw_tp")
 int l7_records_op(struct bpf_raw_tracepoint_args *ctx)
 {
@@ -23,10 +23,9 @@ int l7_records_op(struct bpf_raw_tracepoint_args *ctx)
 	case OP_GIVE:
 		l7_rec_give(ctx->args[1]);
 		return 0;
-	case OP_HELD_BY_ME:
+	case OP_HELD:
 		h = bpf_map_lookup_elem(&l7_rec_held, &zero);
-		return h && h->tid[ctx->args[1] & (L7_RECORDS - 1)] ==
-				    (bpf_get_current_pid_tgid() | L7_REC_HELD);
+		return h && h->held[ctx->args[1] & (L7_RECORDS - 1)];
 	}
 	return -1;
 }

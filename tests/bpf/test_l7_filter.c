@@ -3,6 +3,9 @@
  * kernel: the BPF side's inserts and deletes (bpf/sockets.bpf.h) and the
  * agent's adoptions (src/bpf/l7_socks.c) keep every slot at the number of
  * entries whose key falls in it, so a tracked socket's slot is never 0.
+ * And the syscall hooks' memory of a thread's fds found with no count
+ * (bpf/l7_untracked.bpf.h): an answer is its thread's and fd's, and no
+ * count is raised, by either side, without voiding every one.
  * Loads BPF: run as root; fails, never skips, where it cannot.
  */
 #include <stdarg.h>
@@ -16,6 +19,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "events.h"
 #include "l7_filter.h"
@@ -23,7 +27,8 @@
 #include "l7_filter.skel.h"
 #include "kernel_test.h"
 
-enum { OP_INSERT, OP_DELETE, OP_MAYBE };
+enum { OP_INSERT, OP_DELETE, OP_MAYBE, OP_LOOK };
+enum { LOOK_NO_COUNT, LOOK_REMEMBERED, LOOK_MAYBE_TRACKED };
 #define TABLE_SIZE 4 /* l7_socks made small, to fill it */
 #define ANY 0	     /* BPF_ANY */
 #define NOEXIST 1    /* BPF_NOEXIST */
@@ -46,7 +51,7 @@ static int run(uint64_t op, uint64_t key, uint64_t flags, uint64_t sock)
 
 static uint32_t slot_count(uint64_t key)
 {
-	return __atomic_load_n(&skel->bss->ns_l7_filter[ns_l7_filter_slot(key >> 32, (int32_t)key)],
+	return __atomic_load_n(&skel->bss->ns_l7_filter.slots[ns_l7_filter_slot(key >> 32, (int32_t)key)],
 			       __ATOMIC_SEQ_CST);
 }
 
@@ -162,18 +167,64 @@ static void the_agents_adoptions_count_as_the_kernels_inserts(void **state)
 	struct ns_l7_sock ls = { .sock = 0 };
 	uint64_t k = key_of(31337, 12);
 
-	assert_int_equal(l7_socks_adopt(map, skel->bss->ns_l7_filter, 31337, 12, &ls), 0);
+	assert_int_equal(l7_socks_adopt(map, &skel->bss->ns_l7_filter, 31337, 12, &ls), 0);
 	assert_int_equal(slot_count(k), 1);
 	assert_int_equal(run(OP_MAYBE, k, 0, 0), 1);
 	/* An entry the BPF side made meanwhile stays, counted once. */
-	assert_int_equal(l7_socks_adopt(map, skel->bss->ns_l7_filter, 31337, 12, &ls), -EEXIST);
+	assert_int_equal(l7_socks_adopt(map, &skel->bss->ns_l7_filter, 31337, 12, &ls), -EEXIST);
 	assert_int_equal(slot_count(k), 1);
 	assert_int_equal(delete_key(k), 0);
 	/* A full table refuses it, and its slot stays 0. */
 	fill_table(1);
-	assert_int_equal(l7_socks_adopt(map, skel->bss->ns_l7_filter, 31337, 12, &ls), -E2BIG);
+	assert_int_equal(l7_socks_adopt(map, &skel->bss->ns_l7_filter, 31337, 12, &ls), -E2BIG);
 	assert_int_equal(slot_count(k), 0);
 	empty_table(1);
+}
+
+/* The hooks' look at fd of this process's thread (a number naming it: the hooks use its registers' address). */
+static int look(uint64_t thread, int32_t fd)
+{
+	return run(OP_LOOK, key_of(getpid(), fd), thread, 0);
+}
+
+static void a_thread_remembers_an_fd_without_count_until_a_count_is_raised(void **state)
+{
+	const uint64_t thread = 0xffffc90001234f58ull, other = thread + 0x4000;
+	int map = bpf_map__fd(skel->maps.l7_socks);
+	struct ns_l7_sock ls = { .sock = 0 };
+
+	assert_int_equal(look(thread, 5), LOOK_NO_COUNT);
+	assert_int_equal(look(thread, 5), LOOK_REMEMBERED);
+	/* Its own: not another thread's, nor another fd's (13 shares 5's entry and takes it). */
+	assert_int_equal(look(other, 5), LOOK_NO_COUNT);
+	assert_int_equal(look(thread, 6), LOOK_NO_COUNT);
+	assert_int_equal(look(thread, 13), LOOK_NO_COUNT);
+	assert_int_equal(look(thread, 5), LOOK_NO_COUNT);
+	assert_int_equal(look(thread, 5), LOOK_REMEMBERED);
+	assert_int_equal(look(other, 5), LOOK_REMEMBERED);
+
+	/* fd 5 becomes a tracked socket: seen at once, and looked at while it is one. */
+	assert_int_equal(run(OP_INSERT, key_of(getpid(), 5), ANY, 1), 0);
+	assert_int_equal(look(thread, 5), LOOK_MAYBE_TRACKED);
+	assert_int_equal(look(thread, 5), LOOK_MAYBE_TRACKED);
+	assert_int_equal(delete_key(key_of(getpid(), 5)), 0);
+	assert_int_equal(look(thread, 5), LOOK_NO_COUNT);
+	assert_int_equal(look(thread, 5), LOOK_REMEMBERED);
+
+	/* Any count raised voids every answer: another process's socket, by the kernel or the agent. */
+	assert_int_equal(run(OP_INSERT, key_of(4343, 9), ANY, 1), 0);
+	assert_int_equal(look(thread, 5), LOOK_NO_COUNT);
+	assert_int_equal(look(thread, 5), LOOK_REMEMBERED);
+	assert_int_equal(delete_key(key_of(4343, 9)), 0);
+	assert_int_equal(l7_socks_adopt(map, &skel->bss->ns_l7_filter, 4343, 9, &ls), 0);
+	assert_int_equal(look(thread, 5), LOOK_NO_COUNT);
+	assert_int_equal(delete_key(key_of(4343, 9)), 0);
+	/* A raise that did not go in (a full table) voids them too: the count went up first. */
+	assert_int_equal(look(thread, 5), LOOK_REMEMBERED);
+	fill_table(1);
+	assert_int_equal(run(OP_INSERT, key_of(4343, 9), ANY, 1), -E2BIG);
+	empty_table(1);
+	assert_int_equal(look(thread, 5), LOOK_NO_COUNT);
 }
 
 int main(void)
@@ -184,6 +235,7 @@ int main(void)
 		cmocka_unit_test(a_shared_slot_stays_up_while_either_entry_is_there),
 		cmocka_unit_test(a_full_table_counts_nothing),
 		cmocka_unit_test(the_agents_adoptions_count_as_the_kernels_inserts),
+		cmocka_unit_test(a_thread_remembers_an_fd_without_count_until_a_count_is_raised),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "bpf/features.h"
+#include "l7_filter.h" /* the skeleton's .bss holds struct ns_l7_filter */
 #include "tls_gate.skel.h"
 #include "kernel_test.h"
 
