@@ -24,14 +24,18 @@ void l7_pair_free(struct l7_pair *p)
 	p->cap = p->head = p->n = 0;
 }
 
+/* The ring's size is a power of two (L7_PAIR_FIRST doubled): a mask, not a division, per look. */
+_Static_assert((L7_PAIR_FIRST & (L7_PAIR_FIRST - 1)) == 0 && (L7_PAIR_MAX & (L7_PAIR_MAX - 1)) == 0,
+	       "powers of two");
+
 static struct l7_pending *at(struct l7_pair *p, unsigned i)
 {
-	return &p->q[(p->head + i) % p->cap];
+	return &p->q[(p->head + i) & (p->cap - 1)];
 }
 
 static void drop_head(struct l7_pair *p)
 {
-	p->head = (p->head + 1) % p->cap;
+	p->head = (p->head + 1) & (p->cap - 1);
 	p->n--;
 }
 

@@ -62,12 +62,24 @@ struct pg_state {
 	struct l7_stmts named;
 };
 
-static const char client_types[] = "QPBESDCHXdcfpF";
-static const char server_types[] = "RSKZTDCIEN123ntsGHWdcAvV";
-
+/* The message types each side sends: a switch, as every message's header is checked. */
 static bool known_type(uint8_t t, bool request)
 {
-	return t && strchr(request ? client_types : server_types, t);
+	if (request) {
+		switch (t) {
+		case 'Q': case 'P': case 'B': case 'E': case 'S': case 'D': case 'C':
+		case 'H': case 'X': case 'd': case 'c': case 'f': case 'p': case 'F':
+			return true;
+		}
+		return false;
+	}
+	switch (t) {
+	case 'R': case 'S': case 'K': case 'Z': case 'T': case 'D': case 'C': case 'I':
+	case 'E': case 'N': case '1': case '2': case '3': case 'n': case 't': case 's':
+	case 'G': case 'H': case 'W': case 'd': case 'c': case 'A': case 'v': case 'V':
+		return true;
+	}
+	return false;
 }
 
 static bool printable_text(const uint8_t *p, size_t n)
@@ -286,21 +298,27 @@ static void startup(struct pg_state *s, const struct l7_reader *r, uint8_t code0
 	}
 }
 
+/*
+ * A message to the server. The struct l7_msg (some 360 bytes, zeroed) is
+ * made only where one is sent or used: a Bind, sent with every query of a
+ * prepared statement, makes none.
+ */
 static void request(struct pg_state *s, uint8_t type, const struct l7_reader *r, l7_msg_fn fn,
 		    void *ctx)
 {
-	struct l7_msg m = { .kind = L7_MSG_REQUEST };
 	const uint8_t *b = r->buf;
 	size_t n = r->have, off = 0;
 	const char *name, *stmt;
 
 	switch (type) {
-	case 'Q':
-		m.kind = L7_MSG_REQUEST_UNTIL_SYNC;
+	case 'Q': {
+		struct l7_msg m = { .kind = L7_MSG_REQUEST_UNTIL_SYNC };
 		statement(b, n, r->cut, m.op, m.text);
 		emit(s, &m, r->chunk, fn, ctx);
 		break;
-	case 'P':
+	}
+	case 'P': {
+		struct l7_msg m = { .kind = L7_MSG_REQUEST };
 		if (!(name = cstr(b, n, &off)))
 			break;
 		statement(b + off, n - off, r->cut, m.op, m.text);
@@ -311,6 +329,7 @@ static void request(struct pg_state *s, uint8_t type, const struct l7_reader *r,
 			s->cnt.table_full++;
 		}
 		break;
+	}
 	case 'B': {
 		if (!(name = cstr(b, n, &off)) || !(stmt = cstr(b, n, &off)))
 			break;
@@ -326,6 +345,7 @@ static void request(struct pg_state *s, uint8_t type, const struct l7_reader *r,
 		break;
 	}
 	case 'E': {
+		struct l7_msg m = { .kind = L7_MSG_REQUEST };
 		if (!(name = cstr(b, n, &off)))
 			break;
 		const struct pg_portal *p = portal(s, name, false);
@@ -339,10 +359,11 @@ static void request(struct pg_state *s, uint8_t type, const struct l7_reader *r,
 		emit(s, &m, r->chunk, fn, ctx);
 		break;
 	}
-	case 'S':
-		m.kind = L7_MSG_SYNC;
+	case 'S': {
+		struct l7_msg m = { .kind = L7_MSG_SYNC };
 		emit(s, &m, r->chunk, fn, ctx);
 		break;
+	}
 	case 'C': {
 		struct pg_portal *p;
 		if (n < 1 || !(name = (off = 1, cstr(b, n, &off))))
@@ -373,10 +394,11 @@ static void error_code(const uint8_t *b, size_t n, char *code)
 	}
 }
 
+/* A message from the server: most (rows, BindComplete) answer nothing and make no struct l7_msg. */
 static void response(struct pg_state *s, uint8_t type, const struct l7_reader *r, l7_msg_fn fn,
 		     void *ctx)
 {
-	struct l7_msg m = { .kind = L7_MSG_RESPONSE, .status = L7_STATUS_OK };
+	enum l7_msg_kind kind = L7_MSG_RESPONSE;
 
 	if (s->auth) {
 		/* the start-up exchange answers no request */
@@ -387,18 +409,20 @@ static void response(struct pg_state *s, uint8_t type, const struct l7_reader *r
 	}
 	switch (type) {
 	case 'E':
-		m.status = L7_STATUS_FAILED;
-		error_code(r->buf, r->have, m.code);
-		break;
 	case 'C':
 	case 'I':
 	case 's':
 		break;
 	case 'Z':
-		m.kind = L7_MSG_SYNC_REPLY;
+		kind = L7_MSG_SYNC_REPLY;
 		break;
 	default:
 		return;
+	}
+	struct l7_msg m = { .kind = kind, .status = L7_STATUS_OK };
+	if (type == 'E') {
+		m.status = L7_STATUS_FAILED;
+		error_code(r->buf, r->have, m.code);
 	}
 	emit(s, &m, r->chunk, fn, ctx);
 }

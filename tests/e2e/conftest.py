@@ -2,18 +2,20 @@
 import contextlib
 import json
 import os
-import random
 import re
 import shutil
 import signal
-import socket
 import subprocess
+import sys
 import threading
 import time
 import urllib.request
 import warnings
 
 import pytest
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from ports import free_port  # noqa: E402,F401  (tests/ports.py; the tests take it from here)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 # The agent under test: ./build's, or another build of it (make check-asan sets build-asan's).
@@ -59,26 +61,6 @@ def pytest_sessionstart(session):
 
 def pytest_report_header(config):
     return f"agent: {AGENT}" + (" (AddressSanitizer, UBSan, LeakSanitizer)" if SANITIZED else "")
-
-
-def free_port():
-    """A port for a server a test starts: below the kernel's range of ephemeral ports, which a
-    client's connect may take between this check and the server's bind (nghttpd once found its
-    port, picked by bind(0), taken: "Address already in use"). Random, so the servers of one test
-    get different ones; bindable now, and tcp and udp both."""
-    with open("/proc/sys/net/ipv4/ip_local_port_range") as f:
-        low = int(f.read().split()[0])
-    rng = random.Random()
-    for _ in range(1000):
-        port = rng.randrange(10000, low)
-        try:
-            with socket.socket() as t, socket.socket(type=socket.SOCK_DGRAM) as u:
-                t.bind(("127.0.0.1", port))
-                u.bind(("127.0.0.1", port))
-            return port
-        except OSError:
-            continue
-    raise RuntimeError(f"no free port in 10000-{low}")
 
 
 # The node's identity on every series, and app_id derived from container_id (checked in

@@ -32,6 +32,9 @@ import tempfile
 import threading
 import time
 
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from ports import free_port  # noqa: E402  (tests/ports.py)
+
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 NGINX = shutil.which("nginx") or "/usr/sbin/nginx"
 READY_S = 180      # agent start: loading and verifying the programs is slow under TCG
@@ -72,12 +75,6 @@ def kernel_features():
     with open(EXIT_FORMAT) as f:
         have["exit_group_dead"] = " group_dead;" in f.read()
     return have
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 class Agent:

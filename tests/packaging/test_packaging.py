@@ -9,8 +9,8 @@ import json
 import os
 import re
 import signal
-import socket
 import subprocess
+import sys
 import threading
 import time
 import urllib.request
@@ -18,17 +18,14 @@ import urllib.request
 import pytest
 import yaml
 
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from ports import free_port  # noqa: E402  (tests/ports.py)
+
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 BUILD = os.environ.get("NODESCOPE_BUILD", os.path.join(ROOT, "build"))
 # Another manifest (one with a mount or a probe taken out) shows this test failing.
 MANIFEST = os.environ.get("NODESCOPE_MANIFEST",
                           os.path.join(ROOT, "packaging", "kubernetes", "daemonset.yaml"))
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def run(*argv, **kw):

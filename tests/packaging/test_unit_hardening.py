@@ -14,8 +14,12 @@ import resource
 import signal
 import socket
 import subprocess
+import sys
 import threading
 import urllib.request
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from ports import free_port  # noqa: E402  (tests/ports.py)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 BUILD = os.environ.get("NODESCOPE_BUILD", os.path.join(ROOT, "build"))
@@ -49,12 +53,6 @@ def cap_numbers():
     assert r.returncode == 0, r.stderr
     names = r.stdout.strip().split("=", 1)[1].split(",")
     return {n.upper(): i for i, n in enumerate(names) if n.startswith("cap_")}
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def start(argv_prefix, preexec=None):
