@@ -27,8 +27,8 @@ _Static_assert((NS_L7_FILTER_SLOTS & (NS_L7_FILTER_SLOTS - 1)) == 0, "a power of
  * The filter as the BPF side keeps it (a global, mapped into the agent).
  * epoch is raised after every count is: an answer "fd has no count"
  * remembered before the raise (bpf/l7_untracked.bpf.h) is void after it. A
- * fork raises it too: a new task may get a dead one's kernel stack, which is
- * what names a thread in those answers.
+ * thread's exit and a fork raise it too: a new task may get a dead one's
+ * kernel stack, which is what names a thread in those answers.
  */
 struct ns_l7_filter {
 	__u64 epoch;

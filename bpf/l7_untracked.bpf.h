@@ -13,8 +13,9 @@
  * the epoch moved does not match (one word: no torn reads, whoever writes
  * the line meanwhile). The epoch moves after every count raised
  * (l7_filter_new_epoch, and the agent's adoptions), so "no count" is never
- * remembered past a socket becoming tracked, and at every fork, so a new
- * task given a dead one's kernel stack does not inherit its answers.
+ * remembered past a socket becoming tracked, and at every thread's exit and
+ * every fork, so a new task given a dead one's kernel stack does not inherit
+ * its answers.
  * Only "no count" is remembered; a slot with a count is looked at each time.
  */
 #ifndef NODESCOPE_L7_UNTRACKED_BPF_H

@@ -62,7 +62,7 @@ static __always_inline __u32 *l7_filter_slot(__u64 key)
 	return &ns_l7_filter.slots[ns_l7_filter_slot(key >> 32, (__s32)key)];
 }
 
-/* Voids every remembered "no count" (bpf/l7_untracked.bpf.h): after a raise, and at a fork. */
+/* Voids every remembered "no count" (bpf/l7_untracked.bpf.h): after a raise, at an exit and a fork. */
 static __always_inline void l7_filter_new_epoch(void)
 {
 	__sync_fetch_and_add(&ns_l7_filter.epoch, 1);

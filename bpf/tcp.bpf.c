@@ -490,6 +490,12 @@ int ns_l7_process_exit(struct trace_event_raw_sched_process_exit *ctx)
 {
 	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
 
+	/*
+	 * Every thread: its kernel stack may go to a new task, which must not
+	 * find its remembered answers (bpf/l7_untracked.bpf.h; the fork raises
+	 * the epoch too, so both would have to be missed).
+	 */
+	l7_filter_new_epoch();
 	if (!ns_process_dying(ctx, (struct task_struct *)bpf_get_current_task()) ||
 	    !bpf_map_lookup_elem(&l7_owners, &tgid))
 		return 0;
