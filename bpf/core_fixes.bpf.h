@@ -56,11 +56,6 @@ static __always_inline __u32 ns_current_thread_status_of(struct task_struct *tas
 #endif
 }
 
-static __always_inline __u32 ns_current_thread_status(void)
-{
-	return ns_current_thread_status_of(ns_current_task_btf());
-}
-
 /*
  * At sched_process_exit: whether every thread of the process is on its way
  * out. From 6.16 the tracepoint carries do_exit's own atomic_dec_and_test of
