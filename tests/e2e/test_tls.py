@@ -280,15 +280,17 @@ set -e
 mount -t tmpfs nodescope-e2e /mnt
 cp {LIBSSL} /mnt/libssl.so.3
 for i in 1 2 3 4 5; do
-    LD_LIBRARY_PATH=/mnt {CURL} -sk --max-time 10 -o /dev/null -w '%{{http_code}}\\n' https://{server.addr}/mntns/$i &
-    echo $!
+    LD_LIBRARY_PATH=/mnt {CURL} -sk --max-time 10 -o /dev/null -w 'code %{{http_code}}\\n' https://{server.addr}/mntns/$i &
+    echo pid $!
     wait $!
 done
 """
     p = subprocess.run(["unshare", "--mount", "--propagation", "private", "sh", "-c", script],
                        capture_output=True, timeout=60)
     assert p.returncode == 0, p.stderr.decode(errors="replace")
-    pids = [int(x) for x in p.stdout.decode().split() if len(x) != 3]
+    # Each line says what it is: a pid can have three digits, as a status code does.
+    words = p.stdout.decode().split()
+    pids = [int(v) for k, v in zip(words[::2], words[1::2]) if k == "pid"]
     assert len(pids) == 5, p.stdout
     for i, pid in enumerate(pids, 1):
         assert_each_reported(tls_tracer, [pid], f"/mntns/{i}", 404)
