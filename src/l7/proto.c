@@ -78,3 +78,28 @@ void l7_copy_printable(char *out, size_t cap, const void *p, size_t n)
 		out[k++] = s[i] >= 0x20 && s[i] < 0x7f ? (char)s[i] : '?';
 	out[k] = '\0';
 }
+
+/* Appends s to out[0..*k), keeping room for the NUL. */
+static void append(char *out, size_t cap, size_t *k, const char *s)
+{
+	size_t n = strlen(s);
+
+	if (n > cap - 1 - *k)
+		n = cap - 1 - *k;
+	memcpy(out + *k, s, n);
+	*k += n;
+}
+
+void l7_join(char *out, size_t cap, const char *a, const char *b)
+{
+	size_t k = 0;
+
+	if (!cap)
+		return;
+	append(out, cap, &k, a);
+	if (b && *b) {
+		append(out, cap, &k, " ");
+		append(out, cap, &k, b);
+	}
+	out[k] = '\0';
+}

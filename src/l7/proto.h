@@ -207,6 +207,9 @@ extern const struct l7_proto l7_proto_postgres, l7_proto_mysql, l7_proto_mongo, 
 /* Status labels as Coroot gives them. */
 const char *l7_status_name(enum l7_status s);
 
+/* out = a, then a space and b when b is not empty; cut to cap bytes with the NUL. */
+void l7_join(char *out, size_t cap, const char *a, const char *b);
+
 /* Copies a NUL-terminated, bounded, printable form of [p, p+n) into out (control bytes -> '?'). */
 void l7_copy_printable(char *out, size_t cap, const void *p, size_t n);
 

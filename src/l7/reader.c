@@ -25,24 +25,26 @@ enum l7_take l7_reader_take(struct l7_reader *r, const uint8_t *data, size_t cap
 		r->chunk = chunk;
 	}
 	switch (r->unit) {
-	case L7_U_LINE:
-		while (p < total) {
-			if (p >= captured) {
-				*pos = p;
-				return L7_TAKE_LOST;
-			}
-			uint8_t c = data[p++];
-			if (c == '\n') {
-				*pos = p;
-				return L7_TAKE_DONE;
-			}
-			if (r->have < L7_READER_BUF)
-				r->buf[r->have++] = c;
-			else
-				r->cut = true;
+	case L7_U_LINE: {
+		/* the captured bytes up to the line's end, kept in one copy */
+		size_t end = captured < total ? captured : total;
+		const uint8_t *lf = p < end ? memchr(data + p, '\n', end - p) : NULL;
+		size_t stop = lf ? (size_t)(lf - data) : p < end ? end : p;
+		size_t keep = stop - p;
+		if (keep > L7_READER_BUF - r->have) {
+			keep = L7_READER_BUF - r->have;
+			r->cut = true;
 		}
-		*pos = p;
-		return L7_TAKE_MORE;
+		if (keep) /* data may be NULL when nothing was captured */
+			memcpy(r->buf + r->have, data + p, keep);
+		r->have += keep;
+		if (lf) {
+			*pos = stop + 1;
+			return L7_TAKE_DONE;
+		}
+		*pos = stop;
+		return stop < total ? L7_TAKE_LOST : L7_TAKE_MORE;
+	}
 	case L7_U_FIXED:
 	case L7_U_BODY:
 	case L7_U_SKIP: {

@@ -22,6 +22,7 @@
  * ...) keep the command only, and container commands (CLIENT, CONFIG, ...)
  * their subcommand.
  */
+#include <assert.h>
 #include <ctype.h>
 #include <stdio.h>
 #include <string.h>
@@ -58,33 +59,87 @@ struct rd_state {
 	bool subscribed;
 };
 
-/* Commands whose first argument must not leave the process, or is no key. */
-static const char *const bare_commands[] = {
-	"AUTH", "HELLO", "ECHO", "EVAL", "EVALSHA", "EVAL_RO", "EVALSHA_RO", "FCALL", "FCALL_RO",
-	"MIGRATE", "PING", "QUIT", "MULTI", "EXEC", "DISCARD", "SELECT", "SWAPDB", "WAIT",
-	"SHUTDOWN", "FAILOVER", "REPLICAOF", "SLAVEOF", "RESET",
+/*
+ * The commands whose text is not "COMMAND key", in one table sorted by name
+ * (looked up by bisection per request; its first use asserts the order):
+ * BARE: the first argument must not leave the process, or is no key;
+ * CONTAINER: the first argument is a subcommand; SUBSCRIBE: answered by
+ * pushes (UNSUBSCRIBE: ... and leaves them).
+ */
+enum rd_class {
+	RD_BARE = 1,
+	RD_CONTAINER = 2,
+	RD_SUBSCRIBE = 4,
+	RD_UNSUBSCRIBE = 8 | RD_SUBSCRIBE,
 };
-/* Commands whose first argument is a subcommand. */
-static const char *const container_commands[] = {
-	"CLIENT", "CONFIG", "CLUSTER", "COMMAND", "MEMORY", "OBJECT", "SCRIPT", "FUNCTION",
-	"XINFO", "XGROUP", "ACL", "MODULE", "SLOWLOG", "LATENCY", "DEBUG", "PUBSUB",
+
+static const struct rd_command {
+	const char *name;
+	uint8_t cls;
+} rd_commands[] = {
+	{ "ACL", RD_CONTAINER },	 { "AUTH", RD_BARE },
+	{ "CLIENT", RD_CONTAINER },	 { "CLUSTER", RD_CONTAINER },
+	{ "COMMAND", RD_CONTAINER },	 { "CONFIG", RD_CONTAINER },
+	{ "DEBUG", RD_CONTAINER },	 { "DISCARD", RD_BARE },
+	{ "ECHO", RD_BARE },		 { "EVAL", RD_BARE },
+	{ "EVALSHA", RD_BARE },		 { "EVALSHA_RO", RD_BARE },
+	{ "EVAL_RO", RD_BARE },		 { "EXEC", RD_BARE },
+	{ "FAILOVER", RD_BARE },	 { "FCALL", RD_BARE },
+	{ "FCALL_RO", RD_BARE },	 { "FUNCTION", RD_CONTAINER },
+	{ "HELLO", RD_BARE },		 { "LATENCY", RD_CONTAINER },
+	{ "MEMORY", RD_CONTAINER },	 { "MIGRATE", RD_BARE },
+	{ "MODULE", RD_CONTAINER },	 { "MULTI", RD_BARE },
+	{ "OBJECT", RD_CONTAINER },	 { "PING", RD_BARE },
+	{ "PSUBSCRIBE", RD_SUBSCRIBE },	 { "PUBSUB", RD_CONTAINER },
+	{ "PUNSUBSCRIBE", RD_UNSUBSCRIBE }, { "QUIT", RD_BARE },
+	{ "REPLICAOF", RD_BARE },	 { "RESET", RD_BARE },
+	{ "SCRIPT", RD_CONTAINER },	 { "SELECT", RD_BARE },
+	{ "SHUTDOWN", RD_BARE },	 { "SLAVEOF", RD_BARE },
+	{ "SLOWLOG", RD_CONTAINER },	 { "SSUBSCRIBE", RD_SUBSCRIBE },
+	{ "SUBSCRIBE", RD_SUBSCRIBE },	 { "SUNSUBSCRIBE", RD_UNSUBSCRIBE },
+	{ "SWAPDB", RD_BARE },		 { "UNSUBSCRIBE", RD_UNSUBSCRIBE },
+	{ "WAIT", RD_BARE },		 { "XGROUP", RD_CONTAINER },
+	{ "XINFO", RD_CONTAINER },
 };
-static const char *const subscribe_commands[] = {
-	"SUBSCRIBE", "PSUBSCRIBE", "SSUBSCRIBE", "UNSUBSCRIBE", "PUNSUBSCRIBE", "SUNSUBSCRIBE",
-};
+
+#define RD_N_COMMANDS (sizeof(rd_commands) / sizeof(rd_commands[0]))
+
+/* The class of an upper-case command name (0: a plain "COMMAND key"). */
+static unsigned rd_class_of(const char *cmd)
+{
+	static bool sorted;
+	size_t lo = 0, hi = RD_N_COMMANDS;
+
+	/* Every test and fuzz run stops here if an edit broke the order. */
+	for (size_t i = 1; !sorted && i < RD_N_COMMANDS; i++)
+		assert(strcmp(rd_commands[i - 1].name, rd_commands[i].name) < 0);
+	sorted = true;
+
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		int c = strcmp(cmd, rd_commands[mid].name);
+		if (!c)
+			return rd_commands[mid].cls;
+		if (c < 0)
+			hi = mid;
+		else
+			lo = mid + 1;
+	}
+	return 0;
+}
+
 static const char *const push_kinds[] = {
 	"message",     "pmessage",   "smessage",     "subscribe",    "psubscribe",
 	"ssubscribe",  "unsubscribe", "punsubscribe", "sunsubscribe",
 };
 
-static bool in(const char *s, const char *const *list, size_t n, bool nocase)
+static bool push_kind(const char *s)
 {
-	for (size_t i = 0; i < n; i++)
-		if (nocase ? !strcasecmp(s, list[i]) : !strcmp(s, list[i]))
+	for (size_t i = 0; i < sizeof(push_kinds) / sizeof(push_kinds[0]); i++)
+		if (!strcasecmp(s, push_kinds[i]))
 			return true;
 	return false;
 }
-#define IN(s, list, nocase) in(s, list, sizeof(list) / sizeof(list[0]), nocase)
 
 static bool aggregate_type(uint8_t t)
 {
@@ -270,22 +325,23 @@ static void emit_request(struct rd_state *s, struct rd_dir *d, l7_msg_fn fn, voi
 {
 	struct l7_msg m = { .kind = L7_MSG_REQUEST, .chunk_index = d->msg_chunk };
 
-	snprintf(m.op, sizeof(m.op), "%s", d->cmd);
-	if (IN(d->cmd, subscribe_commands, false)) {
-		/* answered by pushes */
-		if (!strstr(d->cmd, "UNSUBSCRIBE"))
+	unsigned cls = rd_class_of(d->cmd);
+
+	l7_join(m.op, sizeof(m.op), d->cmd, NULL);
+	if (cls & RD_SUBSCRIBE) {
+		if (cls != RD_UNSUBSCRIBE)
 			s->subscribed = true;
 		if (s->subscribed)
 			m.kind = L7_MSG_REQUEST_NOREPLY;
 	}
-	if (!d->has_arg || IN(d->cmd, bare_commands, false)) {
-		snprintf(m.text, sizeof(m.text), "%s", d->cmd);
-	} else if (IN(d->cmd, container_commands, false)) {
+	if (!d->has_arg || (cls & RD_BARE)) {
+		l7_join(m.text, sizeof(m.text), d->cmd, NULL);
+	} else if (cls & RD_CONTAINER) {
 		char sub[RD_CMD_LEN];
 		copy_word(sub, sizeof(sub), (const uint8_t *)d->arg, strlen(d->arg), true);
-		snprintf(m.text, sizeof(m.text), "%s %s", d->cmd, sub);
+		l7_join(m.text, sizeof(m.text), d->cmd, sub);
 	} else {
-		snprintf(m.text, sizeof(m.text), "%s %s", d->cmd, d->arg);
+		l7_join(m.text, sizeof(m.text), d->cmd, d->arg);
 	}
 	s->cnt.messages++;
 	fn(ctx, &m);
@@ -297,7 +353,7 @@ static void emit_response(struct rd_state *s, struct rd_dir *d, l7_msg_fn fn, vo
 			    .chunk_index = d->msg_chunk };
 
 	if (d->top == '>' ||
-	    (s->subscribed && (d->top == '*') && IN(d->cmd, push_kinds, true)))
+	    (s->subscribed && (d->top == '*') && push_kind(d->cmd)))
 		m.kind = L7_MSG_PUSH;
 	else if (d->top == '-' || d->top == '!') {
 		m.status = L7_STATUS_FAILED;
