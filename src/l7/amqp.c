@@ -117,7 +117,7 @@ static bool shortstr(const uint8_t *b, size_t n, size_t *off, char *out, size_t 
 /* A method frame's payload (its start kept): a message when it publishes or delivers one. */
 static void method(struct am_state *s, struct am_dir *d, bool client, l7_msg_fn fn, void *ctx)
 {
-	const uint8_t *b = d->r.buf;
+	const uint8_t *b = d->r.at;
 	size_t n = d->r.have, off;
 	char exchange[96] = "", key[128] = "";
 
@@ -171,7 +171,7 @@ static void am_feed(void *sv, enum l7_dir dir, const uint8_t *data, size_t captu
 		}
 		switch (d->st) {
 		case AM_FRAME_HEAD: {
-			const uint8_t *h = d->r.buf;
+			const uint8_t *h = d->r.at;
 			if (!memcmp(h, protocol_header, AM_HEADER)) {
 				/* the protocol header (or the server's refusal, the same bytes) */
 				d->st = AM_PROTO_TAIL;
@@ -197,7 +197,7 @@ static void am_feed(void *sv, enum l7_dir dir, const uint8_t *data, size_t captu
 			continue;
 		}
 		case AM_PROTO_TAIL:
-			if (d->r.buf[0] != protocol_header[7]) {
+			if (d->r.at[0] != protocol_header[7]) {
 				s->cnt.unparseable++;
 				d->lost = true;
 				return;
@@ -205,7 +205,7 @@ static void am_feed(void *sv, enum l7_dir dir, const uint8_t *data, size_t captu
 			break;
 		case AM_PAYLOAD:
 			if (d->type == T_METHOD) {
-				if (!d->r.cut && d->r.buf[d->r.have - 1] != AM_FRAME_END) {
+				if (!d->r.cut && d->r.at[d->r.have - 1] != AM_FRAME_END) {
 					s->cnt.unparseable++;
 					d->lost = true;
 					return;

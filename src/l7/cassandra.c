@@ -253,13 +253,13 @@ static void request(struct cq_state *s, struct cq_dir *d, l7_msg_fn fn, void *ct
 	const uint8_t *h = d->hdr;
 	uint8_t op = h[4], flags = h[1];
 	int16_t stream = (int16_t)l7_be16(h + 2);
-	struct cur c = { .p = d->r.buf, .n = d->r.have };
+	struct cur c = { .p = d->r.at, .n = d->r.have };
 	struct l7_msg m = { .kind = L7_MSG_REQUEST, .has_id = true, .id = (uint16_t)stream,
 			    .chunk_index = d->r.chunk };
 
 	if (op == OP_STARTUP || op == OP_OPTIONS || op == OP_REGISTER || op == OP_AUTH_RESPONSE) {
 		if (op == OP_STARTUP && !(flags & F_COMPRESSED))
-			s->compression = memmem(d->r.buf, d->r.have, "COMPRESSION", 11) != NULL;
+			s->compression = memmem(d->r.at, d->r.have, "COMPRESSION", 11) != NULL;
 		if (op == OP_STARTUP && h[0] == 0x05)
 			d->segments = true; /* the client's next message is in a segment */
 		if (s->n_control < CQ_CONTROL_MAX && !in_control(s, stream, false))
@@ -363,7 +363,7 @@ static void response(struct cq_state *s, struct cq_dir *d, l7_msg_fn fn, void *c
 	const uint8_t *h = d->hdr;
 	uint8_t op = h[4], flags = h[1];
 	int16_t stream = (int16_t)l7_be16(h + 2);
-	struct cur c = { .p = d->r.buf, .n = d->r.have };
+	struct cur c = { .p = d->r.at, .n = d->r.have };
 	struct l7_msg m = { .kind = L7_MSG_RESPONSE, .has_id = true, .id = (uint16_t)stream,
 			    .status = L7_STATUS_OK, .chunk_index = d->r.chunk };
 
@@ -414,7 +414,7 @@ static void envelopes(struct cq_state *s, struct cq_dir *d, bool req, const uint
 			return;
 		}
 		if (!d->in_body) {
-			memcpy(d->hdr, d->r.buf, CQ_HEADER);
+			memcpy(d->hdr, d->r.at, CQ_HEADER);
 			if (!header_ok(d->hdr, req, CQ_MAX_LEN)) {
 				s->cnt.unparseable++;
 				d->lost = true;

@@ -245,7 +245,7 @@ static void response(struct ch_state *s, struct ch_dir *d, enum l7_status st, co
 }
 
 /*
- * A field of the current packet was read (d->val, or d->r.buf for strings and
+ * A field of the current packet was read (d->val, or d->r.at for strings and
  * fixed fields): choose the next. Returns false when the data cannot be
  * followed. The client's Query and the server's packets are programs of
  * steps; a step that does not apply at this revision falls through.
@@ -356,8 +356,8 @@ static bool client_field(struct ch_state *s, struct ch_dir *d, l7_msg_fn fn, voi
 				memset(m, 0, sizeof(*m));
 				m->kind = L7_MSG_REQUEST;
 				m->chunk_index = d->msg_chunk;
-				sql_operation((const char *)d->r.buf, d->r.have, m->op, sizeof(m->op));
-				sql_strip(SQL_CLICKHOUSE, (const char *)d->r.buf, d->r.have, m->text,
+				sql_operation((const char *)d->r.at, d->r.have, m->op, sizeof(m->op));
+				sql_strip(SQL_CLICKHOUSE, (const char *)d->r.at, d->r.have, m->text,
 					  sizeof(m->text));
 				if (d->r.cut)
 					sql_mark_cut(m->text, sizeof(m->text));
@@ -451,7 +451,7 @@ static bool server_field(struct ch_state *s, struct ch_dir *d, l7_msg_fn fn, voi
 			case 0: want(d, P_FIXED, 4); return true;
 			case 1: {
 				char code[L7_CODE_LEN];
-				snprintf(code, sizeof(code), "%d", (int32_t)l7_le32(d->r.buf));
+				snprintf(code, sizeof(code), "%d", (int32_t)l7_le32(d->r.at));
 				response(s, d, L7_STATUS_FAILED, code, fn, ctx);
 				want(d, P_STRING, 0);
 				return true;
@@ -559,7 +559,7 @@ static void ch_feed(void *sv, enum l7_dir dir, const uint8_t *data, size_t captu
 		case P_VARINT:
 		case P_STRING:
 			if (d->prim != P_STRING || d->str_len) {
-				uint8_t b = d->r.buf[0];
+				uint8_t b = d->r.at[0];
 				if (d->shift >= 63) {
 					lose(s, d, true);
 					return;
@@ -590,10 +590,10 @@ static void ch_feed(void *sv, enum l7_dir dir, const uint8_t *data, size_t captu
 			}
 			break;
 		case P_U8:
-			d->val = d->r.buf[0];
+			d->val = d->r.at[0];
 			break;
 		case P_FRAME: {
-			const uint8_t *h = d->r.buf;
+			const uint8_t *h = d->r.at;
 			uint32_t csize = l7_le32(h + 17);
 			if (!frame_method(h[16]) || csize < 9 || csize >= (1u << 30)) {
 				lose(s, d, true);

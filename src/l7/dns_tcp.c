@@ -33,7 +33,7 @@ static bool message(void *state, struct l7_framer *f, bool req, l7_msg_fn fn, vo
 	(void)state, (void)fn, (void)req;
 	const struct dns_tcp_call *c = ctx;
 	if (!f->r.uncaptured)
-		c->fn(c->ctx, f->r.buf, f->r.have, c->d->began_ns[c->req]);
+		c->fn(c->ctx, f->r.at, f->r.have, c->d->began_ns[c->req]);
 	return true;
 }
 

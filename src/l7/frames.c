@@ -32,7 +32,7 @@ void l7_framer_feed(struct l7_framer *f, const struct l7_framing *how, struct l7
 			return;
 		}
 		if (!f->in_body) {
-			memcpy(f->hdr, f->r.buf, how->header);
+			memcpy(f->hdr, f->r.at, how->header);
 			int64_t len = how->body_len(f->hdr, req);
 			if (len < 0) {
 				cnt->unparseable++;

@@ -363,7 +363,7 @@ static bool block_room(struct h2_state *s, struct h2_dir *d, size_t n)
 /* A frame's payload (its start kept in the reader). */
 static void frame(struct h2_state *s, struct h2_dir *d, bool client, l7_msg_fn fn, void *ctx)
 {
-	const uint8_t *h = d->hdr, *p = d->r.buf;
+	const uint8_t *h = d->hdr, *p = d->r.at;
 	uint8_t type = h[3], flags = h[4];
 	uint32_t id = l7_be32(h + 5) & 0x7fffffff;
 	size_t n = d->r.have;
@@ -469,7 +469,7 @@ static void h2_feed(void *sv, enum l7_dir dir, const uint8_t *data, size_t captu
 		}
 		switch (d->st) {
 		case H2_FRAME_HEAD: {
-			memcpy(d->hdr, d->r.buf, H2_HEADER);
+			memcpy(d->hdr, d->r.at, H2_HEADER);
 			if (client && !memcmp(d->hdr, H2_PREFACE, H2_HEADER)) {
 				/* the connection preface's first 9 bytes: the other 15 follow */
 				d->st = H2_PREFACE_TAIL;
@@ -496,7 +496,7 @@ static void h2_feed(void *sv, enum l7_dir dir, const uint8_t *data, size_t captu
 			break;
 		}
 		case H2_PREFACE_TAIL:
-			if (memcmp(d->r.buf, H2_PREFACE + H2_HEADER, H2_PREFACE_LEN - H2_HEADER)) {
+			if (memcmp(d->r.at, H2_PREFACE + H2_HEADER, H2_PREFACE_LEN - H2_HEADER)) {
 				s->cnt.unparseable++;
 				d->lost = true;
 				return;

@@ -597,7 +597,7 @@ static bool resync_response(const struct kf_state *s, const uint8_t *p, size_t n
 static bool message(void *sv, struct l7_framer *d, bool req, l7_msg_fn fn, void *ctx)
 {
 	struct kf_state *s = sv;
-	const uint8_t *b = d->r.buf;
+	const uint8_t *b = d->r.at;
 	size_t n = d->r.have;
 	struct l7_msg m = { .has_id = true, .chunk_index = d->r.chunk };
 	int key, ver;

@@ -220,9 +220,9 @@ static int64_t request_line(struct mc_state *s, struct mc_dir *d, l7_msg_fn fn, 
 	const uint8_t *w[MC_WORDS];
 	size_t wl[MC_WORDS];
 	size_t n = d->r.have;
-	if (n && d->r.buf[n - 1] == '\r')
+	if (n && d->r.at[n - 1] == '\r')
 		n--;
-	unsigned k = words(d->r.buf, n, w, wl);
+	unsigned k = words(d->r.at, n, w, wl);
 	if (!k)
 		return 0;
 	const struct cmd_info *c = command(w[0], wl[0]);
@@ -263,9 +263,9 @@ static int64_t response_line(struct mc_state *s, struct mc_dir *d, l7_msg_fn fn,
 	size_t wl[MC_WORDS];
 	size_t n = d->r.have;
 	uint64_t size;
-	if (n && d->r.buf[n - 1] == '\r')
+	if (n && d->r.at[n - 1] == '\r')
 		n--;
-	unsigned k = words(d->r.buf, n, w, wl);
+	unsigned k = words(d->r.at, n, w, wl);
 	if (!k)
 		return -1;
 	if (word_is(w[0], wl[0], "VALUE")) {
@@ -305,7 +305,7 @@ static void bin_message(struct mc_state *s, struct mc_dir *d, bool req, l7_msg_f
 	uint8_t op = h[1];
 	uint16_t keylen = l7_be16(h + 2);
 	uint8_t extras = h[4];
-	const uint8_t *b = d->r.buf;
+	const uint8_t *b = d->r.at;
 	size_t have = d->r.have;
 
 	if (req) {
@@ -402,7 +402,7 @@ static void mc_feed(void *sv, enum l7_dir dir, const uint8_t *data, size_t captu
 				d->st = MC_START;
 			break;
 		case MC_BIN_HEADER:
-			memcpy(hdr, d->r.buf, 24);
+			memcpy(hdr, d->r.at, 24);
 			if (!bin_header(hdr, 24, req ? 0x80 : 0x81)) {
 				s->cnt.unparseable++;
 				d->st = MC_LOST;

@@ -286,7 +286,7 @@ static struct l7_counters *mg_counters(void *sv)
 static bool message(void *sv, struct l7_framer *d, bool req, l7_msg_fn fn, void *ctx)
 {
 	struct mg_state *s = sv;
-	const uint8_t *h = d->hdr, *b = d->r.buf;
+	const uint8_t *h = d->hdr, *b = d->r.at;
 	size_t n = d->r.have, dn = 0;
 	uint32_t op = l7_le32(h + 12);
 	struct l7_msg m = { .has_id = true, .chunk_index = d->r.chunk };

@@ -323,7 +323,7 @@ static void query_text(const uint8_t *b, size_t n, bool cut, struct l7_msg *m)
 static void client_packet(struct my_state *s, uint8_t seq, const struct l7_reader *r,
 			  uint32_t len, l7_msg_fn fn, void *ctx)
 {
-	const uint8_t *b = r->buf;
+	const uint8_t *b = r->at;
 	size_t n = r->have;
 	struct l7_msg m = { .kind = L7_MSG_REQUEST };
 	char id[16];
@@ -416,14 +416,14 @@ static void error(struct my_state *s, const struct l7_reader *r, l7_msg_fn fn, v
 {
 	char code[L7_CODE_LEN] = "";
 	if (r->have >= 3)
-		snprintf(code, sizeof(code), "%u", l7_le16(r->buf + 1));
+		snprintf(code, sizeof(code), "%u", l7_le16(r->at + 1));
 	respond(s, r, L7_STATUS_FAILED, code, fn, ctx);
 }
 
 /* The end of a result set: another follows, or the response is over. */
 static void terminator(struct my_state *s, const struct l7_reader *r, l7_msg_fn fn, void *ctx)
 {
-	if (status_flags(r->buf, r->have) & SERVER_MORE_RESULTS_EXISTS)
+	if (status_flags(r->at, r->have) & SERVER_MORE_RESULTS_EXISTS)
 		s->rs = RS_IDLE; /* the next result set is part of this response */
 	else
 		respond(s, r, L7_STATUS_OK, NULL, fn, ctx);
@@ -432,7 +432,7 @@ static void terminator(struct my_state *s, const struct l7_reader *r, l7_msg_fn 
 static void server_packet(struct my_state *s, uint8_t seq, const struct l7_reader *r,
 			  uint32_t len, l7_msg_fn fn, void *ctx)
 {
-	const uint8_t *b = r->buf;
+	const uint8_t *b = r->at;
 	size_t n = r->have;
 
 	if (!n)
@@ -581,9 +581,9 @@ static void my_feed(void *sv, enum l7_dir dir, const uint8_t *data, size_t captu
 			return;
 		}
 		if (d->in_header) {
-			uint32_t len = l7_le24(d->r.buf);
+			uint32_t len = l7_le24(d->r.at);
 			uint64_t c = d->r.chunk;
-			d->seq = d->r.buf[3];
+			d->seq = d->r.at[3];
 			d->len = len;
 			/* a continuation's payload belongs to the message before: pass it */
 			d->skipping = d->continued;

@@ -270,7 +270,7 @@ static void nt_feed(void *sv, enum l7_dir dir, const uint8_t *data, size_t captu
 			continue;
 		}
 		size_t n = d->r.have;
-		if (n && d->r.buf[n - 1] == '\r')
+		if (n && d->r.at[n - 1] == '\r')
 			n--;
 		struct nt_line l;
 		uint64_t payload;
@@ -278,14 +278,14 @@ static void nt_feed(void *sv, enum l7_dir dir, const uint8_t *data, size_t captu
 			l7_reader_next(&d->r, L7_U_LINE, 0);
 			continue; /* a blank line: nothing */
 		}
-		if (!parse_line(d->r.buf, n, client, &l, &payload) &&
+		if (!parse_line(d->r.at, n, client, &l, &payload) &&
 		    !(d->r.cut && (l.op == NT_CONNECT || l.op == NT_INFO))) {
 			s->cnt.unparseable++;
 			d->lost = true;
 			return;
 		}
 		if (l.op == NT_INFO && !s->tls &&
-		    memmem(d->r.buf, n, TLS_REQUIRED, sizeof(TLS_REQUIRED) - 1)) {
+		    memmem(d->r.at, n, TLS_REQUIRED, sizeof(TLS_REQUIRED) - 1)) {
 			/* the raw bytes are TLS records from here; the plaintext comes decrypted */
 			s->tls = true;
 			l7_reader_next(&d->r, L7_U_LINE, 0);

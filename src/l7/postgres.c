@@ -284,8 +284,8 @@ static void startup(struct pg_state *s, const struct l7_reader *r, uint8_t code0
 {
 	if (r->have < 3)
 		return;
-	uint32_t code = (uint32_t)code0 << 24 | (uint32_t)r->buf[0] << 16 |
-			(uint32_t)r->buf[1] << 8 | r->buf[2];
+	uint32_t code = (uint32_t)code0 << 24 | (uint32_t)r->at[0] << 16 |
+			(uint32_t)r->at[1] << 8 | r->at[2];
 	if (code == CODE_SSL || code == CODE_GSSENC) {
 		struct pg_dir *d = &s->d[L7_DIR_RESPONSE];
 		s->encrypt = code == CODE_SSL ? 'S' : 'G';
@@ -306,7 +306,7 @@ static void startup(struct pg_state *s, const struct l7_reader *r, uint8_t code0
 static void request(struct pg_state *s, uint8_t type, const struct l7_reader *r, l7_msg_fn fn,
 		    void *ctx)
 {
-	const uint8_t *b = r->buf;
+	const uint8_t *b = r->at;
 	size_t n = r->have, off = 0;
 	const char *name, *stmt;
 
@@ -422,7 +422,7 @@ static void response(struct pg_state *s, uint8_t type, const struct l7_reader *r
 	struct l7_msg m = { .kind = kind, .status = L7_STATUS_OK };
 	if (type == 'E') {
 		m.status = L7_STATUS_FAILED;
-		error_code(r->buf, r->have, m.code);
+		error_code(r->at, r->have, m.code);
 	}
 	emit(s, &m, r->chunk, fn, ctx);
 }
@@ -459,7 +459,7 @@ static void pg_feed(void *sv, enum l7_dir dir, const uint8_t *data, size_t captu
 			lose(s, d, false);
 			break;
 		}
-		const uint8_t *b = d->r.buf;
+		const uint8_t *b = d->r.at;
 		switch (d->st) {
 		case PG_SSL_ANSWER:
 			l7_handshake(fn, ctx, d->r.chunk);

@@ -31,6 +31,14 @@ enum l7_take l7_reader_take(struct l7_reader *r, const uint8_t *data, size_t cap
 		const uint8_t *lf = p < end ? memchr(data + p, '\n', end - p) : NULL;
 		size_t stop = lf ? (size_t)(lf - data) : p < end ? end : p;
 		size_t keep = stop - p;
+		if (lf && !r->have) { /* the whole line is in this chunk */
+			r->at = data + p;
+			r->have = keep < L7_READER_BUF ? keep : L7_READER_BUF;
+			r->cut = keep > L7_READER_BUF;
+			*pos = stop + 1;
+			return L7_TAKE_DONE;
+		}
+		r->at = r->buf;
 		if (keep > L7_READER_BUF - r->have) {
 			keep = L7_READER_BUF - r->have;
 			r->cut = true;
@@ -62,6 +70,17 @@ enum l7_take l7_reader_take(struct l7_reader *r, const uint8_t *data, size_t cap
 			}
 			if (cn < n)
 				r->uncaptured = true;
+			if (n == r->left && !r->have && !r->cut) {
+				/* the whole unit is in this chunk: kept where it is */
+				size_t keep = cn < L7_READER_BUF ? cn : L7_READER_BUF;
+				r->at = keep ? data + p : r->buf;
+				r->have = keep;
+				r->cut = keep < n;
+				*pos = p + n;
+				r->left = 0;
+				return L7_TAKE_DONE;
+			}
+			r->at = r->buf;
 			if (!r->cut) {
 				size_t keep = cn;
 				if (keep > L7_READER_BUF - r->have)

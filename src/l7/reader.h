@@ -31,6 +31,12 @@ struct l7_reader {
 	bool uncaptured; /* BODY: some of its bytes were not captured (counted truncated) */
 	bool started;	 /* the unit has begun (a byte of it was seen) */
 	uint64_t chunk;	 /* the chunk index the unit started in */
+	/*
+	 * Once a unit is DONE: its kept bytes, `have` of them. In the chunk
+	 * itself when the unit lay whole in the chunk's captured part (no copy),
+	 * else buf: valid until the feed call that took the chunk returns.
+	 */
+	const uint8_t *at;
 	uint8_t buf[L7_READER_BUF];
 };
 

@@ -153,7 +153,11 @@ static bool bulk_type(uint8_t t)
 
 static bool simple_type(uint8_t t)
 {
-	return t && strchr("+-:_#,(", t);
+	switch (t) {
+	case '+': case '-': case ':': case '_': case '#': case ',': case '(':
+		return true;
+	}
+	return false;
 }
 
 /* A decimal in [p, p+n), optionally negative: false unless all digits. */
@@ -428,7 +432,7 @@ static void inline_command(struct rd_dir *d, const uint8_t *p, size_t n)
 /* One line (without LF). Returns 1: top value done, 0: more, -1: garbage. */
 static int line(struct rd_state *s, struct rd_dir *d, bool req)
 {
-	uint8_t *p = d->r.buf;
+	const uint8_t *p = d->r.at;
 	size_t n = d->r.have;
 	int64_t v;
 
@@ -518,12 +522,12 @@ static void rd_feed(void *sv, enum l7_dir dir, const uint8_t *data, size_t captu
 				s->cnt.truncated++;
 			size_t n = d->r.have;
 			bool whole = !d->r.cut;
-			if (whole && (n < 2 || d->r.buf[n - 2] != '\r' || d->r.buf[n - 1] != '\n')) {
+			if (whole && (n < 2 || d->r.at[n - 2] != '\r' || d->r.at[n - 1] != '\n')) {
 				r = -1;
 			} else {
-				keep(d, req, d->r.buf, whole ? n - 2 : n);
+				keep(d, req, d->r.at, whole ? n - 2 : n);
 				if (!d->depth && d->top == '!')
-					error_code(d->err, d->r.buf, whole ? n - 2 : n);
+					error_code(d->err, d->r.at, whole ? n - 2 : n);
 				r = value_done(d);
 			}
 		} else {

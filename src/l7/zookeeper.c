@@ -271,7 +271,7 @@ static void multi_text(const uint8_t *b, size_t n, const char *name, char *out, 
 
 static void request(struct zk_state *s, struct l7_framer *d, l7_msg_fn fn, void *ctx)
 {
-	const uint8_t *b = d->r.buf;
+	const uint8_t *b = d->r.at;
 	size_t n = d->r.have;
 	struct l7_msg m = { .kind = L7_MSG_REQUEST, .has_id = true, .chunk_index = d->r.chunk };
 	const struct zk_op *op;
@@ -353,7 +353,7 @@ static int32_t multi_error(const uint8_t *b, size_t n)
 
 static void response(struct zk_state *s, struct l7_framer *d, l7_msg_fn fn, void *ctx)
 {
-	const uint8_t *b = d->r.buf;
+	const uint8_t *b = d->r.at;
 	size_t n = d->r.have;
 	struct l7_msg m = { .kind = L7_MSG_RESPONSE, .has_id = true, .status = L7_STATUS_OK,
 			    .chunk_index = d->r.chunk };
