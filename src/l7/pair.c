@@ -59,6 +59,15 @@ static bool room(struct l7_pair *p)
 	return true;
 }
 
+/* dst = src, both of cap bytes, src NUL-terminated within them (its last byte is taken as one). */
+static void copy_string(char *dst, const char *src, size_t cap)
+{
+	size_t n = strnlen(src, cap - 1);
+
+	memcpy(dst, src, n);
+	dst[n] = '\0';
+}
+
 int l7_pair_request(struct l7_pair *p, const struct l7_msg *m, uint64_t ts_ns)
 {
 	if (m->kind != L7_MSG_REQUEST && m->kind != L7_MSG_REQUEST_UNTIL_SYNC &&
@@ -81,14 +90,15 @@ int l7_pair_request(struct l7_pair *p, const struct l7_msg *m, uint64_t ts_ns)
 			p->cnt->table_full++;
 	}
 	struct l7_pending *e = at(p, p->n++);
-	memset(e, 0, sizeof(*e));
 	e->kind = m->kind;
 	e->has_id = m->has_id;
 	e->id = m->id;
 	e->ts_ns = ts_ns;
 	e->status = L7_STATUS_OK;
-	memcpy(e->op, m->op, sizeof(e->op));
-	memcpy(e->text, m->text, sizeof(e->text));
+	e->code[0] = '\0';
+	/* strings, not their buffers: a statement is rarely a tenth of its 256 bytes */
+	copy_string(e->op, m->op, sizeof(e->op));
+	copy_string(e->text, m->text, sizeof(e->text));
 	return 0;
 }
 
@@ -104,12 +114,11 @@ static void by_id(struct l7_pair *p, const struct l7_msg *m, l7_pair_fn fn, void
 		struct l7_pending *e = at(p, i);
 		if (!e->has_id || !m->has_id || e->id != m->id)
 			continue;
-		struct l7_pending done = *e;
+		fn(ctx, e, m->status, m->code, false);
 		/* close the gap, keeping the order */
 		for (unsigned j = i; j + 1 < p->n; j++)
 			*at(p, j) = *at(p, j + 1);
 		p->n--;
-		fn(ctx, &done, m->status, m->code, false);
 		return;
 	}
 	unpaired(p);
@@ -151,9 +160,9 @@ void l7_pair_response(struct l7_pair *p, const struct l7_msg *m, l7_pair_fn fn, 
 		}
 		if (e->kind == L7_MSG_SYNC)
 			return; /* a reply to something untracked before the barrier (a Parse alone) */
-		struct l7_pending done = *e;
+		/* fn sees the entry in place: it never touches the queue */
+		fn(ctx, e, m->status, m->code, false);
 		drop_head(p);
-		fn(ctx, &done, m->status, m->code, false);
 		return;
 	}
 	/* SYNC_REPLY: up to and including the oldest barrier */
@@ -162,15 +171,18 @@ void l7_pair_response(struct l7_pair *p, const struct l7_msg *m, l7_pair_fn fn, 
 		return;
 	}
 	while (p->n) {
-		struct l7_pending done = *at(p, 0);
-		drop_head(p);
-		if (done.kind == L7_MSG_SYNC)
-			return;
-		if (done.kind == L7_MSG_REQUEST_UNTIL_SYNC) {
-			fold(&done, m);
-			fn(ctx, &done, done.status, done.code, false);
+		struct l7_pending *e = at(p, 0);
+		if (e->kind == L7_MSG_SYNC) {
+			drop_head(p);
 			return;
 		}
-		fn(ctx, &done, L7_STATUS_FAILED, "", true);
+		if (e->kind == L7_MSG_REQUEST_UNTIL_SYNC) {
+			fold(e, m);
+			fn(ctx, e, e->status, e->code, false);
+			drop_head(p);
+			return;
+		}
+		fn(ctx, e, L7_STATUS_FAILED, "", true);
+		drop_head(p);
 	}
 }

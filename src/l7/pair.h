@@ -32,7 +32,8 @@ struct l7_pending {
 /*
  * A completed request: its response's status and code. skipped: no reply of
  * its own, the server passed over it (an error earlier in its batch): status
- * is failed.
+ * is failed. req is the queued entry itself, valid during the call: fn must
+ * not call into the same pairing.
  */
 typedef void (*l7_pair_fn)(void *ctx, const struct l7_pending *req, enum l7_status status,
 			   const char *code, bool skipped);
