@@ -59,15 +59,6 @@ static bool room(struct l7_pair *p)
 	return true;
 }
 
-/* dst = src, both of cap bytes, src NUL-terminated within them (its last byte is taken as one). */
-static void copy_string(char *dst, const char *src, size_t cap)
-{
-	size_t n = strnlen(src, cap - 1);
-
-	memcpy(dst, src, n);
-	dst[n] = '\0';
-}
-
 int l7_pair_request(struct l7_pair *p, const struct l7_msg *m, uint64_t ts_ns)
 {
 	if (m->kind != L7_MSG_REQUEST && m->kind != L7_MSG_REQUEST_UNTIL_SYNC &&
@@ -97,8 +88,8 @@ int l7_pair_request(struct l7_pair *p, const struct l7_msg *m, uint64_t ts_ns)
 	e->status = L7_STATUS_OK;
 	e->code[0] = '\0';
 	/* strings, not their buffers: a statement is rarely a tenth of its 256 bytes */
-	copy_string(e->op, m->op, sizeof(e->op));
-	copy_string(e->text, m->text, sizeof(e->text));
+	l7_join(e->op, sizeof(e->op), m->op, NULL);
+	l7_join(e->text, sizeof(e->text), m->text, NULL);
 	return 0;
 }
 

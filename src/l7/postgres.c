@@ -335,13 +335,10 @@ static void request(struct pg_state *s, uint8_t type, const struct l7_reader *r,
 			break;
 		const struct l7_stmt *st = stmt[0] ? l7_stmts_get(&s->named, stmt) : &s->unnamed;
 		struct pg_portal *p = portal(s, name, true);
-		memset(p, 0, sizeof(*p));
 		p->used = true;
-		memcpy(p->name, name, strnlen(name, sizeof(p->name) - 1));
-		if (st) {
-			memcpy(p->op, st->op, sizeof(p->op));
-			memcpy(p->text, st->text, sizeof(p->text));
-		}
+		l7_join(p->name, sizeof(p->name), name, NULL);
+		l7_join(p->op, sizeof(p->op), st ? st->op : "", NULL);
+		l7_join(p->text, sizeof(p->text), st ? st->text : "", NULL);
 		break;
 	}
 	case 'E': {
@@ -350,8 +347,8 @@ static void request(struct pg_state *s, uint8_t type, const struct l7_reader *r,
 			break;
 		const struct pg_portal *p = portal(s, name, false);
 		if (p && p->op[0]) {
-			memcpy(m.op, p->op, sizeof(m.op));
-			memcpy(m.text, p->text, sizeof(m.text));
+			l7_join(m.op, sizeof(m.op), p->op, NULL);
+			l7_join(m.text, sizeof(m.text), p->text, NULL);
 		} else {
 			/* bound before we saw the connection: the statement is unknown */
 			strcpy(m.op, "EXECUTE");
