@@ -330,7 +330,7 @@ static void request(struct cq_state *s, struct cq_dir *d, l7_msg_fn fn, void *ct
 	}
 	}
 	if (!m.text[0])
-		snprintf(m.text, sizeof(m.text), "%s", m.op);
+		l7_join(m.text, sizeof(m.text), m.op, NULL);
 	s->cnt.messages++;
 	fn(ctx, &m);
 }

@@ -240,7 +240,7 @@ static void response(struct ch_state *s, struct ch_dir *d, enum l7_status st, co
 {
 	struct l7_msg m = { .kind = L7_MSG_RESPONSE, .status = st, .chunk_index = d->msg_chunk };
 	if (code)
-		snprintf(m.code, sizeof(m.code), "%s", code);
+		l7_join(m.code, sizeof(m.code), code, NULL);
 	emit(s, &m, fn, ctx);
 }
 

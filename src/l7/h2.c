@@ -310,8 +310,8 @@ static void block(struct h2_state *s, struct h2_dir *d, bool client, l7_msg_fn f
 		struct l7_msg m = { .kind = L7_MSG_REQUEST, .has_id = true, .id = id,
 				    .chunk_index = d->block_chunk };
 		if (f.method[0] && f.path[0]) {
-			snprintf(m.op, sizeof(m.op), "%s", f.method);
-			snprintf(m.text, sizeof(m.text), "%s %s", f.method, f.path);
+			l7_join(m.op, sizeof(m.op), f.method, NULL);
+			l7_join(m.text, sizeof(m.text), f.method, f.path);
 		} else {
 			strcpy(m.op, "unknown");
 			strcpy(m.text, "unknown");

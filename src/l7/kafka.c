@@ -617,7 +617,7 @@ static bool message(void *sv, struct l7_framer *d, bool req, l7_msg_fn fn, void 
 		request_subject(&c, key, ver, subject, sizeof(subject), &noreply);
 		m.kind = noreply ? L7_MSG_REQUEST_NOREPLY : L7_MSG_REQUEST;
 		m.id = (uint32_t)corr;
-		snprintf(m.op, sizeof(m.op), "%s", apis[key].name);
+		l7_join(m.op, sizeof(m.op), apis[key].name, NULL);
 		snprintf(m.text, sizeof(m.text), "%s%s%s", m.op, subject[0] ? " " : "", subject);
 		if (!noreply)
 			remember(s, corr, key, ver);

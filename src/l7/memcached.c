@@ -208,9 +208,9 @@ static void set_text(struct l7_msg *m, const uint8_t *cmd, size_t cl, const uint
 	l7_copy_printable(m->op, sizeof(m->op), cmd, cl);
 	if (key) {
 		l7_copy_printable(k, sizeof(k), key, kl);
-		snprintf(m->text, sizeof(m->text), "%s %s", m->op, k);
+		l7_join(m->text, sizeof(m->text), m->op, k);
 	} else {
-		snprintf(m->text, sizeof(m->text), "%s", m->op);
+		l7_join(m->text, sizeof(m->text), m->op, NULL);
 	}
 }
 

@@ -178,9 +178,9 @@ static void command_doc(const uint8_t *b, size_t n, struct l7_msg *m)
 	if (db[0] && coll[0])
 		snprintf(m->text, sizeof(m->text), "%s %s.%s", m->op, db, coll);
 	else if (db[0] || coll[0])
-		snprintf(m->text, sizeof(m->text), "%s %s", m->op, db[0] ? db : coll);
+		l7_join(m->text, sizeof(m->text), m->op, db[0] ? db : coll);
 	else
-		snprintf(m->text, sizeof(m->text), "%s", m->op);
+		l7_join(m->text, sizeof(m->text), m->op, NULL);
 }
 
 /* A reply document: ok 0 fails, with its code. */
@@ -313,7 +313,7 @@ static bool message(void *sv, struct l7_framer *d, bool req, l7_msg_fn fn, void 
 						/* the database is the collection name's start: "admin.$cmd" */
 						char db[64];
 						l7_copy_printable(db, sizeof(db), b + 4, cl - 5);
-						snprintf(m.text, sizeof(m.text), "%s %s", m.op, db);
+						l7_join(m.text, sizeof(m.text), m.op, db);
 					}
 				} else {
 					strcpy(m.op, "query");
@@ -338,7 +338,7 @@ static bool message(void *sv, struct l7_framer *d, bool req, l7_msg_fn fn, void 
 			break;
 		}
 		if (!m.text[0])
-			snprintf(m.text, sizeof(m.text), "%s", m.op);
+			l7_join(m.text, sizeof(m.text), m.op, NULL);
 	} else {
 		uint32_t to = l7_le32(h + 8), id = l7_le32(h + 4);
 		m.kind = L7_MSG_RESPONSE;

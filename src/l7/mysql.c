@@ -380,7 +380,7 @@ static void client_packet(struct my_state *s, uint8_t seq, const struct l7_reade
 	default:
 		if (!cmd_known(b[0]))
 			return;
-		snprintf(m.op, sizeof(m.op), "%s", command_names[b[0]]);
+		l7_join(m.op, sizeof(m.op), command_names[b[0]], NULL);
 		break;
 	}
 	push_cmd(s, b[0], &m);
@@ -407,7 +407,7 @@ static void respond(struct my_state *s, const struct l7_reader *r, enum l7_statu
 {
 	struct l7_msg m = { .kind = L7_MSG_RESPONSE, .status = st };
 	if (code)
-		snprintf(m.code, sizeof(m.code), "%s", code);
+		l7_join(m.code, sizeof(m.code), code, NULL);
 	s->rs = RS_IDLE;
 	emit(s, &m, r->chunk, fn, ctx);
 }

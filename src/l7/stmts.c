@@ -38,9 +38,9 @@ int l7_stmts_put(struct l7_stmts *t, const char *name, const char *op, const cha
 			t->n++;
 		}
 	}
-	snprintf(s->name, sizeof(s->name), "%s", name);
-	snprintf(s->op, sizeof(s->op), "%s", op);
-	snprintf(s->text, sizeof(s->text), "%s", text);
+	l7_join(s->name, sizeof(s->name), name, NULL);
+	l7_join(s->op, sizeof(s->op), op, NULL);
+	l7_join(s->text, sizeof(s->text), text, NULL);
 	s->age = t->next_age++;
 	return evicted;
 }

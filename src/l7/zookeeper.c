@@ -288,7 +288,7 @@ static void request(struct zk_state *s, struct l7_framer *d, l7_msg_fn fn, void 
 		if (xid == XID_PING)
 			return; /* keep-alive */
 		m.id = (uint32_t)xid;
-		snprintf(m.op, sizeof(m.op), "%s", op->name);
+		l7_join(m.op, sizeof(m.op), op->name, NULL);
 		if (op->body == ZB_MULTI) {
 			if (s->n_multi < ZK_MULTI_WAITING) {
 				s->multi[s->n_multi++] = xid;
@@ -302,9 +302,9 @@ static void request(struct zk_state *s, struct l7_framer *d, l7_msg_fn fn, void 
 			size_t have = n - 12 < pl ? n - 12 : pl;
 			char path[L7_TEXT_LEN - L7_OP_LEN];
 			l7_copy_printable(path, sizeof(path), b + 12, have);
-			snprintf(m.text, sizeof(m.text), "%s %s", op->name, path);
+			l7_join(m.text, sizeof(m.text), op->name, path);
 		} else {
-			snprintf(m.text, sizeof(m.text), "%s", op->name);
+			l7_join(m.text, sizeof(m.text), op->name, NULL);
 		}
 	} else {
 		/* an op this parser does not know: framed by its length all the same */
