@@ -449,6 +449,33 @@ static void pg_feed(void *sv, enum l7_dir dir, const uint8_t *data, size_t captu
 		l7_reader_next(&d->r, L7_U_FIXED, 5);
 	}
 	while (pos < total || (d->st == PG_BODY && !d->r.left)) {
+		/*
+		 * A typed message whole in the captured bytes (most are: a
+		 * query's Bind, Execute and Sync come in one chunk) is handed
+		 * to its parser where it lies, as the reader would hand it
+		 * after its header and body; anything else, the start-up and
+		 * garbage included, goes through the reader.
+		 */
+		if (d->st == PG_HEADER && !d->r.started && pos < captured && captured - pos >= 5) {
+			const uint8_t *h = data + pos;
+			uint32_t len = l7_be32(h + 1);
+			if (h[0] && known_type(h[0], req) && len >= 4 && len <= PG_MAX_LEN &&
+			    len - 4 <= captured - pos - 5) {
+				d->type = h[0];
+				d->r.at = h + 5;
+				d->r.have = len - 4 < L7_READER_BUF ? len - 4 : L7_READER_BUF;
+				d->r.cut = len - 4 > L7_READER_BUF;
+				d->r.uncaptured = false;
+				d->r.chunk = chunk;
+				if (req)
+					request(s, d->type, &d->r, fn, ctx);
+				else
+					response(s, d->type, &d->r, fn, ctx);
+				pos += 1 + len;
+				l7_reader_next(&d->r, L7_U_FIXED, 5);
+				continue;
+			}
+		}
 		enum l7_take t = l7_reader_take(&d->r, data, captured, total, &pos, chunk);
 		if (t == L7_TAKE_MORE)
 			break;
