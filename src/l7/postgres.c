@@ -433,6 +433,21 @@ static void lose(struct pg_state *s, struct pg_dir *d, bool garbage)
 	d->st = PG_LOST;
 }
 
+/* A typed message's header that may be one: a type the side sends, a length within the server's limit. */
+static bool typed_header(uint8_t type, uint32_t len, bool req)
+{
+	return known_type(type, req) && len >= 4 && len <= PG_MAX_LEN;
+}
+
+/* The typed message in d->r (d->type) to its side's parser. */
+static void typed_message(struct pg_state *s, struct pg_dir *d, bool req, l7_msg_fn fn, void *ctx)
+{
+	if (req)
+		request(s, d->type, &d->r, fn, ctx);
+	else
+		response(s, d->type, &d->r, fn, ctx);
+}
+
 static void pg_feed(void *sv, enum l7_dir dir, const uint8_t *data, size_t captured, size_t total,
 		    l7_msg_fn fn, void *ctx)
 {
@@ -459,18 +474,10 @@ static void pg_feed(void *sv, enum l7_dir dir, const uint8_t *data, size_t captu
 		if (d->st == PG_HEADER && !d->r.started && pos < captured && captured - pos >= 5) {
 			const uint8_t *h = data + pos;
 			uint32_t len = l7_be32(h + 1);
-			if (h[0] && known_type(h[0], req) && len >= 4 && len <= PG_MAX_LEN &&
-			    len - 4 <= captured - pos - 5) {
+			if (h[0] && typed_header(h[0], len, req) && len - 4 <= captured - pos - 5) {
 				d->type = h[0];
-				d->r.at = h + 5;
-				d->r.have = len - 4 < L7_READER_BUF ? len - 4 : L7_READER_BUF;
-				d->r.cut = len - 4 > L7_READER_BUF;
-				d->r.uncaptured = false;
-				d->r.chunk = chunk;
-				if (req)
-					request(s, d->type, &d->r, fn, ctx);
-				else
-					response(s, d->type, &d->r, fn, ctx);
+				l7_reader_whole(&d->r, h + 5, len - 4, chunk);
+				typed_message(s, d, req, fn, ctx);
 				pos += 1 + len;
 				l7_reader_next(&d->r, L7_U_FIXED, 5);
 				continue;
@@ -519,7 +526,7 @@ static void pg_feed(void *sv, enum l7_dir dir, const uint8_t *data, size_t captu
 				l7_reader_next(&d->r, L7_U_BODY, len - 5);
 				break;
 			}
-			if (!known_type(b[0], req) || len < 4 || len > PG_MAX_LEN) {
+			if (!typed_header(b[0], len, req)) {
 				lose(s, d, true);
 				return;
 			}
@@ -536,10 +543,9 @@ static void pg_feed(void *sv, enum l7_dir dir, const uint8_t *data, size_t captu
 			if (!d->type) {
 				startup(s, &d->r, d->code0);
 				l7_handshake(fn, ctx, d->r.chunk);
-			} else if (req)
-				request(s, d->type, &d->r, fn, ctx);
-			else
-				response(s, d->type, &d->r, fn, ctx);
+			} else {
+				typed_message(s, d, req, fn, ctx);
+			}
 			d->st = PG_HEADER;
 			l7_reader_next(&d->r, L7_U_FIXED, 5);
 			break;

@@ -13,6 +13,23 @@ void l7_reader_next(struct l7_reader *r, enum l7_unit unit, uint64_t n)
 	r->started = false;
 }
 
+/* Hands out the n bytes at p where they lie: at most L7_READER_BUF of them kept. */
+static void in_place(struct l7_reader *r, const uint8_t *p, size_t n)
+{
+	r->at = p;
+	r->have = n < L7_READER_BUF ? n : L7_READER_BUF;
+	r->cut = n > L7_READER_BUF;
+}
+
+void l7_reader_whole(struct l7_reader *r, const uint8_t *p, size_t n, uint64_t chunk)
+{
+	in_place(r, p, n);
+	r->left = 0;
+	r->uncaptured = false;
+	r->started = true;
+	r->chunk = chunk;
+}
+
 enum l7_take l7_reader_take(struct l7_reader *r, const uint8_t *data, size_t captured,
 			    size_t total, size_t *pos, uint64_t chunk)
 {
@@ -32,9 +49,7 @@ enum l7_take l7_reader_take(struct l7_reader *r, const uint8_t *data, size_t cap
 		size_t stop = lf ? (size_t)(lf - data) : p < end ? end : p;
 		size_t keep = stop - p;
 		if (lf && !r->have) { /* the whole line is in this chunk */
-			r->at = data + p;
-			r->have = keep < L7_READER_BUF ? keep : L7_READER_BUF;
-			r->cut = keep > L7_READER_BUF;
+			in_place(r, data + p, keep);
 			*pos = stop + 1;
 			return L7_TAKE_DONE;
 		}

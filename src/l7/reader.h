@@ -49,6 +49,13 @@ void l7_reader_next(struct l7_reader *r, enum l7_unit unit, uint64_t n);
 enum l7_take l7_reader_take(struct l7_reader *r, const uint8_t *data, size_t captured,
 			    size_t total, size_t *pos, uint64_t chunk);
 
+/*
+ * The unit is the n bytes at p, all captured and whole in the chunk number
+ * `chunk`: handed out where they lie (r.at), as l7_reader_take hands out
+ * such a unit, for a parser that found it whole itself.
+ */
+void l7_reader_whole(struct l7_reader *r, const uint8_t *p, size_t n, uint64_t chunk);
+
 /* Little- and big-endian field reads from a buffer the caller checked. */
 static inline uint32_t l7_le32(const uint8_t *p)
 {

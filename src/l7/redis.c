@@ -526,9 +526,13 @@ static bool whole_bulk(const uint8_t *p, size_t n, const uint8_t **body, size_t 
 	return true;
 }
 
+/*
+ * Both are entered only at a message's start, where reset_msg left the
+ * command, argument and error empty; what a request that turns out not
+ * whole wrote there, the reader's path clears again at the same start.
+ */
 static size_t rd_whole_request(struct rd_dir *d, const uint8_t *p, size_t n, uint64_t chunk)
 {
-	char cmd[RD_CMD_LEN] = "", arg[RD_ARG_LEN] = "";
 	size_t len, off, took, blen;
 	const uint8_t *body;
 	int64_t count;
@@ -540,17 +544,14 @@ static size_t rd_whole_request(struct rd_dir *d, const uint8_t *p, size_t n, uin
 		if (!whole_bulk(p + off, n - off, &body, &blen, &took))
 			return 0;
 		if (i == 0)
-			copy_word(cmd, sizeof(cmd), body, blen, true);
+			copy_word(d->cmd, sizeof(d->cmd), body, blen, true);
 		else if (i == 1)
-			copy_word(arg, sizeof(arg), body, blen, false);
+			copy_word(d->arg, sizeof(d->arg), body, blen, false);
 		off += took;
 	}
 	d->top = '*';
 	d->msg_chunk = chunk;
-	memcpy(d->cmd, cmd, sizeof(cmd));
-	memcpy(d->arg, arg, sizeof(arg));
 	d->has_arg = count > 1;
-	d->err[0] = '\0';
 	return off;
 }
 
@@ -568,11 +569,19 @@ static size_t rd_whole_response(struct rd_dir *d, const uint8_t *p, size_t n, ui
 	}
 	d->top = t;
 	d->msg_chunk = chunk;
-	d->cmd[0] = d->arg[0] = d->err[0] = '\0';
-	d->has_arg = false;
 	if (t == '-')
 		error_code(d->err, p + 1, len - 1);
 	return took;
+}
+
+/* A whole message: to the pairing, and the direction ready for the next one. */
+static void message_done(struct rd_state *s, struct rd_dir *d, bool req, l7_msg_fn fn, void *ctx)
+{
+	if (req)
+		emit_request(s, d, fn, ctx);
+	else
+		emit_response(s, d, fn, ctx);
+	reset_msg(d);
 }
 
 static void rd_feed(void *sv, enum l7_dir dir, const uint8_t *data, size_t captured, size_t total,
@@ -598,11 +607,7 @@ static void rd_feed(void *sv, enum l7_dir dir, const uint8_t *data, size_t captu
 					  : rd_whole_response(d, data + pos, captured - pos, chunk);
 			if (took) {
 				pos += took;
-				if (req)
-					emit_request(s, d, fn, ctx);
-				else
-					emit_response(s, d, fn, ctx);
-				reset_msg(d);
+				message_done(s, d, req, fn, ctx);
 				continue;
 			}
 		}
@@ -641,13 +646,8 @@ static void rd_feed(void *sv, enum l7_dir dir, const uint8_t *data, size_t captu
 			d->lost = true;
 			return;
 		}
-		if (r > 0) {
-			if (req)
-				emit_request(s, d, fn, ctx);
-			else
-				emit_response(s, d, fn, ctx);
-			reset_msg(d);
-		}
+		if (r > 0)
+			message_done(s, d, req, fn, ctx);
 		l7_reader_next(&d->r, L7_U_LINE, 0);
 	}
 }
