@@ -12,27 +12,28 @@
 #include <unistd.h>
 
 /*
- * How late a batched stream's records may be read. A wakeup costs the agent
- * more than the records it reads at moderate rates: its caches are cold
- * after every sleep (bench/exec, 2026-12-05: at 100 execs/s an exec cost
- * 57 CPU-us with 10 ms, 21 with 50 ms, execsnoop's 46-51). The records carry
- * their kernel times, so no latency or duration moves; what is late is a
- * trace line or a counter, by 50 ms at most.
+ * How late a batched stream's records may be read. Not longer: 50 ms was
+ * cheaper (bench/exec, 2026-12-05: an exec at 100 a second cost 21 CPU-us
+ * against 57, wakeups 19 a second against 90) but lost a short-lived
+ * container's name, which comes from its runtime's state files read when
+ * its exec is: `ctr run --rm` removes them within tens of ms of the exit
+ * (e2e test_containerd_pod_container_named_from_its_first_event). A longer
+ * period needs a container's first exec to wake the reader at once.
  */
-#define NS_BATCH_DELAY_NS 50000000
+#define NS_BATCH_DELAY_NS 10000000
 
 const struct stream_def stream_defs[NS_STREAM_COUNT] = {
 	/*
 	 * Nothing in an exec, fork or exit needs acting on at once: the cgroup
 	 * ids in the records name the container even after the process is gone,
 	 * and a new program's TLS libraries come through the files stream. So
-	 * at most 50 ms late, or sooner once 512 KiB (some 700 execs) wait.
+	 * at most 10 ms late, or sooner once 512 KiB (some 700 execs) wait.
 	 */
 	[NS_STREAM_PROC] = { "proc", NS_STREAM_PROC,
 			     { .kind = NS_WAKEUP_BATCHED, .max_delay_ns = NS_BATCH_DELAY_NS,
 			       .watermark = 512 * 1024 },
 			     2 << 20 },
-	/* High rate: at most 50 ms late, or sooner once 64 KiB are pending. */
+	/* High rate: at most 10 ms late, or sooner once 64 KiB are pending. */
 	[NS_STREAM_TCP] = { "tcp", NS_STREAM_TCP,
 			    { .kind = NS_WAKEUP_BATCHED, .max_delay_ns = NS_BATCH_DELAY_NS,
 			      .watermark = 64 * 1024 },
@@ -179,7 +180,7 @@ static void stream_consume(struct stream *s, bool from_timer)
 	}
 	s->draining = false;
 	/* Only the batch's own timer closes it: a read on demand (another
-	 * stream's hook) finding nothing says nothing of the next period. */
+	 * stream's hook) finding nothing says nothing of the next 10 ms. */
 	if (s->quiet_batches && (s->events != before || from_timer))
 		stream_batch_settle(s, s->events != before);
 	if (s->p.after_drain)
