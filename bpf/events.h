@@ -43,6 +43,19 @@ enum ns_proc_event_type {
 	NS_PROC_OOM_KILL = 4,
 };
 
+/*
+ * The cgroups that name a process's container: its cgroup v2 id, and the
+ * kernfs ids of its cgroups in the v1 cpu and memory hierarchies (what names
+ * a container on a v1 or hybrid host without reading /proc); those two are
+ * the v2 cgroup's id where the controllers live in v2, 0 if unknown.
+ */
+struct ns_cgroup_ids {
+	__u64 v2;
+	__u64 cpu;
+	__u64 memory;
+};
+_Static_assert(sizeof(struct ns_cgroup_ids) == 24, "ns_cgroup_ids is ABI");
+
 /* Common head of every proc record. */
 struct ns_proc_head {
 	__u32 type; /* enum ns_proc_event_type */
@@ -54,14 +67,7 @@ struct ns_proc_exec {
 	struct ns_proc_head h;
 	__u32 ppid;
 	__u32 uid;
-	__u64 cgroup_id; /* cgroup v2 id of the process */
-	/*
-	 * Kernfs ids of its cgroups in the v1 cpu and memory hierarchies (what
-	 * names a container on a v1 or hybrid host without reading /proc);
-	 * the v2 cgroup's id where those controllers live in v2, 0 if unknown.
-	 */
-	__u64 cgroup_cpu_id;
-	__u64 cgroup_memory_id;
+	struct ns_cgroup_ids cgroups;
 	__u32 filename_len; /* bytes of filename used, without NUL */
 	__u32 args_len;	    /* bytes of args used; arguments separated by NUL */
 	char comm[NS_COMM_LEN];
@@ -74,9 +80,7 @@ struct ns_proc_exit {
 	__u32 exit_code; /* (status >> 8) & 0xff */
 	__u32 signal;	 /* status & 0x7f, 0 when it exited by itself */
 	__u64 duration_ns; /* since the process started */
-	__u64 cgroup_id;
-	__u64 cgroup_cpu_id; /* as in ns_proc_exec */
-	__u64 cgroup_memory_id;
+	struct ns_cgroup_ids cgroups;
 	char comm[NS_COMM_LEN];
 };
 
@@ -229,14 +233,27 @@ enum ns_tls_fn {
 #define NS_TLS_COOKIE_GO_STACK_ABI (1u << 9) /* Go < 1.17: arguments and results on the stack */
 
 /*
- * Stream files: an executable file mapped for the first time since the agent
- * started (exec, or mmap with PROT_EXEC), so user space can probe it before
- * the program calls into it.
+ * Stream files, what must be acted on at once: an executable file mapped for
+ * the first time since the agent started (exec, or mmap with PROT_EXEC), so
+ * user space can probe it before the program calls into it; and the first
+ * exec in a set of cgroups, so a new container is named while its runtime's
+ * state and its cgroups still exist (the proc stream's exec record may be
+ * read tens of ms later, after a 1 ms container is gone).
  */
 enum ns_file_event_type {
 	NS_FILE_EXEC = 1, /* the new program of an exec */
 	NS_FILE_MMAP = 2, /* a file mapped executable (a library, by ld.so or dlopen) */
+	NS_FILE_CGROUPS = 3, /* the first exec seen in these cgroups: struct ns_cgroups_event */
 };
+
+
+struct ns_cgroups_event {
+	__u32 type; /* NS_FILE_CGROUPS */
+	__u32 pid;  /* the process whose exec it was */
+	__u64 ts_ns;
+	struct ns_cgroup_ids ids;
+};
+_Static_assert(sizeof(struct ns_cgroups_event) == 40, "ns_cgroups_event is ABI");
 
 /*
  * --hold-first-runs: the process was stopped (SIGSTOP) when it mapped this
@@ -261,6 +278,9 @@ struct ns_file_event {
 	__u32 gen;
 	__u32 pad;
 };
+_Static_assert(sizeof(struct ns_file_event) == 56, "ns_file_event is ABI");
+_Static_assert(sizeof(struct ns_cgroups_event) <= sizeof(struct ns_file_event),
+	       "the files stream's records fit its biggest");
 
 /* The files_seen map's value, by (dev, ino). */
 struct ns_file_seen {

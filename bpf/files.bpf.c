@@ -1,11 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Stream files: executable files mapped for the first time since the agent
- * started, so TLS libraries and binaries are probed before the program calls
- * into them. A file already reported costs a hash lookup; every other
- * mapping (anonymous, not executable) one branch.
+ * Stream files, what user space must act on at once: executable files mapped
+ * for the first time since the agent started, so TLS libraries and binaries
+ * are probed before the program calls into them; and the first exec in a set
+ * of cgroups, so a new container is named while it exists. A file or set of
+ * cgroups already reported costs a hash lookup; every other mapping
+ * (anonymous, not executable) one branch.
  */
 #include "common.bpf.h"
+#include "cgroups.bpf.h"
 #include "sockets.bpf.h"
 
 char LICENSE[] SEC("license") = "GPL";
@@ -118,12 +121,55 @@ static __always_inline void files_report(void *ctx, struct file *f, __u32 type, 
 	files_submit(ctx, e, sizeof(*e));
 }
 
+/*
+ * Sets of cgroups an exec was seen in. LRU: a container long gone makes
+ * room by itself; one evicted while alive is reported again, which costs
+ * user space a cached look-up.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 8192);
+	__type(key, struct ns_cgroup_ids);
+	__type(value, __u8);
+} cgroups_seen SEC(".maps");
+
+/*
+ * A container's name comes from its cgroups' paths and its runtime's state
+ * files, both gone soon after its last process: `ctr run --rm` removes them
+ * within tens of ms of a 1 ms process's exit, while the proc stream's exec
+ * record may wait for its batch. So the first exec in a set of cgroups is
+ * reported here, where the reader wakes at once.
+ */
+static __always_inline void files_report_cgroups(void *ctx, struct task_struct *task)
+{
+	struct ns_cgroup_ids ids;
+	__u8 one = 1;
+
+	ns_current_cgroup_ids(task, &ids);
+	if (bpf_map_lookup_elem(&cgroups_seen, &ids))
+		return;
+	if (bpf_map_update_elem(&cgroups_seen, &ids, &one, BPF_NOEXIST))
+		return; /* another CPU's exec in them got there first */
+	struct ns_cgroups_event *e = files_reserve(sizeof(*e));
+	if (!e) {
+		/* Lost (and counted): the next exec in them is reported instead. */
+		bpf_map_delete_elem(&cgroups_seen, &ids);
+		return;
+	}
+	e->type = NS_FILE_CGROUPS;
+	e->pid = ns_current_tgid();
+	e->ts_ns = bpf_ktime_get_ns();
+	e->ids = ids;
+	files_submit(ctx, e, sizeof(*e));
+}
+
 SEC("tracepoint/sched/sched_process_exec")
 int ns_files_exec(void *ctx)
 {
 	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
 	struct file *exe = BPF_CORE_READ(task, mm, exe_file);
 
+	files_report_cgroups(ctx, task);
 	if (exe)
 		files_report(ctx, exe, NS_FILE_EXEC, -1, 0);
 	return 0;

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /* Stream proc: exec, exit, fork and OOM kill, from tracepoints only. */
 #include "common.bpf.h"
+#include "cgroups.bpf.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
@@ -15,37 +16,6 @@ static __always_inline bool proc_wanted(void)
 {
 	return !filter_cgroup_id ||
 	       bpf_get_current_ancestor_cgroup_id(filter_cgroup_level) == filter_cgroup_id;
-}
-
-/*
- * The kernfs id of the task's cgroup in the hierarchy of one controller:
- * with the v2 id, what names its container on a v1 or hybrid host, so an
- * exec is attributed without reading /proc. The controllers' numbers depend
- * on the kernel's configuration, hence the enum relocations; 0 when the
- * kernel has no such controller.
- */
-static __always_inline __u64 proc_subsys_cgroup_id(struct task_struct *task, int subsys)
-{
-	struct cgroup_subsys_state *css;
-	struct css_set *cset = BPF_CORE_READ(task, cgroups);
-
-	if (subsys < 0 || bpf_core_read(&css, sizeof(css), &cset->subsys[subsys & 31]) || !css)
-		return 0;
-	return BPF_CORE_READ(css, cgroup, kn, id);
-}
-
-static __always_inline __u64 proc_cpu_cgroup_id(struct task_struct *task)
-{
-	if (!bpf_core_enum_value_exists(enum cgroup_subsys_id, cpu_cgrp_id))
-		return 0;
-	return proc_subsys_cgroup_id(task, bpf_core_enum_value(enum cgroup_subsys_id, cpu_cgrp_id));
-}
-
-static __always_inline __u64 proc_memory_cgroup_id(struct task_struct *task)
-{
-	if (!bpf_core_enum_value_exists(enum cgroup_subsys_id, memory_cgrp_id))
-		return 0;
-	return proc_subsys_cgroup_id(task, bpf_core_enum_value(enum cgroup_subsys_id, memory_cgrp_id));
 }
 
 SEC("tracepoint/sched/sched_process_exec")
@@ -63,9 +33,7 @@ int ns_proc_exec(struct trace_event_raw_sched_process_exec *ctx)
 	e->h.ts_ns = bpf_ktime_get_ns();
 	e->ppid = BPF_CORE_READ(task, real_parent, tgid);
 	e->uid = (__u32)bpf_get_current_uid_gid();
-	e->cgroup_id = bpf_get_current_cgroup_id();
-	e->cgroup_cpu_id = proc_cpu_cgroup_id(task);
-	e->cgroup_memory_id = proc_memory_cgroup_id(task);
+	ns_current_cgroup_ids(task, &e->cgroups);
 	bpf_get_current_comm(e->comm, sizeof(e->comm));
 
 	unsigned int off = ctx->__data_loc_filename & 0xFFFF;
@@ -142,9 +110,7 @@ int ns_proc_exit(struct trace_event_raw_sched_process_exit *ctx)
 	e->exit_code = (status >> 8) & 0xff;
 	e->signal = status & 0x7f;
 	e->duration_ns = now > start ? now - start : 0;
-	e->cgroup_id = bpf_get_current_cgroup_id();
-	e->cgroup_cpu_id = proc_cpu_cgroup_id(task);
-	e->cgroup_memory_id = proc_memory_cgroup_id(task);
+	ns_current_cgroup_ids(task, &e->cgroups);
 	bpf_get_current_comm(e->comm, sizeof(e->comm));
 	proc_submit(ctx, e, sizeof(*e));
 	return 0;

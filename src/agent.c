@@ -297,10 +297,24 @@ static void agent_l7_drained(void *ctx)
 	l7_tracker_reap(a->l7, clock_mono_ns());
 }
 
-/* --no-tls: new executable files are nobody's business (and --debug-l7-discard's records). */
-static int agent_ignore_record(void *ctx, const void *data, size_t len)
+/* --debug-l7-discard: the l7 records are read and dropped. */
+static int agent_discard_record(void *ctx, const void *data, size_t len)
 {
 	return 0;
+}
+
+/* The files stream: a set of cgroups' first exec names its container; files go to TLS. */
+static int agent_files_record(void *ctx, const void *data, size_t len)
+{
+	struct agent *a = ctx;
+	uint32_t type;
+
+	if (len < sizeof(type))
+		return -EINVAL;
+	memcpy(&type, data, sizeof(type));
+	if (type == NS_FILE_CGROUPS)
+		return proc_tracker_on_cgroups(a->procs, data, len);
+	return a->tls ? tls_manager_on_record(a->tls, data, len) : 0;
 }
 
 static int agent_open_streams(struct agent *a)
@@ -314,6 +328,7 @@ static int agent_open_streams(struct agent *a)
 			.bell = probes_bell(a->probes, i),
 			.bell_state = probes_bell_state(a->probes, i),
 			.debug_poll_ns = (uint64_t)a->cfg->debug_poll_ms * 1000000ull,
+			.debug_batch_ns = (uint64_t)a->cfg->debug_batch_ms * 1000000ull,
 		};
 		if (stream_defs[i].policy.kind == NS_WAKEUP_BATCHED && i != NS_STREAM_PROC) {
 			p.before_drain = agent_read_proc_first;
@@ -331,14 +346,14 @@ static int agent_open_streams(struct agent *a)
 			p.ctx = a->tcp;
 			break;
 		case NS_STREAM_L7:
-			p.fn = a->cfg->debug_l7_discard ? agent_ignore_record : l7_tracker_on_record;
+			p.fn = a->cfg->debug_l7_discard ? agent_discard_record : l7_tracker_on_record;
 			p.ctx = a->l7;
 			p.after_drain = agent_l7_drained;
 			p.after_drain_ctx = a;
 			break;
 		case NS_STREAM_FILES:
-			p.fn = a->tls ? tls_manager_on_record : agent_ignore_record;
-			p.ctx = a->tls;
+			p.fn = agent_files_record;
+			p.ctx = a;
 			break;
 		}
 		int err = stream_open(a->loop, &p, &a->streams[i]);

@@ -39,6 +39,7 @@ struct ns_config {
 	size_t max_l7_connections;
 	unsigned max_label_length;	/* Coroot's: label values cut to this */
 	unsigned debug_poll_ms;
+	unsigned debug_batch_ms;
 	bool debug_l7_discard;		/* l7 records read and dropped unparsed (bench) */
 	unsigned series_idle_s;		/* idle container series expire (Coroot: 10 min) */
 	const char *cgroup;		/* --cgroup: a cgroup v2 directory, or NULL */

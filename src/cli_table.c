@@ -308,6 +308,9 @@ const struct cli_opt cli_opts[] = {
 	/* Drain every stream on a fixed period, as polling agents do (bench only). */
 	{ CLI_INT, "debug-poll-ms", .env = "NODESCOPE_DEBUG_POLL_MS", .metavar = "MS",
 	  FIELD(debug_poll_ms), .min = 0, .max = 10000, .flags = CLI_HIDDEN },
+	/* Read the batched streams this late (tests: a record read after what it names is gone). */
+	{ CLI_INT, "debug-batch-ms", .env = "NODESCOPE_DEBUG_BATCH_MS", .metavar = "MS",
+	  FIELD(debug_batch_ms), .min = 0, .max = 60000, .flags = CLI_HIDDEN },
 	/* Read the l7 stream and drop its records unparsed: the kernel side's cost alone (bench only). */
 	{ CLI_FLAG, "debug-l7-discard", .env = "NODESCOPE_DEBUG_L7_DISCARD", FIELD(debug_l7_discard),
 	  .min = true, .flags = CLI_HIDDEN },

@@ -12,28 +12,30 @@
 #include <unistd.h>
 
 /*
- * How late a batched stream's records may be read. Not longer: 50 ms was
- * cheaper (bench/exec, 2026-12-05: an exec at 100 a second cost 21 CPU-us
- * against 57, wakeups 19 a second against 90) but lost a short-lived
- * container's name, which comes from its runtime's state files read when
- * its exec is: `ctr run --rm` removes them within tens of ms of the exit
- * (e2e test_containerd_pod_container_named_from_its_first_event). A longer
- * period needs a container's first exec to wake the reader at once.
+ * How late a batched stream's records may be read. 50 ms against 10: an
+ * exec at 100 a second cost 15.5 CPU-us against 49.8, with 19 wakeups a
+ * second against 90 (bench/exec, BENCHMARKS.md). What cannot wait that long
+ * goes on the files stream, read at once: a short-lived container's name
+ * comes from its cgroups and its runtime's state files, which `ctr run --rm`
+ * removes within tens of ms of the exit, so a set of cgroups' first exec is
+ * reported there (e2e test_containerd_pod_container_named_from_its_first_event
+ * lost that race at 50 ms before it was).
  */
-#define NS_BATCH_DELAY_NS 10000000
+#define NS_BATCH_DELAY_NS 50000000
 
 const struct stream_def stream_defs[NS_STREAM_COUNT] = {
 	/*
 	 * Nothing in an exec, fork or exit needs acting on at once: the cgroup
 	 * ids in the records name the container even after the process is gone,
-	 * and a new program's TLS libraries come through the files stream. So
-	 * at most 10 ms late, or sooner once 512 KiB (some 700 execs) wait.
+	 * and a new program's TLS libraries and a new container's first exec
+	 * come through the files stream. So at most 50 ms late, or sooner once
+	 * 512 KiB (some 700 execs) wait.
 	 */
 	[NS_STREAM_PROC] = { "proc", NS_STREAM_PROC,
 			     { .kind = NS_WAKEUP_BATCHED, .max_delay_ns = NS_BATCH_DELAY_NS,
 			       .watermark = 512 * 1024 },
 			     2 << 20 },
-	/* High rate: at most 10 ms late, or sooner once 64 KiB are pending. */
+	/* High rate: at most 50 ms late, or sooner once 64 KiB are pending. */
 	[NS_STREAM_TCP] = { "tcp", NS_STREAM_TCP,
 			    { .kind = NS_WAKEUP_BATCHED, .max_delay_ns = NS_BATCH_DELAY_NS,
 			      .watermark = 64 * 1024 },
@@ -43,7 +45,10 @@ const struct stream_def stream_defs[NS_STREAM_COUNT] = {
 			   { .kind = NS_WAKEUP_BATCHED, .max_delay_ns = NS_BATCH_DELAY_NS,
 			     .watermark = 1 << 20 },
 			   8 << 20 },
-	/* Rare (a file's first mapping) and urgent: its TLS calls may follow at once. */
+	/*
+	 * Rare and urgent: a file's first mapping (its TLS calls may follow at
+	 * once), a set of cgroups' first exec (the container may be gone soon).
+	 */
 	[NS_STREAM_FILES] = { "files", NS_STREAM_FILES,
 			      { .kind = NS_WAKEUP_IMMEDIATE, .watermark = 16 * 1024 }, 256 << 10 },
 };
@@ -135,7 +140,7 @@ static void stream_batch_settle(struct stream *s, bool found)
 	/*
 	 * Closed only after STREAM_EMPTY_TICKS empty reads in a row: at a few
 	 * dozen events a second, closing at the first would cost a wakeup per
-	 * event plus two reads, more than the timer's 100 a second.
+	 * event plus two reads, more than the timer's 20 a second.
 	 */
 	s->empty_ticks = found ? 0 : s->empty_ticks + 1;
 	if (!found && s->empty_ticks < STREAM_EMPTY_TICKS)
@@ -180,7 +185,7 @@ static void stream_consume(struct stream *s, bool from_timer)
 	}
 	s->draining = false;
 	/* Only the batch's own timer closes it: a read on demand (another
-	 * stream's hook) finding nothing says nothing of the next 10 ms. */
+	 * stream's hook) finding nothing says nothing of the next period. */
 	if (s->quiet_batches && (s->events != before || from_timer))
 		stream_batch_settle(s, s->events != before);
 	if (s->p.after_drain)
@@ -308,6 +313,8 @@ int stream_open(struct loop *l, const struct stream_params *p, struct stream **o
 	s->lost_fd = bpf_map__fd(p->lost);
 	s->policy = p->def->policy;
 	s->policy.watermark = stream_watermark(p->def, bpf_map__max_entries(p->ring));
+	if (p->debug_batch_ns && s->policy.kind == NS_WAKEUP_BATCHED)
+		s->policy.max_delay_ns = p->debug_batch_ns;
 	if (p->perf_cpu_bytes) {
 		err = loop_timer_new(l, stream_on_timer, s, &s->flush);
 		if (!err)

@@ -57,6 +57,7 @@ struct stream_params {
 	stream_record_fn fn;
 	void *ctx;
 	uint64_t debug_poll_ns; /* > 0: ignore the policy, drain on a fixed period */
+	uint64_t debug_batch_ns; /* > 0: a batched stream's max delay instead of its definition's */
 	/* Called before each drain (the agent reads the immediate streams first). */
 	void (*before_drain)(void *ctx);
 	void *before_drain_ctx;

@@ -30,9 +30,7 @@ int proc_event_decode(const void *data, size_t len, struct proc_event *out)
 			return -EINVAL;
 		out->ppid = e->ppid;
 		out->uid = e->uid;
-		out->cgroup_id = e->cgroup_id;
-		out->cgroup_cpu_id = e->cgroup_cpu_id;
-		out->cgroup_memory_id = e->cgroup_memory_id;
+		out->cgroups = e->cgroups;
 		copy_bounded(out->comm, e->comm, NS_COMM_LEN, NS_COMM_LEN);
 		copy_bounded(out->exe, e->filename, NS_PATH_LEN, e->filename_len);
 		size_t n = e->args_len < NS_ARGS_LEN ? e->args_len : NS_ARGS_LEN;
@@ -53,9 +51,7 @@ int proc_event_decode(const void *data, size_t len, struct proc_event *out)
 		out->exit_code = e->exit_code;
 		out->signal = e->signal;
 		out->duration_ns = e->duration_ns;
-		out->cgroup_id = e->cgroup_id;
-		out->cgroup_cpu_id = e->cgroup_cpu_id;
-		out->cgroup_memory_id = e->cgroup_memory_id;
+		out->cgroups = e->cgroups;
 		copy_bounded(out->comm, e->comm, NS_COMM_LEN, NS_COMM_LEN);
 		return 0;
 	}
@@ -64,7 +60,7 @@ int proc_event_decode(const void *data, size_t len, struct proc_event *out)
 		if (len < sizeof(*e))
 			return -EINVAL;
 		out->ppid = e->ppid;
-		out->cgroup_id = e->cgroup_id;
+		out->cgroups.v2 = e->cgroup_id;
 		copy_bounded(out->comm, e->comm, NS_COMM_LEN, NS_COMM_LEN);
 		return 0;
 	}

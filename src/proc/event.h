@@ -13,9 +13,7 @@ struct proc_event {
 	uint32_t ppid;	      /* exec, fork */
 	uint32_t uid;	      /* exec */
 	uint64_t ts_ns;	      /* CLOCK_MONOTONIC */
-	uint64_t cgroup_id;   /* exec, exit, fork */
-	uint64_t cgroup_cpu_id;	   /* exec, exit: v1 kernfs ids (events.h) */
-	uint64_t cgroup_memory_id; /* exec, exit */
+	struct ns_cgroup_ids cgroups; /* exec, exit; fork: v2 only */
 	uint32_t exit_code;   /* exit */
 	uint32_t signal;      /* exit */
 	uint64_t duration_ns; /* exit */

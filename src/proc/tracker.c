@@ -55,7 +55,7 @@ struct proc_tracker {
 
 	struct metric *starts, *exits, *oom_kills, *m_metadata, *info;
 	struct metric *table_size, *table_refused;
-	uint64_t n_missed, n_dropped, n_untracked, n_proc_reads;
+	uint64_t n_missed, n_dropped, n_untracked, n_proc_reads, n_cgroups_new;
 };
 
 
@@ -120,9 +120,9 @@ static const char *id_path(struct proc_tracker *t, int h, uint64_t id)
  * them at its root (the name=systemd hierarchy, which no id covers, may still
  * name it): /proc is read then.
  */
-static const char *ids_container(struct proc_tracker *t, const struct proc_event *ev)
+static const char *ids_container(struct proc_tracker *t, const struct ns_cgroup_ids *cg)
 {
-	const uint64_t ids[CG_COUNT] = { ev->cgroup_id, ev->cgroup_cpu_id, ev->cgroup_memory_id };
+	const uint64_t ids[CG_COUNT] = { cg->v2, cg->cpu, cg->memory };
 	char text[CG_COUNT * (CONTAINERS_PATH_MAX + 16)], pick[CONTAINERS_PATH_MAX];
 	uint64_t key = hmap_hash_bytes(ids, sizeof(ids));
 	size_t n = 0;
@@ -242,6 +242,10 @@ static const struct metric_def proc_metrics[] = {
 	  "kernel sent did not name one (every hierarchy they cover at its root, or a cgroup "
 	  "not found by id).",
 	  METRIC_COUNTER, METRIC_VALUE(struct proc_tracker, n_proc_reads) },
+	{ "nodescope_proc_cgroups_first_execs_total",
+	  "First execs in a set of cgroups (a new container, usually), reported by the kernel "
+	  "at once so the container is named while it exists.",
+	  METRIC_COUNTER, METRIC_VALUE(struct proc_tracker, n_cgroups_new) },
 	{ "nodescope_proc_inspect_missed_total",
 	  "Processes gone before their container was read from /proc (they keep the "
 	  "container inherited from their parent).",
@@ -406,6 +410,19 @@ void proc_tracker_reap_exited(struct proc_tracker *t, size_t n)
 	t->n_exited -= n;
 }
 
+int proc_tracker_on_cgroups(struct proc_tracker *t, const void *data, size_t len)
+{
+	const struct ns_cgroups_event *e = data;
+
+	if (len < sizeof(*e) || e->type != NS_FILE_CGROUPS)
+		return -EINVAL;
+	t->n_cgroups_new++;
+	/* Both answers are cached: the exec's record, read later, finds them. */
+	const char *named = ids_container(t, &e->ids);
+	trace_first_exec(t->o.trace, e->ts_ns, e->pid, e->ids.v2, named);
+	return 0;
+}
+
 int proc_tracker_on_record(void *ctx, const void *data, size_t len)
 {
 	struct proc_tracker *t = ctx;
@@ -435,7 +452,7 @@ int proc_tracker_on_record(void *ctx, const void *data, size_t len)
 			e->netns = 0; /* an unshare before the exec is the usual way to change it */
 			/* Runtimes move a process into its container's cgroup before exec:
 			 * the cgroup ids in the record say so at once. */
-			const char *named = ids_container(t, &ev);
+			const char *named = ids_container(t, &ev.cgroups);
 			if (named) {
 				proc_table_set_container(t->table, e, named);
 				e->inspected = true;
@@ -451,7 +468,7 @@ int proc_tracker_on_record(void *ctx, const void *data, size_t len)
 		if (e && e->exited)
 			e = NULL; /* a second exit of one pid: the first owner's entry */
 		if (e && !e->inspected) {
-			const char *named = ids_container(t, &ev);
+			const char *named = ids_container(t, &ev.cgroups);
 			if (named)
 				proc_table_set_container(t->table, e, named);
 		}

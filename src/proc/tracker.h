@@ -34,6 +34,14 @@ int proc_tracker_scan(struct proc_tracker *t);
 /* stream_record_fn for the proc stream. */
 int proc_tracker_on_record(void *ctx, const void *data, size_t len);
 
+/*
+ * The files stream's first exec in a set of cgroups (struct ns_cgroups_event):
+ * names their container now, while its cgroups and its runtime's state
+ * exist, for the exec's own record, which the batched proc stream may bring
+ * after a short-lived container is gone. -EINVAL for another record.
+ */
+int proc_tracker_on_cgroups(struct proc_tracker *t, const void *data, size_t len);
+
 struct proc_table *proc_tracker_table(struct proc_tracker *t);
 /* Container metadata cached from the runtimes is read again when next needed (SIGHUP). */
 void proc_tracker_forget_names(struct proc_tracker *t);

@@ -155,7 +155,7 @@ void trace_format_proc(struct strbuf *sb, const struct proc_event *e, const char
 		json_key_str(sb, "comm", e->comm);
 		json_key_str(sb, "exe", e->exe);
 		json_key_str(sb, "args", e->args);
-		json_key_u64(sb, "cgroup_id", e->cgroup_id);
+		json_key_u64(sb, "cgroup_id", e->cgroups.v2);
 		break;
 	case NS_PROC_EXIT:
 		json_key_str(sb, "comm", e->comm);
@@ -183,6 +183,21 @@ void trace_proc(struct trace *t, const struct proc_event *e, const char *contain
 	if (!trace_on(t))
 		return;
 	trace_format_proc(&t->line, e, container, t->mono_to_real_ns);
+	trace_write(t);
+}
+
+void trace_first_exec(struct trace *t, uint64_t ts_ns, uint32_t pid, uint64_t cgroup_id,
+		      const char *container)
+{
+	if (!trace_on(t))
+		return;
+	json_begin(&t->line, "first_exec");
+	json_key_ts(&t->line, ts_ns, t->mono_to_real_ns);
+	json_key_u64(&t->line, "pid", pid);
+	json_key_u64(&t->line, "cgroup_id", cgroup_id);
+	if (container)
+		json_key_str(&t->line, "container", container);
+	json_end(&t->line);
 	trace_write(t);
 }
 

@@ -59,6 +59,9 @@ static inline bool trace_wanted(const struct trace *t)
 void trace_ready(struct trace *t);
 /* container: the process' container as known now (may be NULL). */
 void trace_proc(struct trace *t, const struct proc_event *e, const char *container);
+/* The first exec seen in a set of cgroups; container NULL when their ids name none. */
+void trace_first_exec(struct trace *t, uint64_t ts_ns, uint32_t pid, uint64_t cgroup_id,
+		      const char *container);
 
 /* One application-protocol request with its response, as trace prints it. */
 struct trace_l7 {

@@ -59,6 +59,28 @@ def run_sh_in_cgroup(rel, script):
     return subprocess.Popen(["/bin/sh", "-c", f"echo $$ > {path}/cgroup.procs; {script}"])
 
 
+def test_container_named_at_its_first_exec_though_its_cgroup_is_gone_when_the_exec_is_read(
+        agent_factory):
+    """A set of cgroups' first exec is reported at once (a `first_exec` line, from the files
+    stream) and names the container then. The exec's own record, read later (the proc stream is
+    batched; --debug-batch-ms makes it 8 s here), still names it after the cgroup was removed,
+    when the kernel no longer tells the cgroup's path by its id and /proc has no such process."""
+    rel = f"/system.slice/nodescope-e2e-gone-{os.getpid()}.service"
+    a = agent_factory("--events", "proc", "--debug-batch-ms", "8000")
+    p = run_sh_in_cgroup(rel, "exec sleep 1000")
+    try:
+        # sh's own exec, before it moved, may be its first in the test's cgroups too.
+        a.wait_for(lambda evs: [e for e in evs if e["type"] == "first_exec" and e["pid"] == p.pid
+                                and e.get("container") == rel], what="the cgroup's first exec")
+    finally:
+        p.kill()
+        p.wait(10)
+    remove_cgroups(rel)
+    assert not os.path.exists(cgroup2_root() + rel)
+    assert container_of(a, p.pid) == rel
+    assert a.metric("nodescope_proc_cgroups_first_execs_total") >= 1
+
+
 def test_standalone_processes_left_out_as_coroot_does(agent_factory):
     """A user session's process is traced under its cgroup path but makes no series (counted);
     a systemd service's does; --keep-standalone-processes reports both."""

@@ -112,6 +112,7 @@ static void assert_defaults_except_mode(const struct ns_config *c)
 	assert_int_equal(c->max_series, 10000);
 	assert_int_equal(c->max_processes, 131072);
 	assert_int_equal(c->debug_poll_ms, 0);
+	assert_int_equal(c->debug_batch_ms, 0);
 	assert_false(c->verbose);
 }
 
@@ -710,6 +711,10 @@ static void check_poll(const struct ns_config *c)
 {
 	assert_int_equal(c->debug_poll_ms, 10);
 }
+static void check_batch(const struct ns_config *c)
+{
+	assert_int_equal(c->debug_batch_ms, 3000);
+}
 static void check_lacks(const struct ns_config *c)
 {
 	assert_int_equal(c->kernel_lacks, 1u << KF_TASK_STORAGE);
@@ -781,6 +786,7 @@ static const struct option_case {
 	{ "verbose", "NODESCOPE_VERBOSE", NULL, check_verbose, "on", "yes or no" },
 	{ "debug-l7-discard", "NODESCOPE_DEBUG_L7_DISCARD", NULL, check_l7_discard, "on", "yes or no" },
 	{ "debug-poll-ms", "NODESCOPE_DEBUG_POLL_MS", "10", check_poll, "10001", "(0..10000)" },
+	{ "debug-batch-ms", "NODESCOPE_DEBUG_BATCH_MS", "3000", check_batch, "60001", "(0..60000)" },
 	{ "debug-series-idle", "NODESCOPE_DEBUG_SERIES_IDLE", "2s", check_series_idle, "0",
 	  "1..31536000 seconds" },
 	{ "debug-kernel-lacks", "NODESCOPE_DEBUG_KERNEL_LACKS", "task_storage", check_lacks, "warp",

@@ -211,7 +211,7 @@ static void test_exec_line_plain(void **state)
 		.ppid = 1,
 		.uid = 1000,
 		.ts_ns = 5000000000ull,
-		.cgroup_id = 12345,
+		.cgroups.v2 = 12345,
 	};
 	strcpy(e.comm, "bash");
 	strcpy(e.exe, "/usr/bin/bash");
@@ -230,7 +230,7 @@ static void test_exec_line_odd_strings(void **state)
 		.ppid = 6,
 		.uid = 0,
 		.ts_ns = 10,
-		.cgroup_id = 1,
+		.cgroups.v2 = 1,
 	};
 	/* 15 bytes, as the kernel's comm: quote, backslash, controls, DEL, bad UTF-8 */
 	strcpy(e.comm, "a\"b\\c\n\t\x01\x7f\xff\xc3\xa9z");
@@ -258,7 +258,7 @@ static void test_exec_line_from_record(void **state)
 	r.h.ts_ns = 2000;
 	r.ppid = 99;
 	r.uid = 33;
-	r.cgroup_id = 77;
+	r.cgroups.v2 = 77;
 	memcpy(r.comm, "we\"ird\x1b", 7);
 	static const char fn[] = "/bin/\xff";
 	memcpy(r.filename, fn, sizeof(fn) - 1);
@@ -288,7 +288,7 @@ static void test_exit_line(void **state)
 		.type = NS_PROC_EXIT,
 		.pid = 555,
 		.ts_ns = 123456789,
-		.cgroup_id = 9, /* not printed for exit */
+		.cgroups.v2 = 9, /* not printed for exit */
 		.exit_code = 1,
 		.signal = 9,
 		.duration_ns = 3000000001ull,

@@ -184,7 +184,7 @@ static void test_decode_exec(void **state)
 	r.h.ts_ns = 987654321012ull;
 	r.ppid = 1;
 	r.uid = 1000;
-	r.cgroup_id = 0x1122334455667788ull;
+	r.cgroups = (struct ns_cgroup_ids){ 0x1122334455667788ull, 41, 42 };
 	strcpy(r.comm, "ls");
 	strcpy(r.filename, "/usr/bin/ls");
 	r.filename_len = 11;
@@ -199,7 +199,9 @@ static void test_decode_exec(void **state)
 	assert_int_equal(e.ts_ns, 987654321012ull);
 	assert_int_equal(e.ppid, 1);
 	assert_int_equal(e.uid, 1000);
-	assert_int_equal(e.cgroup_id, 0x1122334455667788ull);
+	assert_int_equal(e.cgroups.v2, 0x1122334455667788ull);
+	assert_int_equal(e.cgroups.cpu, 41);
+	assert_int_equal(e.cgroups.memory, 42);
 	assert_string_equal(e.comm, "ls");
 	assert_string_equal(e.exe, "/usr/bin/ls");
 	assert_string_equal(e.args, "ls -l /tmp");
@@ -318,7 +320,7 @@ static void test_decode_exit(void **state)
 	r.exit_code = 3;
 	r.signal = 15;
 	r.duration_ns = 123456789ull;
-	r.cgroup_id = 99;
+	r.cgroups = (struct ns_cgroup_ids){ 99, 98, 97 };
 	memcpy(r.comm, "abcdefghijklmnop", NS_COMM_LEN); /* no NUL */
 
 	junk(&e);
@@ -329,7 +331,9 @@ static void test_decode_exit(void **state)
 	assert_int_equal(e.exit_code, 3);
 	assert_int_equal(e.signal, 15);
 	assert_int_equal(e.duration_ns, 123456789ull);
-	assert_int_equal(e.cgroup_id, 99);
+	assert_int_equal(e.cgroups.v2, 99);
+	assert_int_equal(e.cgroups.cpu, 98);
+	assert_int_equal(e.cgroups.memory, 97);
 	assert_string_equal(e.comm, "abcdefghijklmnop");
 	assert_int_equal(e.ppid, 0);
 	assert_int_equal(e.uid, 0);
@@ -357,7 +361,7 @@ static void test_decode_fork(void **state)
 	assert_int_equal(e.pid, 500);
 	assert_int_equal(e.ts_ns, 1);
 	assert_int_equal(e.ppid, 499);
-	assert_int_equal(e.cgroup_id, 7);
+	assert_int_equal(e.cgroups.v2, 7);
 	assert_string_equal(e.comm, "make");
 	assert_int_equal(e.uid, 0);
 	assert_int_equal(e.exit_code, 0);
@@ -383,7 +387,7 @@ static void test_decode_oom(void **state)
 	assert_int_equal(e.ts_ns, 2);
 	assert_int_equal(e.trigger_pid, 601);
 	assert_int_equal(e.ppid, 0);
-	assert_int_equal(e.cgroup_id, 0);
+	assert_int_equal(e.cgroups.v2, 0);
 	assert_string_equal(e.comm, "");
 	assert_string_equal(e.exe, "");
 	assert_string_equal(e.args, "");
