@@ -26,7 +26,4 @@ struct stream_policy {
 enum stream_action stream_policy_on_wakeup(const struct stream_policy *p, bool timer_armed,
 					   uint64_t pending);
 
-/* Parses "immediate" or "batched:<max_delay_ms>:<watermark_bytes>". */
-int stream_policy_parse(const char *s, struct stream_policy *out);
-
 #endif

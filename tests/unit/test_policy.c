@@ -98,97 +98,6 @@ static void test_batched_sequence(void **state)
 	assert_int_equal(stream_policy_on_wakeup(&batched, armed, pending), STREAM_DRAIN);
 }
 
-/* ---- stream_policy_parse ---- */
-
-static void test_parse_immediate(void **state)
-{
-	struct stream_policy p;
-
-	memset(&p, 0x5a, sizeof(p));
-	assert_int_equal(stream_policy_parse("immediate", &p), 0);
-	assert_int_equal(p.kind, NS_WAKEUP_IMMEDIATE);
-	assert_int_equal(p.max_delay_ns, 0);
-	assert_int_equal(p.watermark, 0);
-}
-
-static void test_parse_batched(void **state)
-{
-	struct stream_policy p;
-
-	memset(&p, 0x5a, sizeof(p));
-	assert_int_equal(stream_policy_parse("batched:5:4096", &p), 0);
-	assert_int_equal(p.kind, NS_WAKEUP_BATCHED);
-	assert_int_equal(p.max_delay_ns, 5000000ull);
-	assert_int_equal(p.watermark, 4096);
-
-	assert_int_equal(stream_policy_parse("batched:1:1", &p), 0);
-	assert_int_equal(p.max_delay_ns, 1000000ull);
-	assert_int_equal(p.watermark, 1);
-
-	assert_int_equal(stream_policy_parse("batched:10000:18446744073709551615", &p), 0);
-	assert_int_equal(p.max_delay_ns, 10000000000ull);
-	assert_int_equal(p.watermark, UINT64_MAX);
-
-	assert_int_equal(stream_policy_parse("batched:0100:065536", &p), 0);
-	assert_int_equal(p.max_delay_ns, 100000000ull);
-	assert_int_equal(p.watermark, 65536);
-}
-
-static void test_parse_bad(void **state)
-{
-	static const char *const bad[] = {
-		"",
-		"immediate ",
-		" immediate",
-		"Immediate",
-		"immediately",
-		"batched",
-		"batched:",
-		"batched:5",
-		"batched:5:",
-		"batched::4096",
-		"batched:0:4096",	/* no delay */
-		"batched:10001:4096",	/* delay too long */
-		"batched:5:0",		/* no watermark */
-		"batched:5:4096:",
-		"batched:5:4096:1",
-		"batched:5:4k",
-		"batched:5ms:4096",
-		"batched:x:4096",
-		"batched:5:x",
-		"batched:5:4096 ",
-		"batched;5;4096",
-		"Batched:5:4096",
-		"batched:-5:4096",
-		"batched:5:-1",		/* would be 2^64-1 if strtoull's sign were let through */
-		"batched:5:-4096",
-		"batched:+5:4096",
-		"batched:5:+4096",
-		"batched: 5:4096",
-		"batched:5: 4096",
-		"batched:5:18446744073709551616",	  /* 2^64: out of range */
-		"batched:5:99999999999999999999999999",
-		"batched:99999999999999999999999999:1",
-	};
-	struct stream_policy p, before;
-
-	int wrong = 0;
-
-	memset(&before, 0x5a, sizeof(before));
-	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-		p = before;
-		int err = stream_policy_parse(bad[i], &p);
-		if (err != -EINVAL) {
-			print_error("stream_policy_parse(\"%s\") = %d, want -EINVAL\n", bad[i], err);
-			wrong++;
-		} else if (memcmp(&p, &before, sizeof(p))) {
-			print_error("stream_policy_parse(\"%s\") wrote *out on error\n", bad[i]);
-			wrong++;
-		}
-	}
-	assert_int_equal(wrong, 0);
-}
-
 /* ---- ns_wakeup_flags (the BPF side) ---- */
 
 static void test_wakeup_immediate(void **state)
@@ -338,9 +247,6 @@ int main(void)
 		cmocka_unit_test(test_batched_at_or_over_watermark),
 		cmocka_unit_test(test_batched_degenerate),
 		cmocka_unit_test(test_batched_sequence),
-		cmocka_unit_test(test_parse_immediate),
-		cmocka_unit_test(test_parse_batched),
-		cmocka_unit_test(test_parse_bad),
 		cmocka_unit_test(test_wakeup_immediate),
 		cmocka_unit_test(test_wakeup_batched),
 		cmocka_unit_test(test_wakeup_watermark_zero),
