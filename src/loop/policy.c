@@ -1,6 +1,5 @@
 #include "policy.h"
 
-
 enum stream_action stream_policy_on_wakeup(const struct stream_policy *p, bool timer_armed,
 					   uint64_t pending)
 {
