@@ -12,8 +12,8 @@
 #include <unistd.h>
 
 /*
- * How late a batched stream's records may be read. 50 ms against 10: an
- * exec at 100 a second cost 15.5 CPU-us against 49.8, with 19 wakeups a
+ * How late the proc and tcp streams' records may be read. 50 ms against 10:
+ * an exec at 100 a second cost 18.7 CPU-us against 68.6, with 19 wakeups a
  * second against 90 (bench/exec, BENCHMARKS.md). What cannot wait that long
  * goes on the files stream, read at once: a short-lived container's name
  * comes from its cgroups and its runtime's state files, which `ctr run --rm`
@@ -22,6 +22,14 @@
  * lost that race at 50 ms before it was).
  */
 #define NS_BATCH_DELAY_NS 50000000
+
+/*
+ * The l7 stream's: at 50 ms a busy server's batch reaches the stream's
+ * watermark (some 3,500 HTTP requests), and reading that many at once, at
+ * nice -20, holds the server off its CPU: nginx's p99 latency rose from
+ * 0.70-0.83 ms to 0.84-1.30 and its throughput fell (bench/http, 2026-12-05).
+ */
+#define NS_L7_BATCH_DELAY_NS 10000000
 
 const struct stream_def stream_defs[NS_STREAM_COUNT] = {
 	/*
@@ -42,7 +50,7 @@ const struct stream_def stream_defs[NS_STREAM_COUNT] = {
 			    1 << 20 },
 	/* Payload prefixes: the highest rate of all, so the biggest ring. */
 	[NS_STREAM_L7] = { "l7", NS_STREAM_L7,
-			   { .kind = NS_WAKEUP_BATCHED, .max_delay_ns = NS_BATCH_DELAY_NS,
+			   { .kind = NS_WAKEUP_BATCHED, .max_delay_ns = NS_L7_BATCH_DELAY_NS,
 			     .watermark = 1 << 20 },
 			   8 << 20 },
 	/*
@@ -140,7 +148,7 @@ static void stream_batch_settle(struct stream *s, bool found)
 	/*
 	 * Closed only after STREAM_EMPTY_TICKS empty reads in a row: at a few
 	 * dozen events a second, closing at the first would cost a wakeup per
-	 * event plus two reads, more than the timer's 20 a second.
+	 * event plus two reads, more than the timer's reads.
 	 */
 	s->empty_ticks = found ? 0 : s->empty_ticks + 1;
 	if (!found && s->empty_ticks < STREAM_EMPTY_TICKS)
