@@ -26,6 +26,7 @@ struct recent_exit {
 struct recent_req {
 	struct hmap_node node;
 	char *container, *proto, *method, *path;
+	size_t path_len;
 	bool inbound;
 	uint64_t count, errors, dur_ns;
 	uint64_t slot_min[SLOTS]; /* which minute each slot counts */
@@ -139,12 +140,17 @@ static char *dup_cut(const char *s, size_t max, const char *stop)
 	return d;
 }
 
-/* Whether row c is the one of these fields (path: its first plen bytes). */
+/*
+ * Whether row c is the one of these fields (path: its first plen bytes).
+ * The fields that tell a connection's rows apart come first: the rows
+ * tried are mostly one container's and protocol's.
+ */
 static bool req_is(const struct recent_req *c, bool inbound, const char *container, const char *proto,
 		   const char *method, const char *path, size_t plen)
 {
-	return c->inbound == inbound && !strcmp(c->container, container) && !strcmp(c->proto, proto) &&
-	       !strcmp(c->method, method) && strlen(c->path) == plen && !memcmp(c->path, path, plen);
+	return c->inbound == inbound && c->path_len == plen && !strcmp(c->method, method) &&
+	       !memcmp(c->path, path, plen) && !strcmp(c->proto, proto) &&
+	       !strcmp(c->container, container);
 }
 
 void page_recent_on_l7(void *ctx, const struct trace_l7 *rq)
@@ -186,6 +192,7 @@ void page_recent_on_l7(void *ctx, const struct trace_l7 *rq)
 		q->proto = strdup(proto);
 		q->method = dup_cut(method, 64, "");
 		q->path = dup_cut(path, plen, "");
+		q->path_len = plen;
 		q->inbound = rq->inbound;
 		if (!q->container || !q->proto || !q->method || !q->path) {
 			req_free(q);

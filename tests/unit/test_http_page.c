@@ -174,8 +174,30 @@ static void test_recent_rows_found_again(void **state)
 		rq.path = i < 4 ? "/a" : "/b"; /* then another path, same everything else */
 		page_recent_on_l7(r, &rq);
 	}
+	/* Then one field differs at a time, after the row it differs from was found. */
+	rq.inbound = false;
+	rq.path = "/a";
+	struct trace_l7 other_method = rq, other_proto = rq, other_container = rq, prefix = rq;
+	other_method.method = "POST";
+	other_proto.proto = "h2";
+	other_container.container = "/d";
+	prefix.path = "/ab";
+	const struct trace_l7 *variants[] = { &other_method, &other_proto, &other_container, &prefix };
+	for (size_t i = 0; i < sizeof(variants) / sizeof(variants[0]); i++) {
+		page_recent_on_l7(r, &rq);
+		page_recent_on_l7(r, variants[i]);
+	}
 	page_recent_json(r, "/c", 61 * S, 10, &out);
-	assert_non_null(strstr(strbuf_str(&out), "\"inbound\":false,\"method\":\"GET\",\"path\":\"/a\",\"count\":2,"));
+	assert_non_null(strstr(strbuf_str(&out), "\"proto\":\"http\",\"inbound\":false,\"method\":\"GET\",\"path\":\"/a\",\"count\":6,"));
+	assert_non_null(strstr(strbuf_str(&out), "\"inbound\":false,\"method\":\"POST\",\"path\":\"/a\",\"count\":1,"));
+	assert_non_null(strstr(strbuf_str(&out), "\"proto\":\"h2\",\"inbound\":false,\"method\":\"GET\",\"path\":\"/a\",\"count\":1,"));
+	assert_non_null(strstr(strbuf_str(&out), "\"inbound\":false,\"method\":\"GET\",\"path\":\"/ab\",\"count\":1,"));
+	strbuf_reset(&out);
+	page_recent_json(r, "/d", 61 * S, 10, &out);
+	assert_non_null(strstr(strbuf_str(&out), "\"inbound\":false,\"method\":\"GET\",\"path\":\"/a\",\"count\":1,"));
+	strbuf_reset(&out);
+	page_recent_json(r, "/c", 61 * S, 10, &out);
+	assert_non_null(strstr(strbuf_str(&out), "\"inbound\":false,\"method\":\"GET\",\"path\":\"/a\",\"count\":6,"));
 	assert_non_null(strstr(strbuf_str(&out), "\"inbound\":true,\"method\":\"GET\",\"path\":\"/a\",\"count\":2,"));
 	assert_non_null(strstr(strbuf_str(&out), "\"inbound\":false,\"method\":\"GET\",\"path\":\"/b\",\"count\":1,"));
 	assert_non_null(strstr(strbuf_str(&out), "\"inbound\":true,\"method\":\"GET\",\"path\":\"/b\",\"count\":1,"));
