@@ -43,7 +43,6 @@ struct am_dir {
 	enum am_st st;
 	bool lost;
 	uint8_t type;
-	uint64_t chunks;
 };
 
 struct am_state {
@@ -134,7 +133,7 @@ static void method(struct am_state *s, struct am_dir *d, bool client, l7_msg_fn 
 	} else {
 		return;
 	}
-	struct l7_msg msg = { .kind = L7_MSG_REQUEST_NOREPLY, .chunk_index = d->r.chunk };
+	struct l7_msg msg = { .kind = L7_MSG_REQUEST_NOREPLY };
 	strcpy(msg.op, client ? "produce" : "consume");
 	exchange[0] = '\0';
 	if (shortstr(b, n, &off, exchange, sizeof(exchange)))
@@ -149,7 +148,6 @@ static void am_feed(void *sv, enum l7_dir dir, const uint8_t *data, size_t captu
 {
 	struct am_state *s = sv;
 	struct am_dir *d = &s->d[dir];
-	uint64_t chunk = d->chunks++;
 	bool client = dir == L7_DIR_REQUEST;
 	size_t pos = 0;
 
@@ -161,7 +159,7 @@ static void am_feed(void *sv, enum l7_dir dir, const uint8_t *data, size_t captu
 		l7_reader_next(&d->r, L7_U_FIXED, AM_HEADER);
 	}
 	while (pos < total) {
-		enum l7_take t = l7_reader_take(&d->r, data, captured, total, &pos, chunk);
+		enum l7_take t = l7_reader_take(&d->r, data, captured, total, &pos);
 		if (t == L7_TAKE_MORE)
 			break;
 		if (t == L7_TAKE_LOST) {
@@ -187,13 +185,10 @@ static void am_feed(void *sv, enum l7_dir dir, const uint8_t *data, size_t captu
 				d->lost = true;
 				return;
 			}
-			uint64_t c = d->r.chunk;
 			d->st = AM_PAYLOAD;
 			/* a method's payload is kept; content is skipped unread; both with the frame end */
 			l7_reader_next(&d->r, d->type == T_METHOD ? L7_U_BODY : L7_U_SKIP,
 				       (uint64_t)size + 1);
-			d->r.chunk = c;
-			d->r.started = true;
 			continue;
 		}
 		case AM_PROTO_TAIL:

@@ -62,7 +62,6 @@ struct cq_dir {
 	unsigned seg_have;
 	uint32_t seg_left; /* payload or CRC bytes still to come */
 	bool seg_lost;
-	uint64_t chunks;
 };
 
 struct cq_prepare {
@@ -254,8 +253,7 @@ static void request(struct cq_state *s, struct cq_dir *d, l7_msg_fn fn, void *ct
 	uint8_t op = h[4], flags = h[1];
 	int16_t stream = (int16_t)l7_be16(h + 2);
 	struct cur c = { .p = d->r.at, .n = d->r.have };
-	struct l7_msg m = { .kind = L7_MSG_REQUEST, .has_id = true, .id = (uint16_t)stream,
-			    .chunk_index = d->r.chunk };
+	struct l7_msg m = { .kind = L7_MSG_REQUEST, .has_id = true, .id = (uint16_t)stream };
 
 	if (op == OP_STARTUP || op == OP_OPTIONS || op == OP_REGISTER || op == OP_AUTH_RESPONSE) {
 		if (op == OP_STARTUP && !(flags & F_COMPRESSED))
@@ -365,7 +363,7 @@ static void response(struct cq_state *s, struct cq_dir *d, l7_msg_fn fn, void *c
 	int16_t stream = (int16_t)l7_be16(h + 2);
 	struct cur c = { .p = d->r.at, .n = d->r.have };
 	struct l7_msg m = { .kind = L7_MSG_RESPONSE, .has_id = true, .id = (uint16_t)stream,
-			    .status = L7_STATUS_OK, .chunk_index = d->r.chunk };
+			    .status = L7_STATUS_OK };
 
 	if (in_control(s, stream, op != OP_AUTH_CHALLENGE)) {
 		if (h[0] == 0x85 && (op == OP_READY || op == OP_AUTHENTICATE))
@@ -397,15 +395,15 @@ static void response(struct cq_state *s, struct cq_dir *d, l7_msg_fn fn, void *c
 }
 
 static void segments(struct cq_state *s, struct cq_dir *d, bool req, const uint8_t *data,
-		     size_t captured, size_t total, uint64_t chunk, l7_msg_fn fn, void *ctx);
+		     size_t captured, size_t total, l7_msg_fn fn, void *ctx);
 
 /* Envelopes from data[0..total) (the first `captured` bytes there). */
 static void envelopes(struct cq_state *s, struct cq_dir *d, bool req, const uint8_t *data,
-		      size_t captured, size_t total, uint64_t chunk, l7_msg_fn fn, void *ctx)
+		      size_t captured, size_t total, l7_msg_fn fn, void *ctx)
 {
 	size_t pos = 0;
 	while (pos < total && !d->lost) {
-		enum l7_take t = l7_reader_take(&d->r, data, captured, total, &pos, chunk);
+		enum l7_take t = l7_reader_take(&d->r, data, captured, total, &pos);
 		if (t == L7_TAKE_MORE)
 			return;
 		if (t == L7_TAKE_LOST) {
@@ -420,11 +418,8 @@ static void envelopes(struct cq_state *s, struct cq_dir *d, bool req, const uint
 				d->lost = true;
 				return;
 			}
-			uint64_t c = d->r.chunk;
 			d->in_body = true;
 			l7_reader_next(&d->r, L7_U_BODY, l7_be32(d->hdr + 5));
-			d->r.chunk = c;
-			d->r.started = true;
 			if (l7_be32(d->hdr + 5))
 				continue;
 			/* an empty body (OPTIONS, READY): complete now */
@@ -441,8 +436,8 @@ static void envelopes(struct cq_state *s, struct cq_dir *d, bool req, const uint
 			d->seg_have = 0;
 			if (pos < total) {
 				size_t cap = captured > pos ? captured - pos : 0;
-				segments(s, d, req, cap ? data + pos : NULL, cap, total - pos, chunk,
-					 fn, ctx);
+				segments(s, d, req, cap ? data + pos : NULL, cap, total - pos, fn,
+					 ctx);
 			}
 			return;
 		}
@@ -451,7 +446,7 @@ static void envelopes(struct cq_state *s, struct cq_dir *d, bool req, const uint
 
 /* Version 5's segments from data[0..total): their payloads go to envelopes(). */
 static void segments(struct cq_state *s, struct cq_dir *d, bool req, const uint8_t *data,
-		     size_t captured, size_t total, uint64_t chunk, l7_msg_fn fn, void *ctx)
+		     size_t captured, size_t total, l7_msg_fn fn, void *ctx)
 {
 	size_t pos = 0;
 	while (pos < total && !d->seg_lost) {
@@ -494,7 +489,7 @@ static void segments(struct cq_state *s, struct cq_dir *d, bool req, const uint8
 			if (s->compression)
 				s->cnt.truncated += d->seg_left == n; /* passed unread, once each */
 			else
-				envelopes(s, d, req, cap ? data + pos : NULL, cap, n, chunk, fn, ctx);
+				envelopes(s, d, req, cap ? data + pos : NULL, cap, n, fn, ctx);
 			pos += n;
 			d->seg_left -= (uint32_t)n;
 			if (!d->seg_left) {
@@ -521,11 +516,10 @@ static void cq_feed(void *sv, enum l7_dir dir, const uint8_t *data, size_t captu
 {
 	struct cq_state *s = sv;
 	struct cq_dir *d = &s->d[dir];
-	uint64_t chunk = d->chunks++;
 	bool req = dir == L7_DIR_REQUEST;
 
 	if (d->segments) {
-		segments(s, d, req, data, captured, total, chunk, fn, ctx);
+		segments(s, d, req, data, captured, total, fn, ctx);
 		return;
 	}
 	if (d->lost) {
@@ -533,7 +527,7 @@ static void cq_feed(void *sv, enum l7_dir dir, const uint8_t *data, size_t captu
 			return;
 		reset_envelopes(d);
 	}
-	envelopes(s, d, req, data, captured, total, chunk, fn, ctx);
+	envelopes(s, d, req, data, captured, total, fn, ctx);
 }
 
 const struct l7_proto l7_proto_cassandra = {

@@ -57,8 +57,6 @@ struct ch_dir {
 	int packet;	 /* the packet being read, -1 between packets */
 	unsigned step;	 /* the field within it */
 	uint64_t count;	 /* a loop's count (part UUIDs) */
-	uint64_t msg_chunk;
-	uint64_t chunks;
 };
 
 struct ch_state {
@@ -235,10 +233,10 @@ static void emit(struct ch_state *s, struct l7_msg *m, l7_msg_fn fn, void *ctx)
 	fn(ctx, m);
 }
 
-static void response(struct ch_state *s, struct ch_dir *d, enum l7_status st, const char *code,
-		     l7_msg_fn fn, void *ctx)
+static void response(struct ch_state *s, enum l7_status st, const char *code, l7_msg_fn fn,
+		     void *ctx)
 {
-	struct l7_msg m = { .kind = L7_MSG_RESPONSE, .status = st, .chunk_index = d->msg_chunk };
+	struct l7_msg m = { .kind = L7_MSG_RESPONSE, .status = st };
 	if (code)
 		l7_join(m.code, sizeof(m.code), code, NULL);
 	emit(s, &m, fn, ctx);
@@ -355,7 +353,6 @@ static bool client_field(struct ch_state *s, struct ch_dir *d, l7_msg_fn fn, voi
 				struct l7_msg *m = &s->query;
 				memset(m, 0, sizeof(*m));
 				m->kind = L7_MSG_REQUEST;
-				m->chunk_index = d->msg_chunk;
 				sql_operation((const char *)d->r.at, d->r.have, m->op, sizeof(m->op));
 				sql_strip(SQL_CLICKHOUSE, (const char *)d->r.at, d->r.have, m->text,
 					  sizeof(m->text));
@@ -452,7 +449,7 @@ static bool server_field(struct ch_state *s, struct ch_dir *d, l7_msg_fn fn, voi
 			case 1: {
 				char code[L7_CODE_LEN];
 				snprintf(code, sizeof(code), "%d", (int32_t)l7_le32(d->r.at));
-				response(s, d, L7_STATUS_FAILED, code, fn, ctx);
+				response(s, L7_STATUS_FAILED, code, fn, ctx);
 				want(d, P_STRING, 0);
 				return true;
 			}
@@ -482,7 +479,7 @@ static bool server_field(struct ch_state *s, struct ch_dir *d, l7_msg_fn fn, voi
 			end_packet(d);
 			return true;
 		case 5: /* EndOfStream */
-			response(s, d, L7_STATUS_OK, NULL, fn, ctx);
+			response(s, L7_STATUS_OK, NULL, fn, ctx);
 			end_packet(d);
 			return true;
 		case 6: { /* ProfileInfo: rows, blocks, bytes, applied limit, rows before, calculated */
@@ -534,7 +531,6 @@ static void ch_feed(void *sv, enum l7_dir dir, const uint8_t *data, size_t captu
 {
 	struct ch_state *s = sv;
 	struct ch_dir *d = &s->d[dir];
-	uint64_t chunk = d->chunks++;
 	bool req = dir == L7_DIR_REQUEST;
 	size_t pos = 0;
 
@@ -546,7 +542,7 @@ static void ch_feed(void *sv, enum l7_dir dir, const uint8_t *data, size_t captu
 	}
 	while (pos < total || (d->prim == P_STRING && !d->str_len && !d->r.left) ||
 	       (d->prim == P_SKIP && !d->r.left)) {
-		enum l7_take t = l7_reader_take(&d->r, data, captured, total, &pos, chunk);
+		enum l7_take t = l7_reader_take(&d->r, data, captured, total, &pos);
 		if (t == L7_TAKE_MORE)
 			break;
 		if (t == L7_TAKE_LOST) {
@@ -575,18 +571,14 @@ static void ch_feed(void *sv, enum l7_dir dir, const uint8_t *data, size_t captu
 						lose(s, d, true);
 						return;
 					}
-					uint64_t c = d->r.chunk;
 					d->str_len = false;
 					l7_reader_next(&d->r, L7_U_BODY, d->val);
-					d->r.chunk = c;
-					d->r.started = true;
 					continue;
 				}
 			}
 			if (d->prim == P_TYPE) {
 				d->packet = (int)d->val;
 				d->step = 0;
-				d->msg_chunk = d->r.chunk;
 			}
 			break;
 		case P_U8:

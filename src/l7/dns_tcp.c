@@ -46,10 +46,8 @@ static const struct l7_framing dns_framing = {
 
 void dns_tcp_init(struct dns_tcp *d)
 {
-	for (int i = 0; i < 2; i++) {
-		d->dir[i].chunks = 0;
+	for (int i = 0; i < 2; i++)
 		l7_framer_init(&d->dir[i], DNS_TCP_HEADER);
-	}
 }
 
 void dns_tcp_feed(struct dns_tcp *d, bool req, const uint8_t *data, size_t captured, size_t total,

@@ -14,7 +14,6 @@ void l7_framer_feed(struct l7_framer *f, const struct l7_framing *how, struct l7
 		    void *state, bool req, const uint8_t *data, size_t captured, size_t total,
 		    l7_msg_fn fn, void *ctx)
 {
-	uint64_t chunk = f->chunks++;
 	size_t pos = 0;
 
 	if (f->lost) {
@@ -23,7 +22,7 @@ void l7_framer_feed(struct l7_framer *f, const struct l7_framing *how, struct l7
 		l7_framer_init(f, how->header);
 	}
 	while (pos < total) {
-		enum l7_take t = l7_reader_take(&f->r, data, captured, total, &pos, chunk);
+		enum l7_take t = l7_reader_take(&f->r, data, captured, total, &pos);
 		if (t == L7_TAKE_MORE)
 			return;
 		if (t == L7_TAKE_LOST) {
@@ -39,12 +38,8 @@ void l7_framer_feed(struct l7_framer *f, const struct l7_framing *how, struct l7
 				f->lost = true;
 				return;
 			}
-			/* the message is dated by the chunk its header began in */
-			uint64_t began = f->r.chunk;
 			f->in_body = true;
 			l7_reader_next(&f->r, L7_U_BODY, (uint64_t)len);
-			f->r.chunk = began;
-			f->r.started = true;
 			continue;
 		}
 		if (f->r.uncaptured)

@@ -15,9 +15,8 @@
 struct l7_framer {
 	struct l7_reader r; /* the header, then the body's kept bytes */
 	uint8_t hdr[L7_FRAME_HEADER_MAX];
-	bool lost;	    /* framing lost: waiting for a chunk `resync` accepts */
+	bool lost; /* framing lost: waiting for a chunk `resync` accepts */
 	bool in_body;
-	uint64_t chunks; /* chunks seen: the index of the next one */
 };
 
 /* One protocol's framing; state is the parser's, req the direction. */

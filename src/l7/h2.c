@@ -67,8 +67,6 @@ struct h2_dir {
 	bool in_block, block_bad, block_push;
 	uint32_t block_stream;
 	uint8_t block_flags; /* the HEADERS frame's */
-	uint64_t block_chunk;
-	uint64_t chunks;
 };
 
 struct h2_stream {
@@ -76,7 +74,6 @@ struct h2_stream {
 	bool grpc;   /* asked or answered with content-type application/grpc: waits for trailers */
 	bool answered;
 	uint16_t status;
-	uint64_t chunk; /* the answer's first HEADERS */
 };
 
 struct h2_state {
@@ -257,7 +254,7 @@ static void answer(struct h2_state *s, struct h2_stream *st, bool reset, int grp
 		   l7_msg_fn fn, void *ctx)
 {
 	struct l7_msg m = { .kind = L7_MSG_RESPONSE, .has_id = true, .id = st->id,
-			    .chunk_index = st->chunk, .status = L7_STATUS_OK };
+			    .status = L7_STATUS_OK };
 	if (reset) {
 		m.status = L7_STATUS_FAILED;
 		strcpy(m.code, "reset");
@@ -307,8 +304,7 @@ static void block(struct h2_state *s, struct h2_dir *d, bool client, l7_msg_fn f
 	if (client) {
 		if (!f.method[0] && !f.unknown)
 			return; /* the client's trailers */
-		struct l7_msg m = { .kind = L7_MSG_REQUEST, .has_id = true, .id = id,
-				    .chunk_index = d->block_chunk };
+		struct l7_msg m = { .kind = L7_MSG_REQUEST, .has_id = true, .id = id };
 		if (f.method[0] && f.path[0]) {
 			l7_join(m.op, sizeof(m.op), f.method, NULL);
 			l7_join(m.text, sizeof(m.text), f.method, f.path);
@@ -330,7 +326,6 @@ static void block(struct h2_state *s, struct h2_dir *d, bool client, l7_msg_fn f
 			return; /* informational: the final answer follows */
 		st->answered = true;
 		st->status = f.status < 0 ? 0 : (uint16_t)f.status;
-		st->chunk = d->block_chunk;
 		st->grpc |= is_grpc(f.content_type);
 		if (end_stream || !st->grpc)
 			answer(s, st, false, f.grpc_status, fn, ctx);
@@ -378,7 +373,6 @@ static void frame(struct h2_state *s, struct h2_dir *d, bool client, l7_msg_fn f
 		d->block_stream = id;
 		d->block_flags = flags;
 		d->block_push = type == F_PUSH;
-		d->block_chunk = d->r.chunk;
 		if (d->r.cut)
 			s->cnt.truncated++;
 		if (flags & FL_PADDED) {
@@ -445,7 +439,6 @@ static void h2_feed(void *sv, enum l7_dir dir, const uint8_t *data, size_t captu
 {
 	struct h2_state *s = sv;
 	struct h2_dir *d = &s->d[dir];
-	uint64_t chunk = d->chunks++;
 	bool client = dir == L7_DIR_REQUEST;
 	size_t pos = 0;
 
@@ -458,7 +451,7 @@ static void h2_feed(void *sv, enum l7_dir dir, const uint8_t *data, size_t captu
 		l7_reader_next(&d->r, L7_U_FIXED, H2_HEADER);
 	}
 	while (pos < total) {
-		enum l7_take t = l7_reader_take(&d->r, data, captured, total, &pos, chunk);
+		enum l7_take t = l7_reader_take(&d->r, data, captured, total, &pos);
 		if (t == L7_TAKE_MORE)
 			break;
 		if (t == L7_TAKE_LOST) {
@@ -484,12 +477,9 @@ static void h2_feed(void *sv, enum l7_dir dir, const uint8_t *data, size_t captu
 				hpack_lost(&d->hp);
 				return;
 			}
-			uint64_t c = d->r.chunk;
 			bool keep = type == F_HEADERS || type == F_CONTINUATION || type == F_PUSH;
 			d->st = H2_PAYLOAD;
 			l7_reader_next(&d->r, keep ? L7_U_BODY : L7_U_SKIP, len);
-			d->r.chunk = c;
-			d->r.started = true;
 			if (len)
 				continue;
 			frame(s, d, client, fn, ctx);

@@ -724,7 +724,6 @@ static void dispatch(struct http_stream *s, struct http_msg *m, bool upgrade, ht
 	int ret = 0;
 
 	m->is_request = s->requests;
-	m->chunk_index = s->head_chunk;
 	s->messages++;
 	if (fn)
 		ret = fn(ctx, m);
@@ -755,7 +754,7 @@ static void dispatch(struct http_stream *s, struct http_msg *m, bool upgrade, ht
 
 /* State HEAD at data[pos]: returns where the head ended (or total when lost). */
 static size_t feed_head(struct http_stream *s, const char *data, size_t captured, size_t total,
-			size_t pos, uint64_t chunk, http_msg_fn fn, void *ctx)
+			size_t pos, http_msg_fn fn, void *ctx)
 {
 	struct http_msg m;
 	size_t hl = 0, used;
@@ -775,7 +774,6 @@ static size_t feed_head(struct http_stream *s, const char *data, size_t captured
 	}
 	/* parse_head fills the half the direction uses (m.req or m.resp), dispatch the rest. */
 	if (!s->head_len) {
-		s->head_chunk = chunk;
 		r = parse_head(data + pos, captured - pos, s->requests, false, &m.req, &m.resp, &hl,
 			       &upgrade);
 		if (r == HTTP_NEED_MORE && captured - pos < HTTP_MAX_HEAD) {
@@ -841,7 +839,6 @@ static size_t feed_body(struct http_stream *s, const char *data, size_t captured
 void http_stream_feed(struct http_stream *s, const char *data, size_t captured, size_t total,
 		      http_msg_fn fn, void *ctx)
 {
-	uint64_t chunk = s->chunks;
 	size_t pos = 0;
 
 	if (!data)
@@ -856,13 +853,12 @@ void http_stream_feed(struct http_stream *s, const char *data, size_t captured, 
 	}
 	while (pos < total) {
 		if (s->state == HTTP_S_HEAD)
-			pos = feed_head(s, data, captured, total, pos, chunk, fn, ctx);
+			pos = feed_head(s, data, captured, total, pos, fn, ctx);
 		else if (s->state == HTTP_S_BODY)
 			pos = feed_body(s, data, captured, total, pos);
 		else
 			break; /* LOST until the next chunk, or UPGRADED for good */
 	}
-	s->chunks = chunk + 1;
 }
 
 const char *http_status_class(int status)

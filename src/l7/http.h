@@ -76,7 +76,6 @@ struct http_msg {
 	bool is_request;
 	struct http_request req;   /* is_request */
 	struct http_response resp; /* !is_request */
-	uint64_t chunk_index;	   /* which fed chunk the head started in (counts from 0) */
 };
 
 /*
@@ -97,9 +96,7 @@ struct http_stream {
 	 */
 	char *head;
 	size_t head_len;
-	uint64_t head_chunk; /* the chunk where the gathered head started */
 	struct http_body body;
-	uint64_t chunks;    /* chunks fed so far */
 	uint64_t errors;    /* malformed heads or lost framing (each a resync) */
 	uint64_t messages;
 };

@@ -29,10 +29,8 @@ struct mc_dir {
 	enum mc_st st;
 	bool multi;	  /* response: inside VALUE/STAT items, up to END */
 	bool data_ends;	  /* response: the data block ends the response (meta VA) */
-	uint64_t msg_chunk;
 	struct l7_msg pending; /* a request waiting for its data block */
 	uint8_t hdr[24];       /* binary: the header, while its body is read */
-	uint64_t chunks;
 };
 
 struct mc_state {
@@ -236,7 +234,6 @@ static int64_t request_line(struct mc_state *s, struct mc_dir *d, l7_msg_fn fn, 
 	struct l7_msg *m = &d->pending;
 	memset(m, 0, sizeof(*m));
 	m->kind = L7_MSG_REQUEST;
-	m->chunk_index = d->msg_chunk;
 	set_text(m, w[0], wl[0], c->key >= 0 && (unsigned)c->key < k ? w[c->key] : NULL,
 		 c->key >= 0 && (unsigned)c->key < k ? wl[c->key] : 0);
 	bool meta = wl[0] == 2 && w[0][0] == 'm';
@@ -284,8 +281,7 @@ static int64_t response_line(struct mc_state *s, struct mc_dir *d, l7_msg_fn fn,
 		d->multi = true;
 		return 0;
 	}
-	struct l7_msg m = { .kind = L7_MSG_RESPONSE, .status = L7_STATUS_OK,
-			    .chunk_index = d->msg_chunk };
+	struct l7_msg m = { .kind = L7_MSG_RESPONSE, .status = L7_STATUS_OK };
 	if (word_is(w[0], wl[0], "ERROR") || word_is(w[0], wl[0], "CLIENT_ERROR") ||
 	    word_is(w[0], wl[0], "SERVER_ERROR")) {
 		m.status = L7_STATUS_FAILED;
@@ -301,7 +297,7 @@ static int64_t response_line(struct mc_state *s, struct mc_dir *d, l7_msg_fn fn,
 static void bin_message(struct mc_state *s, struct mc_dir *d, bool req, l7_msg_fn fn, void *ctx,
 			const uint8_t *h)
 {
-	struct l7_msg m = { .chunk_index = d->msg_chunk };
+	struct l7_msg m = { 0 };
 	uint8_t op = h[1];
 	uint16_t keylen = l7_be16(h + 2);
 	uint8_t extras = h[4];
@@ -337,7 +333,6 @@ static void mc_feed(void *sv, enum l7_dir dir, const uint8_t *data, size_t captu
 {
 	struct mc_state *s = sv;
 	struct mc_dir *d = &s->d[dir];
-	uint64_t chunk = d->chunks++;
 	bool req = dir == L7_DIR_REQUEST;
 	size_t pos = 0;
 	uint8_t hdr[24];
@@ -355,13 +350,12 @@ static void mc_feed(void *sv, enum l7_dir dir, const uint8_t *data, size_t captu
 				d->st = MC_LOST;
 				return;
 			}
-			d->msg_chunk = chunk;
 			if (!d->multi && data[pos] == (req ? 0x80 : 0x81))
 				next(d, MC_BIN_HEADER, L7_U_FIXED, 24);
 			else
 				next(d, MC_LINE, L7_U_LINE, 0);
 		}
-		enum l7_take t = l7_reader_take(&d->r, data, captured, total, &pos, chunk);
+		enum l7_take t = l7_reader_take(&d->r, data, captured, total, &pos);
 		if (t == L7_TAKE_MORE)
 			break;
 		if (t == L7_TAKE_LOST) {
@@ -391,8 +385,8 @@ static void mc_feed(void *sv, enum l7_dir dir, const uint8_t *data, size_t captu
 			if (req) {
 				emit(s, &d->pending, fn, ctx);
 			} else if (d->data_ends) {
-				struct l7_msg m = { .kind = L7_MSG_RESPONSE, .status = L7_STATUS_OK,
-						    .chunk_index = d->msg_chunk };
+				struct l7_msg m = { .kind = L7_MSG_RESPONSE,
+						    .status = L7_STATUS_OK };
 				d->data_ends = false;
 				emit(s, &m, fn, ctx);
 			}
@@ -410,7 +404,6 @@ static void mc_feed(void *sv, enum l7_dir dir, const uint8_t *data, size_t captu
 			}
 			memcpy(d->hdr, hdr, 24);
 			next(d, MC_BIN_BODY, L7_U_BODY, l7_be32(hdr + 8));
-			d->r.started = true;
 			break;
 		case MC_BIN_BODY:
 			if (d->r.uncaptured)

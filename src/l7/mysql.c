@@ -85,7 +85,6 @@ struct my_dir {
 	uint32_t len;	/* the packet's payload length */
 	bool continued; /* the previous packet was 0xffffff long: the next carries on */
 	bool skipping;	/* passing a continuation's payload */
-	uint64_t chunks;
 };
 
 struct my_state {
@@ -261,9 +260,8 @@ static bool my_tls_started(void *sv)
 	return ((struct my_state *)sv)->tls;
 }
 
-static void emit(struct my_state *s, struct l7_msg *m, uint64_t chunk, l7_msg_fn fn, void *ctx)
+static void emit(struct my_state *s, struct l7_msg *m, l7_msg_fn fn, void *ctx)
 {
-	m->chunk_index = chunk;
 	s->cnt.messages++;
 	fn(ctx, m);
 }
@@ -352,7 +350,7 @@ static void client_packet(struct my_state *s, uint8_t seq, const struct l7_reade
 		query_text(b + 1, n - 1, r->cut, &m);
 		push_cmd(s, b[0], &m);
 		strcpy(m.op, "PREPARE");
-		emit(s, &m, r->chunk, fn, ctx);
+		emit(s, &m, fn, ctx);
 		return;
 	case COM_STMT_EXECUTE: {
 		const struct l7_stmt *st = NULL;
@@ -384,7 +382,7 @@ static void client_packet(struct my_state *s, uint8_t seq, const struct l7_reade
 		break;
 	}
 	push_cmd(s, b[0], &m);
-	emit(s, &m, r->chunk, fn, ctx);
+	emit(s, &m, fn, ctx);
 }
 
 /* The status flags of an OK packet (b[0] 0x00 or 0xfe) or an EOF. */
@@ -402,14 +400,14 @@ static uint16_t status_flags(const uint8_t *b, size_t n)
 	return off + 2 <= n ? l7_le16(b + off) : 0;
 }
 
-static void respond(struct my_state *s, const struct l7_reader *r, enum l7_status st,
-		    const char *code, l7_msg_fn fn, void *ctx)
+static void respond(struct my_state *s, enum l7_status st, const char *code, l7_msg_fn fn,
+		    void *ctx)
 {
 	struct l7_msg m = { .kind = L7_MSG_RESPONSE, .status = st };
 	if (code)
 		l7_join(m.code, sizeof(m.code), code, NULL);
 	s->rs = RS_IDLE;
-	emit(s, &m, r->chunk, fn, ctx);
+	emit(s, &m, fn, ctx);
 }
 
 static void error(struct my_state *s, const struct l7_reader *r, l7_msg_fn fn, void *ctx)
@@ -417,7 +415,7 @@ static void error(struct my_state *s, const struct l7_reader *r, l7_msg_fn fn, v
 	char code[L7_CODE_LEN] = "";
 	if (r->have >= 3)
 		snprintf(code, sizeof(code), "%u", l7_le16(r->at + 1));
-	respond(s, r, L7_STATUS_FAILED, code, fn, ctx);
+	respond(s, L7_STATUS_FAILED, code, fn, ctx);
 }
 
 /* The end of a result set: another follows, or the response is over. */
@@ -426,7 +424,7 @@ static void terminator(struct my_state *s, const struct l7_reader *r, l7_msg_fn 
 	if (status_flags(r->at, r->have) & SERVER_MORE_RESULTS_EXISTS)
 		s->rs = RS_IDLE; /* the next result set is part of this response */
 	else
-		respond(s, r, L7_STATUS_OK, NULL, fn, ctx);
+		respond(s, L7_STATUS_OK, NULL, fn, ctx);
 }
 
 static void server_packet(struct my_state *s, uint8_t seq, const struct l7_reader *r,
@@ -475,7 +473,7 @@ static void server_packet(struct my_state *s, uint8_t seq, const struct l7_reade
 			if (l7_stmts_put(&s->stmts, id, c.op, c.text))
 				s->cnt.table_full++;
 			uint16_t cols = l7_le16(b + 5), params = l7_le16(b + 7);
-			respond(s, r, L7_STATUS_OK, NULL, fn, ctx);
+			respond(s, L7_STATUS_OK, NULL, fn, ctx);
 			s->prep_cols = params ? cols : 0;
 			s->defs_left = params ? params : cols;
 			s->rs = s->defs_left ? RS_DEFS : RS_IDLE;
@@ -488,7 +486,7 @@ static void server_packet(struct my_state *s, uint8_t seq, const struct l7_reade
 			size_t k = lenenc(b, n, &cols);
 			if (!k || !cols) {
 				s->cnt.unparseable++;
-				respond(s, r, L7_STATUS_UNKNOWN, NULL, fn, ctx);
+				respond(s, L7_STATUS_UNKNOWN, NULL, fn, ctx);
 				break;
 			}
 			s->defs_left = cols > UINT32_MAX ? UINT32_MAX : (uint32_t)cols;
@@ -559,7 +557,6 @@ static void my_feed(void *sv, enum l7_dir dir, const uint8_t *data, size_t captu
 {
 	struct my_state *s = sv;
 	struct my_dir *d = &s->d[dir];
-	uint64_t chunk = d->chunks++;
 	bool req = dir == L7_DIR_REQUEST, tls = s->tls;
 	size_t pos = 0;
 
@@ -572,7 +569,7 @@ static void my_feed(void *sv, enum l7_dir dir, const uint8_t *data, size_t captu
 		l7_reader_next(&d->r, L7_U_FIXED, 4);
 	}
 	while (pos < total || (!d->in_header && !d->r.left)) {
-		enum l7_take t = l7_reader_take(&d->r, data, captured, total, &pos, chunk);
+		enum l7_take t = l7_reader_take(&d->r, data, captured, total, &pos);
 		if (t == L7_TAKE_MORE)
 			break;
 		if (t == L7_TAKE_LOST) {
@@ -582,7 +579,6 @@ static void my_feed(void *sv, enum l7_dir dir, const uint8_t *data, size_t captu
 		}
 		if (d->in_header) {
 			uint32_t len = l7_le24(d->r.at);
-			uint64_t c = d->r.chunk;
 			d->seq = d->r.at[3];
 			d->len = len;
 			/* a continuation's payload belongs to the message before: pass it */
@@ -590,8 +586,6 @@ static void my_feed(void *sv, enum l7_dir dir, const uint8_t *data, size_t captu
 			d->continued = len == 0xffffff;
 			d->in_header = false;
 			l7_reader_next(&d->r, d->skipping ? L7_U_SKIP : L7_U_BODY, len);
-			d->r.chunk = c;
-			d->r.started = true;
 			continue;
 		}
 		if (d->r.uncaptured)

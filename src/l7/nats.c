@@ -60,7 +60,6 @@ static const struct {
 struct nt_dir {
 	struct l7_reader r;
 	bool lost, in_payload;
-	uint64_t chunks;
 };
 
 struct nt_state {
@@ -244,7 +243,6 @@ static void nt_feed(void *sv, enum l7_dir dir, const uint8_t *data, size_t captu
 {
 	struct nt_state *s = sv;
 	struct nt_dir *d = &s->d[dir];
-	uint64_t chunk = d->chunks++;
 	bool client = dir == L7_DIR_REQUEST;
 	size_t pos = 0;
 
@@ -256,7 +254,7 @@ static void nt_feed(void *sv, enum l7_dir dir, const uint8_t *data, size_t captu
 		l7_reader_next(&d->r, L7_U_LINE, 0);
 	}
 	while (pos < total || (d->in_payload && !d->r.left)) {
-		enum l7_take t = l7_reader_take(&d->r, data, captured, total, &pos, chunk);
+		enum l7_take t = l7_reader_take(&d->r, data, captured, total, &pos);
 		if (t == L7_TAKE_MORE)
 			break;
 		if (t == L7_TAKE_LOST) {
@@ -292,7 +290,7 @@ static void nt_feed(void *sv, enum l7_dir dir, const uint8_t *data, size_t captu
 			return;
 		}
 		if (l.op == NT_PUB || l.op == NT_HPUB || l.op == NT_MSG || l.op == NT_HMSG) {
-			struct l7_msg m = { .kind = L7_MSG_REQUEST_NOREPLY, .chunk_index = d->r.chunk };
+			struct l7_msg m = { .kind = L7_MSG_REQUEST_NOREPLY };
 			strcpy(m.op, client ? "produce" : "consume");
 			l7_copy_printable(m.text, sizeof(m.text), l.w[1], l.wl[1]);
 			s->cnt.messages++;

@@ -40,7 +40,6 @@ struct pg_dir {
 	enum pg_st st;
 	uint8_t type; /* 0: a startup-phase packet */
 	uint8_t code0; /* a startup packet's first code byte (read with the header) */
-	uint64_t chunks;
 };
 
 struct pg_portal {
@@ -273,9 +272,8 @@ static struct pg_portal *portal(struct pg_state *s, const char *name, bool creat
 	return p;
 }
 
-static void emit(struct pg_state *s, struct l7_msg *m, uint64_t chunk, l7_msg_fn fn, void *ctx)
+static void emit(struct pg_state *s, struct l7_msg *m, l7_msg_fn fn, void *ctx)
 {
-	m->chunk_index = chunk;
 	s->cnt.messages++;
 	fn(ctx, m);
 }
@@ -314,7 +312,7 @@ static void request(struct pg_state *s, uint8_t type, const struct l7_reader *r,
 	case 'Q': {
 		struct l7_msg m = { .kind = L7_MSG_REQUEST_UNTIL_SYNC };
 		statement(b, n, r->cut, m.op, m.text);
-		emit(s, &m, r->chunk, fn, ctx);
+		emit(s, &m, fn, ctx);
 		break;
 	}
 	case 'P': {
@@ -353,12 +351,12 @@ static void request(struct pg_state *s, uint8_t type, const struct l7_reader *r,
 			/* bound before we saw the connection: the statement is unknown */
 			strcpy(m.op, "EXECUTE");
 		}
-		emit(s, &m, r->chunk, fn, ctx);
+		emit(s, &m, fn, ctx);
 		break;
 	}
 	case 'S': {
 		struct l7_msg m = { .kind = L7_MSG_SYNC };
-		emit(s, &m, r->chunk, fn, ctx);
+		emit(s, &m, fn, ctx);
 		break;
 	}
 	case 'C': {
@@ -401,7 +399,7 @@ static void response(struct pg_state *s, uint8_t type, const struct l7_reader *r
 		/* the start-up exchange answers no request */
 		if (type == 'Z')
 			s->auth = false;
-		l7_handshake(fn, ctx, r->chunk);
+		l7_handshake(fn, ctx);
 		return;
 	}
 	switch (type) {
@@ -421,7 +419,7 @@ static void response(struct pg_state *s, uint8_t type, const struct l7_reader *r
 		m.status = L7_STATUS_FAILED;
 		error_code(r->at, r->have, m.code);
 	}
-	emit(s, &m, r->chunk, fn, ctx);
+	emit(s, &m, fn, ctx);
 }
 
 static void lose(struct pg_state *s, struct pg_dir *d, bool garbage)
@@ -453,7 +451,6 @@ static void pg_feed(void *sv, enum l7_dir dir, const uint8_t *data, size_t captu
 {
 	struct pg_state *s = sv;
 	struct pg_dir *d = &s->d[dir];
-	uint64_t chunk = d->chunks++;
 	bool req = dir == L7_DIR_REQUEST;
 	size_t pos = 0;
 
@@ -476,14 +473,14 @@ static void pg_feed(void *sv, enum l7_dir dir, const uint8_t *data, size_t captu
 			uint32_t len = l7_be32(h + 1);
 			if (h[0] && typed_header(h[0], len, req) && len - 4 <= captured - pos - 5) {
 				d->type = h[0];
-				l7_reader_whole(&d->r, h + 5, len - 4, chunk);
+				l7_reader_whole(&d->r, h + 5, len - 4);
 				typed_message(s, d, req, fn, ctx);
 				pos += 1 + len;
 				l7_reader_next(&d->r, L7_U_FIXED, 5);
 				continue;
 			}
 		}
-		enum l7_take t = l7_reader_take(&d->r, data, captured, total, &pos, chunk);
+		enum l7_take t = l7_reader_take(&d->r, data, captured, total, &pos);
 		if (t == L7_TAKE_MORE)
 			break;
 		if (t == L7_TAKE_LOST) {
@@ -493,7 +490,7 @@ static void pg_feed(void *sv, enum l7_dir dir, const uint8_t *data, size_t captu
 		const uint8_t *b = d->r.at;
 		switch (d->st) {
 		case PG_SSL_ANSWER:
-			l7_handshake(fn, ctx, d->r.chunk);
+			l7_handshake(fn, ctx);
 			if (b[0] == s->encrypt) {
 				/* what follows is TLS: the plaintext comes next, from the start-up on */
 				s->tls = true;
@@ -531,10 +528,7 @@ static void pg_feed(void *sv, enum l7_dir dir, const uint8_t *data, size_t captu
 				return;
 			}
 			d->st = PG_BODY;
-			uint64_t c = d->r.chunk;
 			l7_reader_next(&d->r, L7_U_BODY, len - 4);
-			d->r.chunk = c; /* the message started with its header */
-			d->r.started = true;
 			break;
 		}
 		case PG_BODY:
@@ -542,7 +536,7 @@ static void pg_feed(void *sv, enum l7_dir dir, const uint8_t *data, size_t captu
 				s->cnt.truncated++;
 			if (!d->type) {
 				startup(s, &d->r, d->code0);
-				l7_handshake(fn, ctx, d->r.chunk);
+				l7_handshake(fn, ctx);
 			} else {
 				typed_message(s, d, req, fn, ctx);
 			}

@@ -77,15 +77,14 @@ struct l7_msg {
 	/* both: the protocol's pairing id (Mongo requestID / responseTo) when has_id */
 	bool has_id;
 	uint64_t id;
-	uint64_t chunk_index; /* which chunk of its direction the message started in (from 0) */
 };
 
 typedef void (*l7_msg_fn)(void *ctx, const struct l7_msg *m);
 
-/* Reports a start-up or auth message that began in chunk `chunk` (L7_MSG_HANDSHAKE). */
-static inline void l7_handshake(l7_msg_fn fn, void *ctx, uint64_t chunk)
+/* Reports a start-up or auth message (L7_MSG_HANDSHAKE). */
+static inline void l7_handshake(l7_msg_fn fn, void *ctx)
 {
-	struct l7_msg m = { .kind = L7_MSG_HANDSHAKE, .chunk_index = chunk };
+	struct l7_msg m = { .kind = L7_MSG_HANDSHAKE };
 	fn(ctx, &m);
 }
 

@@ -21,26 +21,23 @@ static void in_place(struct l7_reader *r, const uint8_t *p, size_t n)
 	r->cut = n > L7_READER_BUF;
 }
 
-void l7_reader_whole(struct l7_reader *r, const uint8_t *p, size_t n, uint64_t chunk)
+void l7_reader_whole(struct l7_reader *r, const uint8_t *p, size_t n)
 {
 	in_place(r, p, n);
 	r->left = 0;
 	r->uncaptured = false;
 	r->started = true;
-	r->chunk = chunk;
 }
 
 enum l7_take l7_reader_take(struct l7_reader *r, const uint8_t *data, size_t captured,
-			    size_t total, size_t *pos, uint64_t chunk)
+			    size_t total, size_t *pos)
 {
 	size_t p = *pos;
 
 	if (!data)
 		captured = 0;
-	if (!r->started && (p < total || (r->unit != L7_U_LINE && r->left == 0))) {
+	if (!r->started && (p < total || (r->unit != L7_U_LINE && r->left == 0)))
 		r->started = true;
-		r->chunk = chunk;
-	}
 	switch (r->unit) {
 	case L7_U_LINE: {
 		/* the captured bytes up to the line's end, kept in one copy */

@@ -30,7 +30,6 @@ struct l7_reader {
 	bool cut;	 /* BODY: not all kept (longer than buf, or uncaptured); LINE: longer than buf */
 	bool uncaptured; /* BODY: some of its bytes were not captured (counted truncated) */
 	bool started;	 /* the unit has begun (a byte of it was seen) */
-	uint64_t chunk;	 /* the chunk index the unit started in */
 	/*
 	 * Once a unit is DONE: its kept bytes, `have` of them. In the chunk
 	 * itself when the unit lay whole in the chunk's captured part (no copy),
@@ -43,18 +42,18 @@ struct l7_reader {
 /* Prepares the next unit. FIXED: n <= L7_READER_BUF. LINE: n ignored. */
 void l7_reader_next(struct l7_reader *r, enum l7_unit unit, uint64_t n);
 /*
- * Takes bytes of the current unit from data at *pos (advanced) in chunk
- * number `chunk`. data may be NULL when nothing was captured.
+ * Takes bytes of the current unit from the chunk's data at *pos (advanced).
+ * data may be NULL when nothing was captured.
  */
 enum l7_take l7_reader_take(struct l7_reader *r, const uint8_t *data, size_t captured,
-			    size_t total, size_t *pos, uint64_t chunk);
+			    size_t total, size_t *pos);
 
 /*
- * The unit is the n bytes at p, all captured and whole in the chunk number
- * `chunk`: handed out where they lie (r.at), as l7_reader_take hands out
- * such a unit, for a parser that found it whole itself.
+ * The unit is the n bytes at p, all captured and whole in the chunk: handed
+ * out where they lie (r.at), as l7_reader_take hands out such a unit, for a
+ * parser that found it whole itself.
  */
-void l7_reader_whole(struct l7_reader *r, const uint8_t *p, size_t n, uint64_t chunk);
+void l7_reader_whole(struct l7_reader *r, const uint8_t *p, size_t n);
 
 /* Little- and big-endian field reads from a buffer the caller checked. */
 static inline uint32_t l7_le32(const uint8_t *p)

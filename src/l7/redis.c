@@ -45,12 +45,10 @@ struct rd_dir {
 	uint64_t top_n;		 /* the top aggregate's size */
 	unsigned depth;
 	uint8_t top; /* the top-level value's type, 0 before it began */
-	uint64_t msg_chunk;
 	char cmd[RD_CMD_LEN];	/* request: the command; response: the first element */
 	char arg[RD_ARG_LEN];	/* request: the first argument */
 	bool has_arg;
 	char err[L7_CODE_LEN]; /* response: an error's code */
-	uint64_t chunks;
 };
 
 struct rd_state {
@@ -327,7 +325,7 @@ static void copy_word(char *out, size_t cap, const uint8_t *p, size_t n, bool up
 
 static void emit_request(struct rd_state *s, struct rd_dir *d, l7_msg_fn fn, void *ctx)
 {
-	struct l7_msg m = { .kind = L7_MSG_REQUEST, .chunk_index = d->msg_chunk };
+	struct l7_msg m = { .kind = L7_MSG_REQUEST };
 
 	unsigned cls = rd_class_of(d->cmd);
 
@@ -353,8 +351,7 @@ static void emit_request(struct rd_state *s, struct rd_dir *d, l7_msg_fn fn, voi
 
 static void emit_response(struct rd_state *s, struct rd_dir *d, l7_msg_fn fn, void *ctx)
 {
-	struct l7_msg m = { .kind = L7_MSG_RESPONSE, .status = L7_STATUS_OK,
-			    .chunk_index = d->msg_chunk };
+	struct l7_msg m = { .kind = L7_MSG_RESPONSE, .status = L7_STATUS_OK };
 
 	if (d->top == '>' ||
 	    (s->subscribed && (d->top == '*') && push_kind(d->cmd)))
@@ -444,7 +441,6 @@ static int line(struct rd_state *s, struct rd_dir *d, bool req)
 	if (!d->depth && !d->top) {
 		if (t != '|') {
 			d->top = t;
-			d->msg_chunk = d->r.chunk;
 			d->cmd[0] = d->arg[0] = d->err[0] = '\0';
 			d->has_arg = false;
 		}
@@ -462,10 +458,7 @@ static int line(struct rd_state *s, struct rd_dir *d, bool req)
 		if (v < 0)
 			return value_done(d);
 		d->in_bulk = true;
-		uint64_t c = d->r.chunk;
 		l7_reader_next(&d->r, L7_U_BODY, (uint64_t)v + 2);
-		d->r.chunk = c;
-		d->r.started = true;
 		return 0;
 	}
 	if (aggregate_type(t)) {
@@ -531,7 +524,7 @@ static bool whole_bulk(const uint8_t *p, size_t n, const uint8_t **body, size_t 
  * command, argument and error empty; what a request that turns out not
  * whole wrote there, the reader's path clears again at the same start.
  */
-static size_t rd_whole_request(struct rd_dir *d, const uint8_t *p, size_t n, uint64_t chunk)
+static size_t rd_whole_request(struct rd_dir *d, const uint8_t *p, size_t n)
 {
 	size_t len, off, took, blen;
 	const uint8_t *body;
@@ -550,12 +543,11 @@ static size_t rd_whole_request(struct rd_dir *d, const uint8_t *p, size_t n, uin
 		off += took;
 	}
 	d->top = '*';
-	d->msg_chunk = chunk;
 	d->has_arg = count > 1;
 	return off;
 }
 
-static size_t rd_whole_response(struct rd_dir *d, const uint8_t *p, size_t n, uint64_t chunk)
+static size_t rd_whole_response(struct rd_dir *d, const uint8_t *p, size_t n)
 {
 	size_t len, took, blen;
 	const uint8_t *body;
@@ -568,7 +560,6 @@ static size_t rd_whole_response(struct rd_dir *d, const uint8_t *p, size_t n, ui
 		return 0;
 	}
 	d->top = t;
-	d->msg_chunk = chunk;
 	if (t == '-')
 		error_code(d->err, p + 1, len - 1);
 	return took;
@@ -589,7 +580,6 @@ static void rd_feed(void *sv, enum l7_dir dir, const uint8_t *data, size_t captu
 {
 	struct rd_state *s = sv;
 	struct rd_dir *d = &s->d[dir];
-	uint64_t chunk = d->chunks++;
 	bool req = dir == L7_DIR_REQUEST;
 	size_t pos = 0;
 
@@ -603,15 +593,15 @@ static void rd_feed(void *sv, enum l7_dir dir, const uint8_t *data, size_t captu
 	while (pos < total || (d->in_bulk && !d->r.left)) {
 		/* at a message's start, with the reader's line not begun */
 		if (pos < captured && !d->depth && !d->top && !d->in_bulk && !d->r.started) {
-			size_t took = req ? rd_whole_request(d, data + pos, captured - pos, chunk)
-					  : rd_whole_response(d, data + pos, captured - pos, chunk);
+			size_t took = req ? rd_whole_request(d, data + pos, captured - pos)
+					  : rd_whole_response(d, data + pos, captured - pos);
 			if (took) {
 				pos += took;
 				message_done(s, d, req, fn, ctx);
 				continue;
 			}
 		}
-		enum l7_take t = l7_reader_take(&d->r, data, captured, total, &pos, chunk);
+		enum l7_take t = l7_reader_take(&d->r, data, captured, total, &pos);
 		if (t == L7_TAKE_MORE)
 			break;
 		int r;

@@ -115,7 +115,7 @@ static const char *const h_kinds[] = { "req",	     "noreply", "req-until-sync", 
 
 /* The run: every message, then every pair. */
 struct h_run {
-	struct h_out msgs;  /* one line per message, without its chunk index */
+	struct h_out msgs;  /* one line per message */
 	struct h_out pairs; /* one line per completed request */
 	struct l7_pair pair;
 	struct l7_counters cnt;
