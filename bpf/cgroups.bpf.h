@@ -39,7 +39,7 @@ static __always_inline __u64 ns_memory_cgroup_id(struct task_struct *task)
 	return ns_subsys_cgroup_id(task, bpf_core_enum_value(enum cgroup_subsys_id, memory_cgrp_id));
 }
 
-/* The current task's, which is task. */
+/* The current task's cgroups (task: the current task, as bpf_get_current_task gives it). */
 static __always_inline void ns_current_cgroup_ids(struct task_struct *task, struct ns_cgroup_ids *ids)
 {
 	ids->v2 = bpf_get_current_cgroup_id();

@@ -246,7 +246,7 @@ enum ns_file_event_type {
 	NS_FILE_CGROUPS = 3, /* the first exec seen in these cgroups: struct ns_cgroups_event */
 };
 
-
+/* NS_FILE_CGROUPS: the ids of a set of cgroups an exec was first seen in. */
 struct ns_cgroups_event {
 	__u32 type; /* NS_FILE_CGROUPS */
 	__u32 pid;  /* the process whose exec it was */
