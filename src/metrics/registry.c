@@ -70,6 +70,7 @@ struct metric {
 	size_t n_series;
 	unsigned long long dropped;
 	uint64_t generation; /* series freed so far: handles kept by callers check it */
+	int policy_at; /* the index of the registry's policy label, -1: none (policy_locate) */
 };
 
 struct metric_collector {
@@ -119,6 +120,7 @@ struct metric_registry {
 		char *value; /* NULL: empty */
 		bool admitted;
 	} verdicts[ADMIT_VERDICTS];
+	unsigned n_refusals; /* verdicts that refuse: none, and no update looks them up */
 	uint64_t unreported;   /* updates the policy's admit() refused */
 	size_t max_label_len;  /* metric_registry_set_max_label_length (0: none) */
 };
@@ -129,6 +131,7 @@ static void verdicts_clear(struct metric_registry *r)
 		free(r->verdicts[i].value);
 		r->verdicts[i].value = NULL;
 	}
+	r->n_refusals = 0;
 }
 
 /* ---- names ---- */
@@ -217,6 +220,15 @@ static bool family_matches(const struct metric *m, enum metric_type type, unsign
 	return true;
 }
 
+/* Where the registry's policy label is among m's labels (at registration, or once the policy is set). */
+static void policy_locate(struct metric *m)
+{
+	m->policy_at = -1;
+	for (unsigned i = 0; m->reg->policy_label[0] && i < m->n_labels; i++)
+		if (!strcmp(m->label_names[i], m->reg->policy_label))
+			m->policy_at = (int)i;
+}
+
 static struct metric *family_new(struct metric_registry *r, const char *name, const char *help,
 				 enum metric_type type, unsigned max_series, unsigned n_labels,
 				 const char *const *label_names)
@@ -238,6 +250,7 @@ static struct metric *family_new(struct metric_registry *r, const char *name, co
 			goto fail;
 		m->n_labels = i + 1;
 	}
+	policy_locate(m);
 	return m;
 fail:
 	family_free(m);
@@ -652,30 +665,45 @@ static struct metric_series *series_alloc(const struct metric *m, uint64_t hash,
 
 static void note_drop(struct metric *m);
 
-/* The index of the registry's policy label in m, or -1. */
-static int policy_index(const struct metric *m)
-{
-	const struct metric_registry *r = m->reg;
-	for (unsigned i = 0; r->policy_label[0] && i < m->n_labels; i++)
-		if (!strcmp(m->label_names[i], r->policy_label))
-			return (int)i;
-	return -1;
-}
 
 /* admit(value), asked once per value while its verdict stays in the table. */
+static struct admit_verdict *verdict_slot(struct metric_registry *r, const char *value, uint64_t *h)
+{
+	*h = hash_values(1, &value);
+	/* FNV's low bits follow the last byte's: folded in from the high ones. */
+	return &r->verdicts[(*h ^ *h >> 32) % ADMIT_VERDICTS];
+}
+
+/*
+ * Whether the policy is known to refuse this value as a series would be
+ * keyed by it (a longer value is cut first: left to the full path).
+ */
+static bool known_refused(struct metric_registry *r, const char *value)
+{
+	uint64_t h;
+
+	if (!r->n_refusals ||
+	    (r->max_label_len && strnlen(value, r->max_label_len + 1) > r->max_label_len))
+		return false;
+	const struct admit_verdict *v = verdict_slot(r, value, &h);
+	return v->value && !v->admitted && v->hash == h && !strcmp(v->value, value);
+}
+
 static bool policy_admits(struct metric_registry *r, const char *value)
 {
-	uint64_t h = hash_values(1, &value);
-	/* FNV's low bits follow the last byte's: folded in from the high ones. */
-	struct admit_verdict *v = &r->verdicts[(h ^ h >> 32) % ADMIT_VERDICTS];
+	uint64_t h;
+	struct admit_verdict *v = verdict_slot(r, value, &h);
 
 	if (v->value && v->hash == h && !strcmp(v->value, value))
 		return v->admitted;
 	bool admitted = r->policy.admit(r->policy.ctx, value);
 	char *copy = strdup(value);
 	if (copy) { /* else not remembered: asked again */
+		if (v->value)
+			r->n_refusals -= !v->admitted;
 		free(v->value);
 		*v = (struct admit_verdict){ .hash = h, .value = copy, .admitted = admitted };
+		r->n_refusals += !admitted;
 	}
 	return admitted;
 }
@@ -683,7 +711,7 @@ static bool policy_admits(struct metric_registry *r, const char *value)
 static struct metric_series *series_create(struct metric *m, const struct key *k)
 {
 	struct metric_registry *r = m->reg;
-	int p = r->policy.admit ? policy_index(m) : -1;
+	int p = r->policy.admit ? m->policy_at : -1;
 
 	if (p >= 0 && !policy_admits(r, k->v[p])) {
 		r->unreported++;
@@ -718,7 +746,19 @@ struct metric_series *metric_series_get(struct metric *m, const char *const *lab
 {
 	struct key k;
 
-	if (!m || !key_make(m, label_values, &k))
+	if (!m)
+		return NULL;
+	/*
+	 * A value the policy refused: no series of it exists, so none is looked
+	 * for (a process outside any container updates its refused series at
+	 * every request).
+	 */
+	int p = m->reg->policy.admit ? m->policy_at : -1;
+	if (p >= 0 && label_values && label_values[p] && known_refused(m->reg, label_values[p])) {
+		m->reg->unreported++;
+		return NULL;
+	}
+	if (!key_make(m, label_values, &k))
 		return NULL;
 	struct metric_series *s = series_find(m, k.hash, k.v, NULL);
 	if (!s)
@@ -967,6 +1007,8 @@ int metric_registry_set_label_policy(struct metric_registry *r, const char *labe
 		return -EINVAL;
 	snprintf(r->policy_label, sizeof(r->policy_label), "%s", label);
 	r->policy = *p;
+	for (struct metric *m = r->head; m; m = m->next)
+		policy_locate(m);
 	if (p->admit)
 		return metric_register_u64(
 			r, "nodescope_metric_updates_unreported_total",
@@ -1113,7 +1155,7 @@ static void visit_histogram_series(const struct metric *m, struct metric_sample 
 static void visit_family(const struct metric *m, uint64_t now_ns, const struct metric_visitor *v)
 {
 	const struct metric_label_policy *policy = &m->reg->policy;
-	int p = policy->show ? policy_index(m) : -1;
+	int p = policy->show ? m->policy_at : -1;
 	struct metric_sample smp = { .name = m->name };
 	char derived[512];
 

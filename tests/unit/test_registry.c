@@ -1406,6 +1406,14 @@ static void test_label_policy(void **state)
 	strbuf_reset(&out);
 	metric_registry_write_at(r, &out, 100);
 	assert_non_null(strstr(strbuf_str(&out), "c_total{d=\"x\",container_id=\"/young\"} 4\n"));
+	/* A value cut to one the policy refused is refused, asked nothing more. */
+	metric_registry_set_max_label_length(r, 1);
+	metric_add(m, (const char *const[]){ "x", "/abc" }, 1);
+	assert_int_equal(metric_series_count(m), 1);
+	assert_int_equal(asked, 2);
+	strbuf_reset(&out);
+	metric_registry_write_at(r, &out, 100);
+	assert_non_null(strstr(strbuf_str(&out), "nodescope_metric_updates_unreported_total 4\n"));
 	strbuf_free(&out);
 }
 
