@@ -18,8 +18,8 @@
  * goes on the files stream, read at once: a short-lived container's name
  * comes from its cgroups and its runtime's state files, which `ctr run --rm`
  * removes within tens of ms of the exit, so a set of cgroups' first exec is
- * reported there (e2e test_containerd_pod_container_named_from_its_first_event
- * lost that race at 50 ms before it was).
+ * reported there (e2e test_container_named_at_its_first_exec_though_its_cgroup_
+ * is_gone_when_the_exec_is_read).
  */
 #define NS_BATCH_DELAY_NS 50000000
 

@@ -546,6 +546,12 @@ static size_t cut_length(const char *s, size_t max)
 	return n;
 }
 
+/* Whether a label value is cut to --max-label-length before it keys a series. */
+static bool label_too_long(const struct metric_registry *r, const char *value)
+{
+	return r->max_label_len && strnlen(value, r->max_label_len + 1) > r->max_label_len;
+}
+
 static bool key_make(const struct metric *m, const char *const *values, struct key *k)
 {
 	size_t max = m->reg->max_label_len;
@@ -555,7 +561,7 @@ static bool key_make(const struct metric *m, const char *const *values, struct k
 	for (unsigned i = 0; i < m->n_labels; i++) {
 		k->owned[i] = NULL;
 		k->v[i] = values[i];
-		if (max && strnlen(values[i], max + 1) > max) {
+		if (label_too_long(m->reg, values[i])) {
 			k->owned[i] = strndup(values[i], cut_length(values[i], max));
 			if (!k->owned[i]) {
 				while (i--)
@@ -665,13 +671,15 @@ static struct metric_series *series_alloc(const struct metric *m, uint64_t hash,
 
 static void note_drop(struct metric *m);
 
-
-/* admit(value), asked once per value while its verdict stays in the table. */
-static struct admit_verdict *verdict_slot(struct metric_registry *r, const char *value, uint64_t *h)
+/* value's slot in the verdict table; *known: it holds value's verdict. */
+static struct admit_verdict *verdict_of(struct metric_registry *r, const char *value, uint64_t *h,
+					bool *known)
 {
 	*h = hash_values(1, &value);
 	/* FNV's low bits follow the last byte's: folded in from the high ones. */
-	return &r->verdicts[(*h ^ *h >> 32) % ADMIT_VERDICTS];
+	struct admit_verdict *v = &r->verdicts[(*h ^ *h >> 32) % ADMIT_VERDICTS];
+	*known = v->value && v->hash == *h && !strcmp(v->value, value);
+	return v;
 }
 
 /*
@@ -681,20 +689,22 @@ static struct admit_verdict *verdict_slot(struct metric_registry *r, const char 
 static bool known_refused(struct metric_registry *r, const char *value)
 {
 	uint64_t h;
+	bool known;
 
-	if (!r->n_refusals ||
-	    (r->max_label_len && strnlen(value, r->max_label_len + 1) > r->max_label_len))
+	if (!r->n_refusals || label_too_long(r, value))
 		return false;
-	const struct admit_verdict *v = verdict_slot(r, value, &h);
-	return v->value && !v->admitted && v->hash == h && !strcmp(v->value, value);
+	const struct admit_verdict *v = verdict_of(r, value, &h, &known);
+	return known && !v->admitted;
 }
 
+/* admit(value), asked once per value while its verdict stays in the table. */
 static bool policy_admits(struct metric_registry *r, const char *value)
 {
 	uint64_t h;
-	struct admit_verdict *v = verdict_slot(r, value, &h);
+	bool known;
+	struct admit_verdict *v = verdict_of(r, value, &h, &known);
 
-	if (v->value && v->hash == h && !strcmp(v->value, value))
+	if (known)
 		return v->admitted;
 	bool admitted = r->policy.admit(r->policy.ctx, value);
 	char *copy = strdup(value);
