@@ -62,6 +62,7 @@ struct ns_proc_head {
 	__u32 pid;  /* tgid */
 	__u64 ts_ns; /* CLOCK_MONOTONIC */
 };
+_Static_assert(sizeof(struct ns_proc_head) == 16, "ns_proc_head is ABI");
 
 struct ns_proc_exec {
 	struct ns_proc_head h;
@@ -74,6 +75,7 @@ struct ns_proc_exec {
 	char filename[NS_PATH_LEN];
 	char args[NS_ARGS_LEN];
 };
+_Static_assert(sizeof(struct ns_proc_exec) == 584, "ns_proc_exec is ABI");
 
 struct ns_proc_exit {
 	struct ns_proc_head h;
@@ -83,6 +85,7 @@ struct ns_proc_exit {
 	struct ns_cgroup_ids cgroups;
 	char comm[NS_COMM_LEN];
 };
+_Static_assert(sizeof(struct ns_proc_exit) == 72, "ns_proc_exit is ABI");
 
 struct ns_proc_fork {
 	struct ns_proc_head h;
@@ -91,12 +94,14 @@ struct ns_proc_fork {
 	__u64 cgroup_id;
 	char comm[NS_COMM_LEN];
 };
+_Static_assert(sizeof(struct ns_proc_fork) == 48, "ns_proc_fork is ABI");
 
 struct ns_proc_oom {
 	struct ns_proc_head h;
 	__u32 trigger_pid; /* the process whose allocation invoked the OOM killer */
 	__u32 pad;
 };
+_Static_assert(sizeof(struct ns_proc_oom) == 24, "ns_proc_oom is ABI");
 
 enum ns_tcp_event_type {
 	NS_TCP_CONNECT = 1,	  /* outbound connection established */
@@ -126,13 +131,21 @@ struct ns_tcp_event {
 	__u16 flags;	/* NS_TCP_F_* */
 	__u16 sport;	/* host byte order */
 	__u16 dport;
-	__s32 err;	/* connect_error: errno */
+	union {
+		__s32 err;   /* connect_error: errno */
+		/*
+		 * retransmit: the segments sent again (the kernel's tcp_skb_pcount,
+		 * which it adds to tcpi_total_retrans; one event can carry several).
+		 */
+		__u32 segs;
+	};
 	__u8 saddr[16];
 	__u8 daddr[16];
 	__u64 duration_ns; /* connect/connect_error: handshake; close: connection lifetime */
 	__u64 bytes_sent;  /* close: tcp_sock bytes_acked (with SYN and FIN, see flags) */
 	__u64 bytes_received;
 };
+_Static_assert(sizeof(struct ns_tcp_event) == 104, "ns_tcp_event is ABI");
 
 /* Payload prefixes of socket reads and writes (stream l7). */
 #define NS_L7_CAPTURE 4096 /* most bytes captured of one syscall (power of two) */
@@ -180,6 +193,7 @@ struct ns_l7_sock {
 	__u8 saddr[16];
 	__u8 daddr[16];
 };
+_Static_assert(sizeof(struct ns_l7_sock) == 56, "ns_l7_sock is ABI");
 
 struct ns_l7_event {
 	__u32 op;  /* enum ns_l7_op */
@@ -192,6 +206,7 @@ struct ns_l7_event {
 	struct ns_l7_sock conn;
 	__u8 data[NS_L7_CAPTURE];
 };
+_Static_assert(sizeof(struct ns_l7_event) == 88 + NS_L7_CAPTURE, "ns_l7_event is ABI");
 
 #define NS_L7_HEADER_SIZE (sizeof(struct ns_l7_event) - NS_L7_CAPTURE)
 
@@ -288,6 +303,7 @@ struct ns_file_seen {
 	__u32 gen;   /* the inode generation reported */
 	__u32 pad;
 };
+_Static_assert(sizeof(struct ns_file_seen) == 16, "ns_file_seen is ABI");
 
 
 /*

@@ -441,6 +441,10 @@ int ns_tcp_retransmit(struct bpf_raw_tracepoint_args *ctx)
 		return 0;
 	set_owner(e, bpf_map_lookup_elem(&tcp_socks, &sk));
 	fill_from_sock(e, s);
+	/* skb->cb holds TCP's control block while the skb is in TCP's queues. */
+	struct sk_buff *skb = (struct sk_buff *)ctx->args[1];
+	struct tcp_skb_cb *cb = (struct tcp_skb_cb *)&skb->cb[0];
+	e->segs = BPF_CORE_READ(cb, tcp_gso_segs);
 	tcp_submit(ctx, e, sizeof(*e));
 	return 0;
 }

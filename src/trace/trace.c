@@ -230,6 +230,8 @@ void trace_format_tcp(struct strbuf *sb, const struct ns_tcp_event *e, uint32_t 
 		json_key_str(sb, "dir", inbound ? "in" : "out");
 		if (e->type == NS_TCP_CONNECT)
 			json_key_u64(sb, "duration_ns", e->duration_ns);
+		if (e->type == NS_TCP_RETRANSMIT)
+			json_key_u64(sb, "segments", e->segs);
 		if (e->type == NS_TCP_CLOSE) {
 			json_key_u64(sb, "bytes_sent", e->bytes_sent);
 			json_key_u64(sb, "bytes_received", e->bytes_received);

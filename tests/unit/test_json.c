@@ -5,8 +5,10 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/socket.h>
 
 #include "trace/json.h"
 #include "trace/trace.h"
@@ -335,6 +337,62 @@ static void test_oom_kill_line(void **state)
 		    "\"container\":\"/docker/c1\"}\n");
 }
 
+/* Formats e and compares with the whole expected line. */
+static void assert_tcp_line(const struct ns_tcp_event *e, uint32_t pid, const char *container,
+			    const char *expected)
+{
+	struct strbuf sb = STRBUF_INIT;
+
+	trace_format_tcp(&sb, e, pid, container, 0);
+	assert_false(sb.oom);
+	assert_string_equal(strbuf_str(&sb), expected);
+	strbuf_free(&sb);
+}
+
+static struct ns_tcp_event tcp_v4_event(enum ns_tcp_event_type type)
+{
+	struct ns_tcp_event e = {
+		.type = type,
+		.ts_ns = 7,
+		.fd = 3,
+		.family = AF_INET,
+		.sport = 40000,
+		.dport = 5432,
+		.saddr = { 10, 0, 0, 1 },
+		.daddr = { 10, 0, 0, 2 },
+	};
+	return e;
+}
+
+static void test_tcp_retransmit_line(void **state)
+{
+	struct ns_tcp_event e = tcp_v4_event(NS_TCP_RETRANSMIT);
+
+	e.segs = 3; /* one event for a retransmit of three segments */
+	assert_tcp_line(&e, 42, "/c",
+			"{\"type\":\"retransmit\",\"ts\":7,\"pid\":42,\"fd\":3,"
+			"\"src\":\"10.0.0.1:40000\",\"dst\":\"10.0.0.2:5432\",\"dir\":\"out\","
+			"\"segments\":3,\"container\":\"/c\"}\n");
+	e.flags = NS_TCP_F_INBOUND; /* the server's side: src is the peer */
+	e.segs = 1;
+	assert_tcp_line(&e, 42, NULL,
+			"{\"type\":\"retransmit\",\"ts\":7,\"pid\":42,\"fd\":3,"
+			"\"src\":\"10.0.0.2:5432\",\"dst\":\"10.0.0.1:40000\",\"dir\":\"in\","
+			"\"segments\":1}\n");
+}
+
+static void test_tcp_connect_error_line(void **state)
+{
+	struct ns_tcp_event e = tcp_v4_event(NS_TCP_CONNECT_ERROR);
+
+	e.err = ECONNREFUSED;
+	e.duration_ns = 1000;
+	assert_tcp_line(&e, 9, NULL,
+			"{\"type\":\"connect_error\",\"ts\":7,\"pid\":9,\"fd\":3,"
+			"\"dst\":\"10.0.0.2:5432\",\"error\":\"refused\",\"errno\":111,"
+			"\"duration_ns\":1000}\n");
+}
+
 static void test_lines_append(void **state)
 {
 	struct strbuf sb = STRBUF_INIT;
@@ -370,6 +428,8 @@ int main(void)
 		cmocka_unit_test(test_exit_line),
 		cmocka_unit_test(test_fork_line),
 		cmocka_unit_test(test_oom_kill_line),
+		cmocka_unit_test(test_tcp_retransmit_line),
+		cmocka_unit_test(test_tcp_connect_error_line),
 		cmocka_unit_test(test_lines_append),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
