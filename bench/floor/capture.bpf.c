@@ -38,6 +38,23 @@ struct {
 	__uint(max_entries, 4 * 1024 * 1024);
 } floor_ring SEC(".maps");
 
+/*
+ * The same ring, one per CPU (floor_rings[cpu], made and drained by
+ * bench-floor): what the records cost without two CPUs' writers sharing one
+ * ring's lock and positions.
+ */
+struct cap_ring {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 4 * 1024 * 1024);
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
+	__uint(max_entries, 1); /* bench-floor sets it to the CPUs' count */
+	__type(key, __u32);
+	__array(values, struct cap_ring);
+} floor_rings SEC(".maps");
+
 /* Records that found no room (bench-floor reports them: a floor that drops is no floor). */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -98,8 +115,11 @@ static __always_inline int cap_buffer(__u64 ptr, __u32 kind, __u64 *base, __u64 
 	return 0;
 }
 
+enum cap_emit { CAP_DROP, CAP_RING, CAP_CPU_RING };
+
 /* A tracked socket's read or write of ret > 0 bytes: its first CAP_BYTES copied (emit: into a record). */
-static __always_inline int cap_bytes(struct pt_regs *regs, long ret, __u32 op, __u32 kind, bool emit)
+static __always_inline int cap_bytes(struct pt_regs *regs, long ret, __u32 op, __u32 kind,
+				     enum cap_emit emit)
 {
 	__s32 fd = NS_SYSCALL_REG(true, regs, NS_REG_ARG1);
 	__u64 key = cap_key(fd), base, len;
@@ -115,7 +135,12 @@ static __always_inline int cap_bytes(struct pt_regs *regs, long ret, __u32 op, _
 			return 0;
 		return head[0] == 0xff;
 	}
-	struct cap_rec *r = bpf_ringbuf_reserve(&floor_ring, sizeof(*r), 0);
+	void *ring = &floor_ring;
+	if (emit == CAP_CPU_RING) {
+		__u32 cpu = bpf_get_smp_processor_id();
+		ring = bpf_map_lookup_elem(&floor_rings, &cpu);
+	}
+	struct cap_rec *r = ring ? bpf_ringbuf_reserve(ring, sizeof(*r), 0) : NULL;
 	if (!r) {
 		__u32 zero = 0;
 		__u64 *lost = bpf_map_lookup_elem(&floor_lost, &zero);
@@ -134,7 +159,8 @@ static __always_inline int cap_bytes(struct pt_regs *regs, long ret, __u32 op, _
 	return 0;
 }
 
-static __always_inline int cap_exit(struct pt_regs *regs, long ret, __u32 op, __u32 kind, bool emit)
+static __always_inline int cap_exit(struct pt_regs *regs, long ret, __u32 op, __u32 kind,
+				    enum cap_emit emit)
 {
 	__u64 key = cap_key(NS_SYSCALL_REG(true, regs, NS_REG_ARG1));
 
@@ -153,7 +179,7 @@ int BPF_PROG(cap_sys_enter, struct pt_regs *regs, long id)
 	return 0;
 }
 
-static __always_inline int cap_dispatch_exit(struct pt_regs *regs, long ret, bool emit)
+static __always_inline int cap_dispatch_exit(struct pt_regs *regs, long ret, enum cap_emit emit)
 {
 	long id = NS_SYSCALL_REG(true, regs, NS_REG_NR);
 	__u32 op, kind;
@@ -177,13 +203,19 @@ static __always_inline int cap_dispatch_exit(struct pt_regs *regs, long ret, boo
 SEC("tp_btf/sys_exit")
 int BPF_PROG(cap_sys_exit, struct pt_regs *regs, long ret)
 {
-	return cap_dispatch_exit(regs, ret, true);
+	return cap_dispatch_exit(regs, ret, CAP_RING);
+}
+
+SEC("tp_btf/sys_exit")
+int BPF_PROG(cap_cpu_sys_exit, struct pt_regs *regs, long ret)
+{
+	return cap_dispatch_exit(regs, ret, CAP_CPU_RING);
 }
 
 SEC("tp_btf/sys_exit")
 int BPF_PROG(copy_sys_exit, struct pt_regs *regs, long ret)
 {
-	return cap_dispatch_exit(regs, ret, false);
+	return cap_dispatch_exit(regs, ret, CAP_DROP);
 }
 
 SEC("tp_btf/sched_process_fork")
@@ -237,7 +269,7 @@ int BPF_PROG(sk_cap_state, const struct sock *sk, int oldstate, int newstate)
 	return 0;
 }
 
-static __always_inline int sk_cap(struct sock *sk, int ret, bool emit)
+static __always_inline int sk_cap(struct sock *sk, int ret, enum cap_emit emit)
 {
 	__u64 key = (__u64)sk;
 	__u32 op, kind;
@@ -256,13 +288,13 @@ static __always_inline int sk_cap(struct sock *sk, int ret, bool emit)
 SEC("tp_btf/sock_send_length")
 int BPF_PROG(sk_cap_send, struct sock *sk, int ret, int flags)
 {
-	return sk_cap(sk, ret, true);
+	return sk_cap(sk, ret, CAP_RING);
 }
 
 SEC("tp_btf/sock_recv_length")
 int BPF_PROG(sk_cap_recv, struct sock *sk, int ret, int flags)
 {
-	return sk_cap(sk, ret, true);
+	return sk_cap(sk, ret, CAP_RING);
 }
 
 /* The hooks alone, empty: what they cost before any work. */

@@ -11,8 +11,9 @@
  * A set is a name below; anything else is a program name in the object.
  * With none given, the set `nodescope`. An object with a ring buffer named
  * floor_ring (capture.bpf.o) has it drained by a thread every DRAIN_NS, as
- * an agent would (its programs wake nobody: the least a record can cost),
- * and the records that found no room (floor_lost) are reported at the end.
+ * an agent would (its programs wake nobody: the least a record can cost);
+ * one with floor_rings, an array of ring buffers, gets one ring per CPU in
+ * it, drained the same way; the records that found no room (floor_lost) are reported at the end.
  */
 #include <errno.h>
 #include <limits.h>
@@ -24,6 +25,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
 struct floor_set {
@@ -59,6 +61,8 @@ static const struct floor_set sets[] = {
 	{ "capture", "the least a capture of every tracked socket's reads and writes costs "
 	  "(tp_btf; capture.bpf.o)",
 	  { "cap_sys_enter", "cap_sys_exit", "cap_fork" } },
+	{ "capture-cpu", "the capture with one ring per CPU (tp_btf; capture.bpf.o)",
+	  { "cap_sys_enter", "cap_cpu_sys_exit", "cap_fork" } },
 	{ "copy", "the capture's work without its records: bytes read onto the stack "
 	  "(tp_btf; capture.bpf.o)",
 	  { "cap_sys_enter", "copy_sys_exit", "cap_fork" } },
@@ -155,6 +159,22 @@ static unsigned long long percpu_sum(struct bpf_map *m)
 	return sum;
 }
 
+/* One ring per CPU into floor_rings (sized as its template), each drained with rb's. */
+static int add_cpu_rings(struct ring_buffer *rb, struct bpf_map *rings, int ncpus)
+{
+	if (!rings)
+		return 0;
+	struct bpf_map *inner = bpf_map__inner_map(rings);
+	__u32 size = inner ? bpf_map__max_entries(inner) : 4u << 20;
+	for (__u32 cpu = 0; cpu < (__u32)ncpus; cpu++) {
+		int fd = bpf_map_create(BPF_MAP_TYPE_RINGBUF, NULL, 0, 0, size, NULL);
+		if (fd < 0 || bpf_map__update_elem(rings, &cpu, sizeof(cpu), &fd, sizeof(fd), 0) ||
+		    ring_buffer__add(rb, fd, drop_record, NULL))
+			return -1;
+	}
+	return 0;
+}
+
 static int quiet_libbpf(enum libbpf_print_level level, const char *fmt, va_list ap)
 {
 	return level == LIBBPF_DEBUG ? 0 : vfprintf(stderr, fmt, ap);
@@ -211,6 +231,12 @@ int main(int argc, char **argv)
 				fprintf(stderr, "bench-floor: no program %s in %s\n", wanted[i], object);
 		return 2;
 	}
+	struct bpf_map *rings = bpf_object__find_map_by_name(obj, "floor_rings");
+	int ncpus = libbpf_num_possible_cpus();
+	if (rings && (ncpus <= 0 || bpf_map__set_max_entries(rings, ncpus))) {
+		fprintf(stderr, "bench-floor: cannot size floor_rings\n");
+		return 1;
+	}
 	if (bpf_object__load(obj)) {
 		fprintf(stderr, "bench-floor: cannot load %s: %s\n", object, strerror(errno));
 		return 1;
@@ -241,7 +267,7 @@ int main(int argc, char **argv)
 	if (ring) {
 		struct ring_buffer *rb = ring_buffer__new(bpf_map__fd(ring), drop_record, NULL, NULL);
 		pthread_t t;
-		if (!rb || pthread_create(&t, NULL, drain, rb)) {
+		if (!rb || add_cpu_rings(rb, rings, ncpus) || pthread_create(&t, NULL, drain, rb)) {
 			fprintf(stderr, "bench-floor: cannot read floor_ring: %s\n", strerror(errno));
 			return 1;
 		}

@@ -53,6 +53,10 @@ CAPTURE_FLOORS = {
                       "reads and writes costs (bench/floor/capture.bpf.c: all at the syscall's exit, "
                       "the fd looked up, 64 bytes copied into a fixed ring record, the ring drained "
                       "on a timer)"),
+    "floor-capture-cpu": (["--object", "capture.bpf.o", "capture-cpu"],
+                          "build/bench-floor capture-cpu: floor-capture with one ring per CPU "
+                          "(an array of ring buffers indexed by the CPU): no two CPUs' records "
+                          "share a ring"),
     "floor-copy": (["--object", "capture.bpf.o", "copy"],
                    "build/bench-floor copy: floor-capture without its records (the same 64 bytes "
                    "read onto the BPF stack and dropped): what reading the bytes costs before any "
