@@ -48,6 +48,9 @@ def tool(name):
 # The floors the per-request benchmarks share: config name -> (bench-floor's arguments, with
 # tool names for its objects, and what the config measures).
 CAPTURE_FLOORS = {
+    "floor": (["--object", "empty.bpf.o", "nodescope"],
+              "build/bench-floor: empty BPF programs on every hook nodescope attaches (the least "
+              "any agent on them costs a request)"),
     "floor-capture": (["--object", "capture.bpf.o", "capture"],
                       "build/bench-floor capture: the least a capture of every tracked socket's "
                       "reads and writes costs (bench/floor/capture.bpf.c: all at the syscall's exit, "
