@@ -320,10 +320,10 @@ static void request(struct cq_state *s, struct cq_dir *d, l7_msg_fn fn, void *ct
 			if (st)
 				memcpy(first.text, st->text, sizeof(first.text));
 		}
-		if (first.text[0])
-			snprintf(m.text, sizeof(m.text), "BATCH(%u) %s", n, first.text);
-		else if (!opaque)
-			snprintf(m.text, sizeof(m.text), "BATCH(%u)", n);
+		char head[16];
+		snprintf(head, sizeof(head), "BATCH(%u)", n);
+		if (first.text[0] || !opaque)
+			l7_join(m.text, sizeof(m.text), head, first.text);
 		break;
 	}
 	}

@@ -55,6 +55,7 @@ static void test_fifo_pipelined(void **state)
 	resp(&p, L7_MSG_PUSH, L7_STATUS_OK, "", 0, &g);
 	assert_int_equal(l7_pair_waiting(&p), 0);
 	assert_int_equal(c.unpaired, 1);
+	l7_pair_free(&p);
 }
 
 /*
@@ -89,6 +90,7 @@ static void test_fifo_sync_batch(void **state)
 	assert_int_equal(l7_pair_waiting(&p), 1);
 	resp(&p, L7_MSG_SYNC_REPLY, L7_STATUS_OK, "", 0, &g);
 	assert_int_equal(l7_pair_waiting(&p), 0);
+	l7_pair_free(&p);
 }
 
 /* A simple Query: its statements' replies fold into it, ReadyForQuery completes it. */
@@ -107,6 +109,7 @@ static void test_fifo_until_sync(void **state)
 	resp(&p, L7_MSG_RESPONSE, L7_STATUS_OK, "", 0, &g);
 	resp(&p, L7_MSG_SYNC_REPLY, L7_STATUS_OK, "", 0, &g);
 	assert_string_equal(g.o.s, "Q1@1=failed:42P01;Q2@2=ok;");
+	l7_pair_free(&p);
 }
 
 /*

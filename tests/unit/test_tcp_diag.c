@@ -35,7 +35,9 @@ static size_t one_socket(char *buf, size_t info_len)
 	struct nlmsghdr *h = (void *)buf;
 	struct inet_diag_msg *m = NLMSG_DATA(h);
 	struct nlattr *a = (void *)((char *)m + NLMSG_ALIGN(sizeof(*m)));
-	struct tcp_info *ti = (void *)((char *)a + sizeof(*a));
+	/* 4-byte aligned, as netlink attributes are: written as bytes, as the parser reads them */
+	char *ti = (char *)a + sizeof(*a);
+	uint64_t acked = 1234567, received = 7654321;
 
 	memset(buf, 0, 4096);
 	m->idiag_family = AF_INET;
@@ -45,8 +47,8 @@ static size_t one_socket(char *buf, size_t info_len)
 	m->id.idiag_dst[0] = htonl(0x0a000002);
 	a->nla_type = INET_DIAG_INFO;
 	a->nla_len = sizeof(*a) + info_len;
-	ti->tcpi_bytes_acked = 1234567;
-	ti->tcpi_bytes_received = 7654321;
+	memcpy(ti + offsetof(struct tcp_info, tcpi_bytes_acked), &acked, sizeof(acked));
+	memcpy(ti + offsetof(struct tcp_info, tcpi_bytes_received), &received, sizeof(received));
 	h->nlmsg_type = SOCK_DIAG_BY_FAMILY;
 	h->nlmsg_len = NLMSG_LENGTH(NLMSG_ALIGN(sizeof(*m)) + NLA_ALIGN(a->nla_len));
 	return h->nlmsg_len;
