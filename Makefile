@@ -188,7 +188,12 @@ test-e2e: $(BUILD)/nodescope $(BUILD)/node18/node
 # Debian's archive into build/kernels/ the first time. test-vm-run tests the machinery itself.
 KERNEL_ARCH ?= amd64
 KERNELS     ?=
-test-kernels: $(BUILD)/nodescope $(BUILD)/go-get
+# The programs the smoke suite runs beside the agent, built for the architecture built for.
+SMOKE_CLIENTS := $(BUILD)/go-get
+ifeq ($(ARCH),x86)
+SMOKE_CLIENTS += $(BUILD)/http-get32
+endif
+test-kernels: $(BUILD)/nodescope $(SMOKE_CLIENTS)
 	$(PYTHON) tests/kernels/matrix.py --arch $(KERNEL_ARCH) $(KERNELS)
 
 # The smoke suite's Go HTTPS client, built with Debian's go for the architecture built for
@@ -200,7 +205,14 @@ $(BUILD)/go-get: tests/e2e/clients/go_get.go
 	HOME=$(CURDIR)/$(BUILD)/go GOCACHE=$(CURDIR)/$(BUILD)/go/cache GO111MODULE=off GOFLAGS= \
 		CGO_ENABLED=0 GOARCH=$(GOARCH_$(ARCH)) go build -ldflags='-s -w' -o $@ $<
 
-test-vm-run: $(BUILD)/nodescope $(BUILD)/go-get
+# x86 only: the smoke suite's 32-bit (ia32) HTTP client, whose syscalls (another table) the
+# agent must skip. Static, with gcc-multilib's libc.a: it needs no 32-bit loader or libraries
+# on the root it runs from.
+$(BUILD)/http-get32: tests/e2e/clients/http_get32.c
+	@mkdir -p $(@D)
+	$(CC) -m32 -static -O2 -Wall -o $@ $<
+
+test-vm-run: $(BUILD)/nodescope $(SMOKE_CLIENTS)
 	tests/kernels/test_vm_run.sh
 
 test: test-unit test-bpf fuzz-smoke test-e2e test-vm-run test-kernels test-packaging

@@ -3,13 +3,15 @@
 (smoke.py) on this machine, then inside each kernel of tests/kernels/ARCH.list booted under qemu
 (scripts/vm-run.sh), each run's summary compared with this machine's. For an ARCH this machine is
 not (arm64 here) there is no host run: the reference is the suite's own verdict, every check
-passing (smoke.py's ALL_CHECKS, as a host run that passes has them), TLS checks "off" accepted
-again only on a kernel without attach cookies; the VMs' root is then --root, a userland of ARCH
-from scripts/vm/rootfs.sh, and --vm-smoke-arg names the agent and Go client built for ARCH. Every
-VM gets this checkout shared read-only at its own path. A kernel fails when any check differs
-from the reference, when its features differ from the list's column, or when its VM does not
-run the suite to the end; a kernel marked load-failure must fail exactly there (the agent exits
-5), and the matrix prints what did not load. Results: build/kernels/run/ARCH/NAME/
+passing (smoke.py's ALL_CHECKS, as a host run that passes has them); the VMs' root is then
+--root, a userland of ARCH from scripts/vm/rootfs.sh, and --vm-smoke-arg names the agent and Go
+client built for ARCH. Every VM gets this checkout shared read-only at its own path. A check
+"off" (not run for want of a kernel feature: smoke.py's NEEDS) is accepted only on a kernel whose
+list column lacks that feature; where the reference is "off" (this machine lacks the feature, as
+a kernel with IA32 emulation off does), a kernel with it must pass the check. A kernel fails when
+any check differs from the reference, when its features differ from the list's column, or when
+its VM does not run the suite to the end; a kernel marked load-failure must fail exactly there
+(the agent exits 5), and the matrix prints what did not load. Results: build/kernels/run/ARCH/NAME/
 (summary.json, console.log, agent.stderr, agent.events.jsonl, agent.metrics).
 
 Usage: matrix.py [--arch ARCH] [--root DIR] [--jobs N] [--cpus N] [--timeout S] [--run-dir DIR]
@@ -31,7 +33,7 @@ SMOKE = os.path.join(ROOT, "tests", "kernels", "smoke.py")
 FETCH = os.path.join(ROOT, "scripts", "fetch-kernels.sh")
 sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.dirname(SMOKE))
-from smoke import ALL_CHECKS  # noqa: E402
+from smoke import ALL_CHECKS, NEEDS  # noqa: E402
 
 
 def read_list(arch):
@@ -107,12 +109,17 @@ def judge(k, rc, summary, ref, out):
     if have != k["features"]:
         reasons.append(f"kernel features {','.join(sorted(have)) or '-'}, the list says "
                        f"{','.join(sorted(k['features'])) or '-'}")
-    # "off": TLS probing turned off by the agent for want of attach cookies; right only where
-    # the kernel lacks them.
-    no_cookies = "attach_cookie" not in k["features"]
+    # "off": a check not run for want of a kernel feature (TLS probing turned off by the agent
+    # without attach cookies, a 32-bit program refused without IA32 emulation): right only where
+    # the kernel lacks it, and where the reference lacks it the check is judged as it passes.
+    def lacks(c):
+        return c in NEEDS and NEEDS[c] not in k["features"]
+
     diff = [f"{c}: {summary['checks'].get(c)} here, {v} {ref['name']}"
+            + (f" (the list says this kernel has {NEEDS[c]}: it must pass)" if v == "off" else "")
             for c, v in sorted(ref["checks"].items())
-            if summary["checks"].get(c) != v and not (summary["checks"].get(c) == "off" and no_cookies)]
+            if summary["checks"].get(c) != (True if v == "off" else v) and
+            not (summary["checks"].get(c) == "off" and lacks(c))]
     diff += [f"{c}: not checked {ref['name']}" for c in summary["checks"] if c not in ref["checks"]]
     reported = summary["agent_features"].get("reported")
     if isinstance(reported, dict):
