@@ -4,7 +4,7 @@ set -e
 PKGS="clang llvm lld bpftool libbpf-dev libelf-dev zlib1g-dev libmicrohttpd-dev pkg-config make gcc
       libcmocka-dev python3 python3-pytest prometheus iproute2 procps util-linux nftables
       libclang-rt-14-dev curl wrk libbpf-tools nginx libcapstone-dev golang-go
-      gnutls-bin openssl libssl-dev python3-cryptography gcc-multilib stress-ng
+      gnutls-bin openssl libssl-dev python3-cryptography gcc-multilib stress-ng strace
       python3-aiohttp libjansson-dev qemu-system-x86 busybox-static cpio xz-utils zstd kmod
       podman runc containerd docker.io e2fsprogs
       dpkg-dev debhelper help2man buildah man-db python3-yaml libcap2-bin systemd

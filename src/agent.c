@@ -43,6 +43,7 @@
 struct agent {
 	const struct ns_config *cfg;
 	struct loop *loop;
+	struct nice_switch nice; /* the loop thread's priorities (src/loop/nice.h) */
 	struct metric_registry *registry;
 	struct probes *probes;
 	struct stream *streams[NS_STREAM_COUNT];
@@ -329,6 +330,7 @@ static int agent_open_streams(struct agent *a)
 			.bell_state = probes_bell_state(a->probes, i),
 			.debug_poll_ns = (uint64_t)a->cfg->debug_poll_ms * 1000000ull,
 			.debug_batch_ns = (uint64_t)a->cfg->debug_batch_ms * 1000000ull,
+			.nice = &a->nice,
 		};
 		if (stream_defs[i].policy.kind == NS_WAKEUP_BATCHED && i != NS_STREAM_PROC) {
 			p.before_drain = agent_read_proc_first;
@@ -449,9 +451,11 @@ static int agent_start(struct agent *a)
 	 * exec, the agent should run before busy work does. Before any thread
 	 * starts, so they share it.
 	 */
-	if (setpriority(PRIO_PROCESS, 0, c->nice) < 0)
-		log_warn("cannot set nice %d: %s (running at %d)", c->nice, strerror(errno),
+	int nice_err = nice_set_thread(c->nice);
+	if (nice_err)
+		log_warn("cannot set nice %d: %s (running at %d)", c->nice, strerror(-nice_err),
 			 getpriority(PRIO_PROCESS, 0));
+	nice_switch_init(&a->nice, c->nice, c->batch_nice, !nice_err, nice_set_thread);
 	if (loop_new(&a->loop) || !(a->registry = metric_registry_new()))
 		return NS_EXIT_RUNTIME;
 	if (agent_signals(a) || agent_node_identity(a) || agent_self_metrics(a))

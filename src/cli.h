@@ -52,6 +52,7 @@ struct ns_config {
 	kernel_features_t kernel_lacks; /* --debug-kernel-lacks: features pretended missing */
 	bool hold_first_runs;		/* stop a process at a new file until it is probed */
 	int nice;			/* the agent's own nice value (-20..19) */
+	int batch_nice;			/* the batched streams' reads run at this one */
 	bool verbose;
 	/* The node's cloud metadata as given (NULL: not given), for node_cloud_info. */
 	const char *provider;

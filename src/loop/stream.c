@@ -182,6 +182,9 @@ static void stream_consume(struct stream *s, bool from_timer)
 		s->p.before_drain(s->p.before_drain_ctx);
 		s->before_running = false;
 	}
+	/* After the hook: what it reads first may be urgent (src/loop/nice.h). */
+	struct nice_switch *bulk = s->policy.kind == NS_WAKEUP_BATCHED ? s->p.nice : NULL;
+	nice_bulk_enter(bulk);
 	s->draining = true;
 	uint64_t before = s->events;
 	if (s->perf) {
@@ -198,6 +201,7 @@ static void stream_consume(struct stream *s, bool from_timer)
 		stream_batch_settle(s, s->events != before);
 	if (s->p.after_drain)
 		s->p.after_drain(s->p.after_drain_ctx);
+	nice_bulk_leave(bulk);
 }
 
 void stream_drain(struct stream *s)

@@ -11,6 +11,7 @@
 
 #include "events.h"
 #include "loop.h"
+#include "nice.h"
 #include "policy.h"
 
 struct bpf_map;
@@ -64,6 +65,8 @@ struct stream_params {
 	/* Called after each drain. */
 	void (*after_drain)(void *ctx);
 	void *after_drain_ctx;
+	/* A batched stream's reads (and their hooks) run at its bulk priority; NULL: no switch. */
+	struct nice_switch *nice;
 };
 
 int stream_open(struct loop *l, const struct stream_params *p, struct stream **out);

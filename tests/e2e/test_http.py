@@ -470,3 +470,48 @@ def test_actual_destination_after_nat(l7_tracer, nginx):
                            - msum(m0, OUT_TOTAL, destination=dst, actual_destination=nginx.addr), 3)
         assert got == 3, {k: v for k, v in l7_tracer.metrics()[OUT_TOTAL].items() if ("destination", dst) in k}
         assert msum(l7_tracer.metrics(), OUT_TOTAL, destination=dst, actual_destination=dst) == 0
+
+
+def tracer_pid(pid):
+    with open(f"/proc/{pid}/status") as f:
+        return int(re.search(r"^TracerPid:\s+(\d+)", f.read(), re.M).group(1))
+
+
+def test_batched_reads_run_at_the_batch_nice(agent_factory, nginx, tmp_path):
+    """The agent waits, and does what is urgent, at --nice (-20), and reads the batched streams'
+    records at --batch-nice (0 by default), so that reading a busy server's requests does not
+    preempt the server: each read lowers its priority and its end restores it, seen as the
+    setpriority calls the agent makes while it reads requests (strace). With --batch-nice equal
+    to --nice it makes none."""
+    strace = shutil.which("strace")
+    assert strace, "strace is required by this test: apt-get install strace (make deps)"
+    for extra, switches in (((), True), (("--batch-nice", "-20"), False)):
+        a = agent_factory("--events", "l7", *extra)
+        log = tmp_path / f"strace{len(extra)}.log"
+        st = subprocess.Popen([strace, "-f", "-qq", "-e", "trace=setpriority", "-o", str(log),
+                               "-p", str(a.proc.pid)], stderr=subprocess.PIPE)
+        try:
+            deadline = time.monotonic() + 10
+            while tracer_pid(a.proc.pid) != st.pid:
+                assert st.poll() is None and time.monotonic() < deadline, st.stderr.read()
+                time.sleep(0.02)
+            for i in range(3):
+                c = subprocess.run([CURL, "-sS", "--noproxy", "*", "-o", "/dev/null",
+                                    f"http://{nginx.addr}/nice/{i}"], timeout=20)
+                assert c.returncode == 0
+            settle(a, lambda evs: len([e for e in l7(evs, dir="out")
+                                       if e["path"].startswith("/nice/")]) == 3,
+                   "the three requests, read from the l7 stream")
+        finally:
+            st.terminate()
+            st.wait(10)
+        asked = [int(v) for v in re.findall(r"setpriority\(PRIO_PROCESS, 0, (-?\d+)\)\s+= 0",
+                                            log.read_text())]
+        if not switches:
+            assert asked == [], asked
+            continue
+        # Strictly alternating from the first read on (a read may be under way as strace
+        # detaches), and never a failed call.
+        assert asked[:2] == [0, -20], asked
+        assert asked == [0, -20] * (len(asked) // 2) + [0] * (len(asked) % 2), asked
+        assert not re.search(r"=\s+-1", log.read_text()), log.read_text()

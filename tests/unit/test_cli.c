@@ -211,6 +211,7 @@ static void test_nice(void **state)
 
 	assert_int_equal(PARSE(p, "trace"), CLI_RUN);
 	assert_int_equal(p->c.nice, -20);
+	assert_int_equal(p->c.batch_nice, 0);
 	assert_int_equal(PARSE(p, "--nice", "0"), CLI_RUN);
 	assert_int_equal(p->c.nice, 0);
 	assert_int_equal(PARSE(p, "--nice=19"), CLI_RUN);
@@ -699,6 +700,10 @@ static void check_nice(const struct ns_config *c)
 {
 	assert_int_equal(c->nice, -5);
 }
+static void check_batch_nice(const struct ns_config *c)
+{
+	assert_int_equal(c->batch_nice, 7);
+}
 static void check_verbose(const struct ns_config *c)
 {
 	assert_true(c->verbose);
@@ -783,6 +788,7 @@ static const struct option_case {
 	{ "max-series-per-write", "NODESCOPE_MAX_SERIES_PER_WRITE", "500", check_per_write, "0",
 	  "(1..1000000)" },
 	{ "nice", "NODESCOPE_NICE", "-5", check_nice, "20", "(-20..19)" },
+	{ "batch-nice", "NODESCOPE_BATCH_NICE", "7", check_batch_nice, "-21", "(-20..19)" },
 	{ "verbose", "NODESCOPE_VERBOSE", NULL, check_verbose, "on", "yes or no" },
 	{ "debug-l7-discard", "NODESCOPE_DEBUG_L7_DISCARD", NULL, check_l7_discard, "on", "yes or no" },
 	{ "debug-poll-ms", "NODESCOPE_DEBUG_POLL_MS", "10", check_poll, "10001", "(0..10000)" },
