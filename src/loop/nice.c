@@ -9,35 +9,58 @@
 void nice_switch_init(struct nice_switch *n, int urgent, int bulk, bool at_urgent,
 		      int (*set)(int nice))
 {
-	*n = (struct nice_switch){ .urgent = urgent, .bulk = bulk, .set = set,
+	*n = (struct nice_switch){ .urgent = urgent, .bulk = bulk, .set = set, .cur = urgent,
 				   .on = at_urgent && bulk > urgent && set };
 }
 
-void nice_bulk_enter(struct nice_switch *n)
+/* Sets the thread to what its state asks for. A failure stops the switching, said once. */
+static void nice_apply(struct nice_switch *n)
 {
-	if (!n || !n->on || n->depth++)
+	if (!n->on)
 		return;
-	int err = n->set(n->bulk);
+	int want = n->open && !n->urgent_reads ? n->bulk : n->urgent;
+	if (want == n->cur)
+		return;
+	int err = n->set(want);
 	if (err) {
-		/* Still at urgent: nothing to return from. */
-		log_warn("cannot read batched records at nice %d: %s; reading them at %d", n->bulk,
-			 strerror(-err), n->urgent);
+		/* Raising needs CAP_SYS_NICE (or RLIMIT_NICE): it may have been dropped since. */
+		log_warn("cannot move to nice %d: %s; staying at %d", want, strerror(-err), n->cur);
 		n->on = false;
-		n->depth = 0;
+		return;
 	}
+	n->cur = want;
 }
 
-void nice_bulk_leave(struct nice_switch *n)
+void nice_batch_opened(struct nice_switch *n)
 {
-	if (!n || !n->on || !n->depth || --n->depth)
+	if (!n)
 		return;
-	int err = n->set(n->urgent);
-	if (err) {
-		/* Raising needs CAP_SYS_NICE (or RLIMIT_NICE): stay where we are, and say so once. */
-		log_warn("cannot return to nice %d after reading batched records: %s; running at %d",
-			 n->urgent, strerror(-err), n->bulk);
-		n->on = false;
-	}
+	n->open++;
+	nice_apply(n);
+}
+
+void nice_batch_closed(struct nice_switch *n)
+{
+	if (!n || !n->open)
+		return;
+	n->open--;
+	nice_apply(n);
+}
+
+void nice_urgent_enter(struct nice_switch *n)
+{
+	if (!n)
+		return;
+	n->urgent_reads++;
+	nice_apply(n);
+}
+
+void nice_urgent_leave(struct nice_switch *n)
+{
+	if (!n || !n->urgent_reads)
+		return;
+	n->urgent_reads--;
+	nice_apply(n);
 }
 
 int nice_set_thread(int nice)

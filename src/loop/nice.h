@@ -5,31 +5,38 @@
 
 /*
  * The agent's two priorities. Its own (--nice, -20 by default) is for
- * urgent work and for waiting: woken by a new program's first mapping it
- * runs before busy work, so the program is probed before its first TLS
- * call. The batched streams' records (execs and exits, connections,
- * requests) wait up to tens of ms anyway, and reading them at -20 preempts
- * the busy servers they come from: pgbench kept 0.75 of its untraced
- * throughput with every read at -20 and 0.85 with the batched ones at 0
- * (bench/db, BENCHMARKS.md). So those reads run at the bulk priority
- * (--batch-nice), and the agent returns to its own after each.
+ * urgent work: woken by a new program's first mapping it runs before busy
+ * work, so the program is probed before its first TLS call. But a thread
+ * woken at -20 preempts whatever runs on its CPU, and under load the
+ * batched streams wake the agent every period: reading a busy server's own
+ * requests, it preempted the server (pgbench kept 0.75 of its untraced
+ * throughput with the agent at -20, 0.85 with it at 0; bench/db). So while
+ * a batched stream has a batch open (its timer will wake the agent) the
+ * loop's thread sleeps and reads at the bulk priority (--batch-nice), and
+ * returns to its own once every batch has closed; the urgent stream's reads
+ * run at its own priority whatever is open.
  *
- * Reads nest (one stream's hook drains another): only the outermost
- * switches. Nice values are per thread on Linux: set is called from the
- * loop's thread and moves it alone.
+ * Nice values are per thread on Linux: set is called from the loop's
+ * thread and moves it alone.
  */
 struct nice_switch {
 	int urgent, bulk;
-	unsigned depth;
-	bool on; /* the agent runs at urgent, and bulk is lower */
+	bool on;	      /* the agent runs at urgent, and bulk is lower */
+	int cur;	      /* what the thread was last set to */
+	unsigned open;	      /* batches open */
+	unsigned urgent_reads; /* urgent reads under way (nested) */
 	int (*set)(int nice); /* 0, or -errno */
 };
 
 /* on when the agent runs at urgent (it could set it) and bulk is a lower priority. */
 void nice_switch_init(struct nice_switch *n, int urgent, int bulk, bool at_urgent,
 		      int (*set)(int nice));
-void nice_bulk_enter(struct nice_switch *n);
-void nice_bulk_leave(struct nice_switch *n);
+/* A batched stream's batch opened or closed (its timer armed or disarmed). */
+void nice_batch_opened(struct nice_switch *n);
+void nice_batch_closed(struct nice_switch *n);
+/* An urgent read begins or ends. */
+void nice_urgent_enter(struct nice_switch *n);
+void nice_urgent_leave(struct nice_switch *n);
 
 /* set for the calling thread: setpriority(PRIO_PROCESS, 0, nice). */
 int nice_set_thread(int nice);

@@ -99,6 +99,7 @@ struct stream {
 	struct perf_ring *bell;
 	volatile struct ns_reader_state *bell_state; /* mapped from the BPF array */
 	bool quiet_batches; /* a batched ring-buffer stream: batch_open is used */
+	bool batch_held;    /* its open batch holds the loop thread at the bulk priority */
 	unsigned empty_ticks; /* timer reads in a row that found nothing */
 	struct stream_policy policy; /* the definition's, watermark fitted to the ring */
 	bool draining;
@@ -173,18 +174,34 @@ static void stream_batch_settle(struct stream *s, bool found)
  * Were l7 marked busy by then, its records of that connection would be read
  * after the connection was forgotten, and its last response lost.
  */
+/*
+ * The loop thread's priority follows the batches (src/loop/nice.h): a
+ * batched stream whose timer is armed holds it at the bulk priority.
+ */
+static void stream_hold_update(struct stream *s)
+{
+	bool open = s->policy.kind == NS_WAKEUP_BATCHED && !s->p.debug_poll_ns &&
+		    loop_timer_armed(s->flush);
+	if (open == s->batch_held)
+		return;
+	s->batch_held = open;
+	if (open)
+		nice_batch_opened(s->p.nice);
+	else
+		nice_batch_closed(s->p.nice);
+}
+
 static void stream_consume(struct stream *s, bool from_timer)
 {
 	if (s->draining)
 		return; /* libbpf's consumer is not re-entrant */
+	struct nice_switch *urgent = s->policy.kind == NS_WAKEUP_IMMEDIATE ? s->p.nice : NULL;
+	nice_urgent_enter(urgent);
 	if (s->p.before_drain && !s->before_running) {
 		s->before_running = true;
 		s->p.before_drain(s->p.before_drain_ctx);
 		s->before_running = false;
 	}
-	/* After the hook: what it reads first may be urgent (src/loop/nice.h). */
-	struct nice_switch *bulk = s->policy.kind == NS_WAKEUP_BATCHED ? s->p.nice : NULL;
-	nice_bulk_enter(bulk);
 	s->draining = true;
 	uint64_t before = s->events;
 	if (s->perf) {
@@ -201,7 +218,8 @@ static void stream_consume(struct stream *s, bool from_timer)
 		stream_batch_settle(s, s->events != before);
 	if (s->p.after_drain)
 		s->p.after_drain(s->p.after_drain_ctx);
-	nice_bulk_leave(bulk);
+	nice_urgent_leave(urgent);
+	stream_hold_update(s);
 }
 
 void stream_drain(struct stream *s)
@@ -219,6 +237,7 @@ static void stream_on_timer(void *ctx)
 	stream_consume(s, true);
 	if (s->p.debug_poll_ns)
 		loop_timer_arm(s->flush, s->p.debug_poll_ns);
+	stream_hold_update(s);
 }
 
 static void stream_on_ring(void *ctx, uint32_t events)
@@ -242,6 +261,7 @@ static void stream_on_ring(void *ctx, uint32_t events)
 	case STREAM_WAIT:
 		break;
 	}
+	stream_hold_update(s);
 }
 
 /*
@@ -389,6 +409,8 @@ void stream_close(struct stream *s)
 {
 	if (!s)
 		return;
+	if (s->batch_held)
+		nice_batch_closed(s->p.nice);
 	if (s->rb)
 		ring_buffer__free(s->rb);
 	perf_ring_free(s->perf);

@@ -65,7 +65,7 @@ struct stream_params {
 	/* Called after each drain. */
 	void (*after_drain)(void *ctx);
 	void *after_drain_ctx;
-	/* A batched stream's reads (and their hooks) run at its bulk priority; NULL: no switch. */
+	/* The loop thread's priorities: open batches hold it at the bulk one; NULL: no switch. */
 	struct nice_switch *nice;
 };
 

@@ -1,4 +1,4 @@
-/* src/loop/nice.c: the batched reads' priority switch. */
+/* src/loop/nice.c: the loop thread's priority, following the open batches. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -26,26 +26,49 @@ static int setup(void **state)
 	return 0;
 }
 
-/* A read lowers the priority and the end of it restores it; nested reads switch once. */
-static void test_nested_reads_switch_once(void **state)
+/* The first batch to open lowers the thread, the last to close restores it: once each. */
+static void test_open_batches_hold_bulk(void **state)
 {
 	struct nice_switch n;
 
 	nice_switch_init(&n, -20, 0, true, fake_set);
-	nice_bulk_enter(&n);
-	nice_bulk_enter(&n); /* a hook drains another stream */
-	nice_bulk_leave(&n);
+	nice_batch_opened(&n);
+	nice_batch_opened(&n); /* a second stream's batch */
+	nice_batch_closed(&n);
 	assert_int_equal(n_calls, 1);
-	nice_bulk_leave(&n);
+	nice_batch_closed(&n);
 	assert_int_equal(n_calls, 2);
 	assert_int_equal(calls[0], 0);
 	assert_int_equal(calls[1], -20);
-	/* an unmatched leave changes nothing */
-	nice_bulk_leave(&n);
+	/* an unmatched close changes nothing */
+	nice_batch_closed(&n);
 	assert_int_equal(n_calls, 2);
-	nice_bulk_enter(&n);
-	nice_bulk_leave(&n);
-	assert_int_equal(n_calls, 4);
+}
+
+/* An urgent read runs at urgent whatever is open, and the thread goes back to bulk after it. */
+static void test_urgent_reads_raise(void **state)
+{
+	struct nice_switch n;
+
+	nice_switch_init(&n, -20, 5, true, fake_set);
+	nice_urgent_enter(&n); /* nothing open: already at urgent */
+	nice_urgent_leave(&n);
+	assert_int_equal(n_calls, 0);
+	nice_batch_opened(&n);
+	nice_urgent_enter(&n);
+	nice_urgent_enter(&n); /* nested */
+	nice_urgent_leave(&n);
+	assert_int_equal(n_calls, 2);
+	nice_batch_closed(&n); /* closed while an urgent read is under way: stays at urgent */
+	nice_urgent_leave(&n);
+	assert_int_equal(n_calls, 2);
+	nice_batch_opened(&n);
+	nice_urgent_enter(&n);
+	nice_urgent_leave(&n);
+	int want[] = { 5, -20, 5, -20, 5 };
+	assert_int_equal(n_calls, 5);
+	for (int i = 0; i < 5; i++)
+		assert_int_equal(calls[i], want[i]);
 }
 
 /* No switch where bulk is not lower, where the agent is not at urgent, or without a switch. */
@@ -54,16 +77,20 @@ static void test_off(void **state)
 	struct nice_switch n;
 
 	nice_switch_init(&n, 0, 0, true, fake_set);
-	nice_bulk_enter(&n);
-	nice_bulk_leave(&n);
+	nice_batch_opened(&n);
+	nice_batch_closed(&n);
 	nice_switch_init(&n, 5, -20, true, fake_set);
-	nice_bulk_enter(&n);
-	nice_bulk_leave(&n);
+	nice_batch_opened(&n);
+	nice_batch_closed(&n);
 	nice_switch_init(&n, -20, 0, false, fake_set); /* its --nice could not be set */
-	nice_bulk_enter(&n);
-	nice_bulk_leave(&n);
-	nice_bulk_enter(NULL);
-	nice_bulk_leave(NULL);
+	nice_batch_opened(&n);
+	nice_urgent_enter(&n);
+	nice_urgent_leave(&n);
+	nice_batch_closed(&n);
+	nice_batch_opened(NULL);
+	nice_batch_closed(NULL);
+	nice_urgent_enter(NULL);
+	nice_urgent_leave(NULL);
 	assert_int_equal(n_calls, 0);
 }
 
@@ -74,32 +101,34 @@ static void test_failed_raise_stops(void **state)
 
 	nice_switch_init(&n, -20, 0, true, fake_set);
 	fail_from = 1;
-	nice_bulk_enter(&n);
-	nice_bulk_leave(&n);
+	nice_batch_opened(&n);
+	nice_batch_closed(&n);
 	assert_int_equal(n_calls, 2);
 	assert_false(n.on);
-	nice_bulk_enter(&n);
-	nice_bulk_leave(&n);
+	nice_batch_opened(&n);
+	nice_batch_closed(&n);
 	assert_int_equal(n_calls, 2);
 }
 
-/* A failed lowering leaves the agent at urgent and stops the switching. */
+/* A failed lowering leaves the thread at urgent and stops the switching. */
 static void test_failed_lower_stops(void **state)
 {
 	struct nice_switch n;
 
 	nice_switch_init(&n, -20, 0, true, fake_set);
 	fail_from = 0;
-	nice_bulk_enter(&n);
-	nice_bulk_leave(&n);
+	nice_batch_opened(&n);
+	nice_batch_closed(&n);
 	assert_int_equal(n_calls, 1);
 	assert_false(n.on);
+	assert_int_equal(n.cur, -20);
 }
 
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup(test_nested_reads_switch_once, setup),
+		cmocka_unit_test_setup(test_open_batches_hold_bulk, setup),
+		cmocka_unit_test_setup(test_urgent_reads_raise, setup),
 		cmocka_unit_test_setup(test_off, setup),
 		cmocka_unit_test_setup(test_failed_raise_stops, setup),
 		cmocka_unit_test_setup(test_failed_lower_stops, setup),
