@@ -305,9 +305,9 @@ const struct cli_opt cli_opts[] = {
 		  "work, so the program is probed sooner" },
 	{ CLI_INT, "batch-nice", .env = "NODESCOPE_BATCH_NICE", .metavar = "N", FIELD(batch_nice),
 	  .min = -20, .max = 19, .def = "0",
-	  .help = "the priority the agent waits and reads at while batched records (execs and "
-		  "exits, connections, requests) keep coming, back to --nice once they stop: woken "
-		  "at -20 every period, it preempts the busy servers they come from" },
+	  .help = "the priority the agent waits and reads at while requests keep coming, back "
+		  "to --nice once they stop: woken at -20 every batch period, it preempts the busy "
+		  "servers whose requests it reads" },
 	{ CLI_FLAG, "verbose", .env = "NODESCOPE_VERBOSE", FIELD(verbose), .min = true,
 	  .help = "pass libbpf's own messages through to stderr" },
 	/* Drain every stream on a fixed period, as polling agents do (bench only). */

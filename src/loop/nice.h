@@ -11,10 +11,11 @@
  * batched streams wake the agent every period: reading a busy server's own
  * requests, it preempted the server (pgbench kept 0.75 of its untraced
  * throughput with the agent at -20, 0.85 with it at 0; bench/db). So while
- * a batched stream has a batch open (its timer will wake the agent) the
- * loop's thread sleeps and reads at the bulk priority (--batch-nice), and
- * returns to its own once every batch has closed; the urgent stream's reads
- * run at its own priority whatever is open.
+ * the l7 stream has a batch open (its timer will wake the agent) the loop's
+ * thread sleeps and reads at the bulk priority (--batch-nice), and returns
+ * to its own once the batch has closed; the urgent stream's reads run at
+ * its own priority whatever is open (struct stream_def's bulk says why proc
+ * and tcp do not count).
  *
  * Nice values are per thread on Linux: set is called from the loop's
  * thread and moves it alone.

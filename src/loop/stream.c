@@ -52,7 +52,7 @@ const struct stream_def stream_defs[NS_STREAM_COUNT] = {
 	[NS_STREAM_L7] = { "l7", NS_STREAM_L7,
 			   { .kind = NS_WAKEUP_BATCHED, .max_delay_ns = NS_L7_BATCH_DELAY_NS,
 			     .watermark = 1 << 20 },
-			   8 << 20 },
+			   8 << 20, .bulk = true },
 	/*
 	 * Rare and urgent: a file's first mapping (its TLS calls may follow at
 	 * once), a set of cgroups' first exec (the container may be gone soon).
@@ -175,13 +175,12 @@ static void stream_batch_settle(struct stream *s, bool found)
  * after the connection was forgotten, and its last response lost.
  */
 /*
- * The loop thread's priority follows the batches (src/loop/nice.h): a
- * batched stream whose timer is armed holds it at the bulk priority.
+ * The loop thread's priority follows the batches (src/loop/nice.h): a bulk
+ * stream whose timer is armed holds it at the bulk priority.
  */
 static void stream_hold_update(struct stream *s)
 {
-	bool open = s->policy.kind == NS_WAKEUP_BATCHED && !s->p.debug_poll_ns &&
-		    loop_timer_armed(s->flush);
+	bool open = s->p.def->bulk && !s->p.debug_poll_ns && loop_timer_armed(s->flush);
 	if (open == s->batch_held)
 		return;
 	s->batch_held = open;

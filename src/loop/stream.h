@@ -6,6 +6,7 @@
 #ifndef NODESCOPE_LOOP_STREAM_H
 #define NODESCOPE_LOOP_STREAM_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -26,6 +27,13 @@ struct stream_def {
 	enum ns_stream id;
 	struct stream_policy policy;
 	uint32_t ring_size; /* default ring buffer bytes */
+	/*
+	 * Busy servers' records: while a batch is open the loop thread waits at
+	 * its bulk priority (src/loop/nice.h). Not proc's and tcp's: a new
+	 * program's exec opens a proc batch just before its first mapping,
+	 * which must wake the agent at its own priority.
+	 */
+	bool bulk;
 };
 extern const struct stream_def stream_defs[NS_STREAM_COUNT];
 /*
@@ -65,7 +73,8 @@ struct stream_params {
 	/* Called after each drain. */
 	void (*after_drain)(void *ctx);
 	void *after_drain_ctx;
-	/* The loop thread's priorities: open batches hold it at the bulk one; NULL: no switch. */
+	/* The loop thread's priorities: a bulk stream's open batch holds it at the bulk one, an
+	 * immediate stream's read at its own; NULL: no switch. */
 	struct nice_switch *nice;
 };
 
