@@ -9,9 +9,10 @@
  * work, so the program is probed before its first TLS call. But a thread
  * woken at -20 preempts whatever runs on its CPU, and under load the
  * batched streams wake the agent every period: reading a busy server's own
- * requests, it preempted the server (pgbench kept 0.75 of its untraced
- * throughput with the agent at -20, 0.85 with it at 0; bench/db). So while
- * the l7 stream has a batch open (its timer will wake the agent) the loop's
+ * requests, it preempts the server. So, when asked (--batch-nice higher
+ * than --nice; measured, BENCHMARKS.md session 16, it helped pgbench a
+ * little and cost nginx in some rounds: not the default), while the l7
+ * stream has a batch open (its timer will wake the agent) the loop's
  * thread sleeps and reads at the bulk priority (--batch-nice), and returns
  * to its own once the batch has closed; the urgent stream's reads run at
  * its own priority whatever is open (struct stream_def's bulk says why proc
