@@ -168,13 +168,6 @@ static void stream_batch_settle(struct stream *s, bool found)
 }
 
 /*
- * before_drain runs before this stream counts as draining: what it reads may
- * need this stream read first (a process exit read from proc drains tcp,
- * whose close of a connection drains l7 before forgetting the connection).
- * Were l7 marked busy by then, its records of that connection would be read
- * after the connection was forgotten, and its last response lost.
- */
-/*
  * The loop thread's priority follows the batches (src/loop/nice.h): a bulk
  * stream whose timer is armed holds it at the bulk priority.
  */
@@ -190,6 +183,13 @@ static void stream_hold_update(struct stream *s)
 		nice_batch_closed(s->p.nice);
 }
 
+/*
+ * before_drain runs before this stream counts as draining: what it reads may
+ * need this stream read first (a process exit read from proc drains tcp,
+ * whose close of a connection drains l7 before forgetting the connection).
+ * Were l7 marked busy by then, its records of that connection would be read
+ * after the connection was forgotten, and its last response lost.
+ */
 static void stream_consume(struct stream *s, bool from_timer)
 {
 	if (s->draining)
