@@ -379,10 +379,11 @@ def workload_round(agent, n, go_client, tls_on, ia32_client):
             dst = f"127.0.0.1:{http_port}"
             tcp = sorted((e["type"], e.get("dst")) for e in evs
                          if e.get("pid") == ia32_pid and e["type"] in TCP_TYPES)
+            # This round's nginx only (dst): a round run again finds the earlier rounds' too.
             inbound = [e for e in evs if e["type"] == "l7" and e.get("path") == "/smoke-ia32"
-                       and e.get("dir") == "in"]
+                       and e.get("dir") == "in" and e.get("dst") == dst]
             wrong_l7 = [e for e in evs if e["type"] == "l7" and (e.get("pid") == ia32_pid or (
-                e.get("path") == "/smoke-ia32" and e.get("dir") == "out"))]
+                e.get("path") == "/smoke-ia32" and e.get("dir") == "out" and e.get("dst") == dst))]
             return (ia32_ok and tcp == [("close", dst), ("connect", dst)] and not wrong_l7 and
                     len(inbound) == 1 and worker(inbound[0]["pid"]) and
                     inbound[0].get("status") == 200 and client(ia32_pid)(inbound[0].get("src")))
