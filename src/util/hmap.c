@@ -11,21 +11,52 @@ static size_t slot(const struct hmap *m, uint64_t key)
 	return (size_t)key & m->mask;
 }
 
+enum { HMAP_MIN_BUCKETS = 16 };
+
 int hmap_init(struct hmap *m, size_t expected)
 {
-	size_t n = 16;
+	size_t n = HMAP_MIN_BUCKETS;
 	while (n < expected) {
-		if (n > SIZE_MAX / 2)
-			return -ENOMEM; /* n *= 2 would wrap to 0 and loop forever */
+		if (n > SIZE_MAX / 2 / sizeof(*m->buckets))
+			return -ENOMEM; /* n *= 2 would wrap (to 0, looping forever) */
 		n *= 2;
 	}
-	m->buckets = calloc(n, sizeof(*m->buckets));
+	m->buckets = calloc(HMAP_MIN_BUCKETS, sizeof(*m->buckets));
 	if (!m->buckets)
 		return -ENOMEM;
-	m->mask = n - 1;
+	m->mask = HMAP_MIN_BUCKETS - 1;
+	m->max_mask = n - 1;
 	m->count = 0;
 	m->pop_from = 0;
 	return 0;
+}
+
+/*
+ * Doubling splits bucket i into i and i + old size; each chain is walked in
+ * order and appended, so nodes of one key keep their order (hmap_get still
+ * finds the newest first).
+ */
+static void grow(struct hmap *m)
+{
+	size_t old = m->mask + 1;
+	struct hmap_node **b = calloc(old * 2, sizeof(*b));
+	if (!b)
+		return; /* longer chains, still correct */
+	m->mask = old * 2 - 1;
+	for (size_t i = 0; i < old; i++) {
+		struct hmap_node **tail[2] = { &b[i], &b[i + old] };
+		for (struct hmap_node *n = m->buckets[i], *next; n; n = next) {
+			next = n->next;
+			struct hmap_node ***t = &tail[slot(m, n->key) != i];
+			**t = n;
+			*t = &n->next;
+		}
+		*tail[0] = NULL;
+		*tail[1] = NULL;
+	}
+	free(m->buckets);
+	m->buckets = b;
+	m->pop_from = 0;
 }
 
 void hmap_destroy(struct hmap *m)
@@ -60,6 +91,8 @@ void hmap_insert(struct hmap *m, struct hmap_node *n, uint64_t key)
 	m->count++;
 	if (s < m->pop_from)
 		m->pop_from = s;
+	if (m->count > m->mask + 1 && m->mask < m->max_mask)
+		grow(m);
 }
 
 void hmap_unlink(struct hmap *m, struct hmap_node *n)

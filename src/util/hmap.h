@@ -1,8 +1,12 @@
 /*
  * Intrusive chained hash table keyed by a u64: the one hash table of the
  * user side (process table, connection table, string maps). Users embed a
- * struct hmap_node and own the memory. Sized once: the tables it serves are
- * capped, so it never rehashes.
+ * struct hmap_node and own the memory. It starts small and doubles its
+ * buckets as entries arrive, up to the size given at init: a node with 300
+ * processes keeps its process table in a few pages instead of touching a
+ * random page of a 1 MiB array (a page fault at first, a TLB miss after) on
+ * every lookup. It never shrinks. No insert may run inside hmap_foreach (a
+ * growth would move the nodes under the walk).
  */
 #ifndef NODESCOPE_UTIL_HMAP_H
 #define NODESCOPE_UTIL_HMAP_H
@@ -20,9 +24,11 @@ struct hmap {
 	size_t mask;
 	size_t count;
 	size_t pop_from; /* buckets below this are empty (hmap_pop resumes here) */
+	size_t max_mask; /* the mask of the largest bucket array it grows to */
 };
 
-/* expected: the most entries it will hold (buckets = next power of two). */
+/* expected: the most entries it will hold (the most buckets: the next power
+ * of two). A growth that cannot allocate keeps the table as it is. */
 int hmap_init(struct hmap *m, size_t expected);
 void hmap_destroy(struct hmap *m); /* frees the buckets, not the nodes */
 

@@ -30,8 +30,10 @@ static void test_init_sizes(void **state)
 {
 	struct hmap m;
 
+	/* every table starts at 16 buckets; expected sets the most it grows to */
 	assert_int_equal(hmap_init(&m, 0), 0);
 	assert_int_equal(m.mask, 15);
+	assert_int_equal(m.max_mask, 15);
 	assert_int_equal(m.count, 0);
 	assert_null(hmap_get(&m, 0));
 	assert_null(hmap_get(&m, 12345));
@@ -41,13 +43,15 @@ static void test_init_sizes(void **state)
 	assert_int_equal(m.count, 0);
 
 	assert_int_equal(hmap_init(&m, 16), 0);
-	assert_int_equal(m.mask, 15);
+	assert_int_equal(m.max_mask, 15);
 	hmap_destroy(&m);
 	assert_int_equal(hmap_init(&m, 17), 0);
-	assert_int_equal(m.mask, 31);
+	assert_int_equal(m.mask, 15);
+	assert_int_equal(m.max_mask, 31);
 	hmap_destroy(&m);
 	assert_int_equal(hmap_init(&m, 100000), 0);
-	assert_int_equal(m.mask, 131071);
+	assert_int_equal(m.mask, 15);
+	assert_int_equal(m.max_mask, 131071);
 	hmap_destroy(&m);
 }
 
@@ -356,6 +360,52 @@ static void test_many(void **state)
 	free(it);
 }
 
+/* Doubling as entries arrive, up to max_mask: every node still found, nodes of
+ * one key still newest first, pops and foreach still see each node once. */
+static void test_grows(void **state)
+{
+	enum { N = 5000, DUP = 4 };
+	struct hmap m;
+	struct item *it = calloc(N, sizeof(*it));
+	struct item d[DUP];
+
+	assert_non_null(it);
+	assert_int_equal(hmap_init(&m, 1024), 0);
+	for (int k = 0; k < DUP; k++) {
+		d[k] = (struct item){ .id = k };
+		hmap_insert(&m, &d[k].node, 77);
+	}
+	for (int i = 0; i < N; i++) {
+		it[i].id = i;
+		hmap_insert(&m, &it[i].node, 0xffff888000000000ull + ((uint64_t)i << 12));
+		size_t buckets = m.mask + 1;
+		/* grows once count passes the bucket count, and only then */
+		assert_true(m.count <= buckets || m.mask == m.max_mask);
+		assert_true(buckets == 16 || m.count > buckets / 2);
+	}
+	assert_int_equal(m.mask, 1023); /* stopped at the size given: chains grow instead */
+	for (int i = 0; i < N; i++) {
+		struct hmap_node *x = hmap_get(&m, 0xffff888000000000ull + ((uint64_t)i << 12));
+		assert_ptr_equal(item_of(x), &it[i]);
+		assert_null(hmap_next_same(x));
+	}
+	int want = DUP - 1; /* the newest first, as inserted at the head */
+	for (struct hmap_node *x = hmap_get(&m, 77); x; x = hmap_next_same(x))
+		assert_int_equal(item_of(x)->id, want--);
+	assert_int_equal(want, -1);
+
+	struct count_ctx c = { 0 };
+	hmap_foreach(&m, count_fn, &c);
+	assert_int_equal(c.calls, N + DUP);
+	size_t popped = 0;
+	while (hmap_pop(&m))
+		popped++;
+	assert_int_equal(popped, N + DUP);
+	assert_int_equal(m.count, 0);
+	hmap_destroy(&m);
+	free(it);
+}
+
 static void test_hash_stable(void **state)
 {
 	char a[32], b[32];
@@ -564,6 +614,7 @@ int main(void)
 		cmocka_unit_test(test_pop_all_is_linear),
 		cmocka_unit_test(test_foreach),
 		cmocka_unit_test(test_many),
+		cmocka_unit_test(test_grows),
 		cmocka_unit_test(test_hash_stable),
 		cmocka_unit_test(test_strmap_upsert_get),
 		cmocka_unit_test(test_strmap_del),
