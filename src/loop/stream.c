@@ -12,16 +12,28 @@
 #include <unistd.h>
 
 /*
- * How late the proc and tcp streams' records may be read. 50 ms against 10:
- * an exec at 100 a second cost 18.7 CPU-us against 68.6, with 19 wakeups a
- * second against 90 (bench/exec, BENCHMARKS.md). What cannot wait that long
- * goes on the files stream, read at once: a short-lived container's name
- * comes from its cgroups and its runtime's state files, which `ctr run --rm`
- * removes within tens of ms of the exit, so a set of cgroups' first exec is
- * reported there (e2e test_container_named_at_its_first_exec_though_its_cgroup_
- * is_gone_when_the_exec_is_read).
+ * How late the tcp stream's records may be read. 50 ms against 10: an exec at
+ * 100 a second cost 18.7 CPU-us against 68.6, with 19 wakeups a second
+ * against 90 (bench/exec, BENCHMARKS.md, when proc had this period too). What
+ * cannot wait that long goes on the files stream, read at once: a short-lived
+ * container's name comes from its cgroups and its runtime's state files,
+ * which `ctr run --rm` removes within tens of ms of the exit, so a set of
+ * cgroups' first exec is reported there (e2e test_container_named_at_its_
+ * first_exec_though_its_cgroup_is_gone_when_the_exec_is_read).
  */
 #define NS_BATCH_DELAY_NS 50000000
+
+/*
+ * The proc stream's: a wakeup costs the same whether it reads 3 records or
+ * 50 (~200 us on a slow VM: the agent's user side per record is ~1 us), so
+ * under a steady exec load the period sets the cost. 100 ms against 50, side
+ * by side (bench/exec, BENCHMARKS.md, session 17): an exec at 100 a second
+ * 23.0 CPU-us against 34.3 (execsnoop 67.8), at 5 a second 377 against 486,
+ * 10 wakeups a second against 19.5 at every rate. Nothing waits on these
+ * records but the trace line (a reader that needs the processes first, a
+ * tcp or l7 read, reads proc before itself).
+ */
+#define NS_PROC_BATCH_DELAY_NS 100000000
 
 /*
  * The l7 stream's: at 50 ms a busy server's batch reaches the stream's
@@ -36,11 +48,11 @@ const struct stream_def stream_defs[NS_STREAM_COUNT] = {
 	 * Nothing in an exec, fork or exit needs acting on at once: the cgroup
 	 * ids in the records name the container even after the process is gone,
 	 * and a new program's TLS libraries and a new container's first exec
-	 * come through the files stream. So at most 50 ms late, or sooner once
+	 * come through the files stream. So at most 100 ms late, or sooner once
 	 * 512 KiB (some 700 execs) wait.
 	 */
 	[NS_STREAM_PROC] = { "proc", NS_STREAM_PROC,
-			     { .kind = NS_WAKEUP_BATCHED, .max_delay_ns = NS_BATCH_DELAY_NS,
+			     { .kind = NS_WAKEUP_BATCHED, .max_delay_ns = NS_PROC_BATCH_DELAY_NS,
 			       .watermark = 512 * 1024 },
 			     2 << 20 },
 	/* High rate: at most 50 ms late, or sooner once 64 KiB are pending. */
