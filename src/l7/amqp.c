@@ -133,7 +133,8 @@ static void method(struct am_state *s, struct am_dir *d, bool client, l7_msg_fn 
 	} else {
 		return;
 	}
-	struct l7_msg msg = { .kind = L7_MSG_REQUEST_NOREPLY };
+	struct l7_msg msg;
+	l7_msg_init(&msg, L7_MSG_REQUEST_NOREPLY);
 	strcpy(msg.op, client ? "produce" : "consume");
 	exchange[0] = '\0';
 	if (shortstr(b, n, &off, exchange, sizeof(exchange)))

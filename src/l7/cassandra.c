@@ -253,7 +253,10 @@ static void request(struct cq_state *s, struct cq_dir *d, l7_msg_fn fn, void *ct
 	uint8_t op = h[4], flags = h[1];
 	int16_t stream = (int16_t)l7_be16(h + 2);
 	struct cur c = { .p = d->r.at, .n = d->r.have };
-	struct l7_msg m = { .kind = L7_MSG_REQUEST, .has_id = true, .id = (uint16_t)stream };
+	struct l7_msg m;
+	l7_msg_init(&m, L7_MSG_REQUEST);
+	m.has_id = true;
+	m.id = (uint16_t)stream;
 
 	if (op == OP_STARTUP || op == OP_OPTIONS || op == OP_REGISTER || op == OP_AUTH_RESPONSE) {
 		if (op == OP_STARTUP && !(flags & F_COMPRESSED))
@@ -305,7 +308,8 @@ static void request(struct cq_state *s, struct cq_dir *d, l7_msg_fn fn, void *ct
 		take(&c, 1); /* type */
 		unsigned n = u16(&c);
 		const uint8_t *kind = n ? take(&c, 1) : NULL;
-		struct l7_msg first = { 0 };
+		struct l7_msg first;
+		l7_msg_init(&first, L7_MSG_REQUEST);
 		if (kind && *kind == 0) {
 			statement(&c, d->r.cut, &first);
 		} else if (kind && *kind == 1) {
@@ -362,8 +366,10 @@ static void response(struct cq_state *s, struct cq_dir *d, l7_msg_fn fn, void *c
 	uint8_t op = h[4], flags = h[1];
 	int16_t stream = (int16_t)l7_be16(h + 2);
 	struct cur c = { .p = d->r.at, .n = d->r.have };
-	struct l7_msg m = { .kind = L7_MSG_RESPONSE, .has_id = true, .id = (uint16_t)stream,
-			    .status = L7_STATUS_OK };
+	struct l7_msg m;
+	l7_msg_init(&m, L7_MSG_RESPONSE);
+	m.has_id = true;
+	m.id = (uint16_t)stream;
 
 	if (in_control(s, stream, op != OP_AUTH_CHALLENGE)) {
 		if (h[0] == 0x85 && (op == OP_READY || op == OP_AUTHENTICATE))

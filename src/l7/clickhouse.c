@@ -236,7 +236,9 @@ static void emit(struct ch_state *s, struct l7_msg *m, l7_msg_fn fn, void *ctx)
 static void response(struct ch_state *s, enum l7_status st, const char *code, l7_msg_fn fn,
 		     void *ctx)
 {
-	struct l7_msg m = { .kind = L7_MSG_RESPONSE, .status = st };
+	struct l7_msg m;
+	l7_msg_init(&m, L7_MSG_RESPONSE);
+	m.status = st;
 	if (code)
 		l7_join(m.code, sizeof(m.code), code, NULL);
 	emit(s, &m, fn, ctx);
@@ -351,8 +353,7 @@ static bool client_field(struct ch_state *s, struct ch_dir *d, l7_msg_fn fn, voi
 				return true;
 			case 48: {
 				struct l7_msg *m = &s->query;
-				memset(m, 0, sizeof(*m));
-				m->kind = L7_MSG_REQUEST;
+				l7_msg_init(m, L7_MSG_REQUEST);
 				sql_operation((const char *)d->r.at, d->r.have, m->op, sizeof(m->op));
 				sql_strip(SQL_CLICKHOUSE, (const char *)d->r.at, d->r.have, m->text,
 					  sizeof(m->text));

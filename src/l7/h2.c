@@ -253,8 +253,10 @@ static struct h2_stream *stream_add(struct h2_state *s, uint32_t id)
 static void answer(struct h2_state *s, struct h2_stream *st, bool reset, int grpc_status,
 		   l7_msg_fn fn, void *ctx)
 {
-	struct l7_msg m = { .kind = L7_MSG_RESPONSE, .has_id = true, .id = st->id,
-			    .status = L7_STATUS_OK };
+	struct l7_msg m;
+	l7_msg_init(&m, L7_MSG_RESPONSE);
+	m.has_id = true;
+	m.id = st->id;
 	if (reset) {
 		m.status = L7_STATUS_FAILED;
 		strcpy(m.code, "reset");
@@ -304,7 +306,10 @@ static void block(struct h2_state *s, struct h2_dir *d, bool client, l7_msg_fn f
 	if (client) {
 		if (!f.method[0] && !f.unknown)
 			return; /* the client's trailers */
-		struct l7_msg m = { .kind = L7_MSG_REQUEST, .has_id = true, .id = id };
+		struct l7_msg m;
+		l7_msg_init(&m, L7_MSG_REQUEST);
+		m.has_id = true;
+		m.id = id;
 		if (f.method[0] && f.path[0]) {
 			l7_join(m.op, sizeof(m.op), f.method, NULL);
 			l7_join(m.text, sizeof(m.text), f.method, f.path);

@@ -599,7 +599,9 @@ static bool message(void *sv, struct l7_framer *d, bool req, l7_msg_fn fn, void 
 	struct kf_state *s = sv;
 	const uint8_t *b = d->r.at;
 	size_t n = d->r.have;
-	struct l7_msg m = { .has_id = true };
+	struct l7_msg m;
+	l7_msg_init(&m, L7_MSG_REQUEST);
+	m.has_id = true;
 	int key, ver;
 	int32_t corr;
 

@@ -232,8 +232,7 @@ static int64_t request_line(struct mc_state *s, struct mc_dir *d, l7_msg_fn fn, 
 		wl[0] = strlen(unknown.name);
 	}
 	struct l7_msg *m = &d->pending;
-	memset(m, 0, sizeof(*m));
-	m->kind = L7_MSG_REQUEST;
+	l7_msg_init(m, L7_MSG_REQUEST);
 	set_text(m, w[0], wl[0], c->key >= 0 && (unsigned)c->key < k ? w[c->key] : NULL,
 		 c->key >= 0 && (unsigned)c->key < k ? wl[c->key] : 0);
 	bool meta = wl[0] == 2 && w[0][0] == 'm';
@@ -281,7 +280,8 @@ static int64_t response_line(struct mc_state *s, struct mc_dir *d, l7_msg_fn fn,
 		d->multi = true;
 		return 0;
 	}
-	struct l7_msg m = { .kind = L7_MSG_RESPONSE, .status = L7_STATUS_OK };
+	struct l7_msg m;
+	l7_msg_init(&m, L7_MSG_RESPONSE);
 	if (word_is(w[0], wl[0], "ERROR") || word_is(w[0], wl[0], "CLIENT_ERROR") ||
 	    word_is(w[0], wl[0], "SERVER_ERROR")) {
 		m.status = L7_STATUS_FAILED;
@@ -297,7 +297,8 @@ static int64_t response_line(struct mc_state *s, struct mc_dir *d, l7_msg_fn fn,
 static void bin_message(struct mc_state *s, struct mc_dir *d, bool req, l7_msg_fn fn, void *ctx,
 			const uint8_t *h)
 {
-	struct l7_msg m = { 0 };
+	struct l7_msg m;
+	l7_msg_init(&m, L7_MSG_REQUEST);
 	uint8_t op = h[1];
 	uint16_t keylen = l7_be16(h + 2);
 	uint8_t extras = h[4];
@@ -385,8 +386,8 @@ static void mc_feed(void *sv, enum l7_dir dir, const uint8_t *data, size_t captu
 			if (req) {
 				emit(s, &d->pending, fn, ctx);
 			} else if (d->data_ends) {
-				struct l7_msg m = { .kind = L7_MSG_RESPONSE,
-						    .status = L7_STATUS_OK };
+				struct l7_msg m;
+				l7_msg_init(&m, L7_MSG_RESPONSE);
 				d->data_ends = false;
 				emit(s, &m, fn, ctx);
 			}

@@ -289,7 +289,9 @@ static bool message(void *sv, struct l7_framer *d, bool req, l7_msg_fn fn, void 
 	const uint8_t *h = d->hdr, *b = d->r.at;
 	size_t n = d->r.have, dn = 0;
 	uint32_t op = l7_le32(h + 12);
-	struct l7_msg m = { .has_id = true };
+	struct l7_msg m;
+	l7_msg_init(&m, L7_MSG_REQUEST);
+	m.has_id = true;
 	const uint8_t *doc = NULL;
 
 	if (req) {

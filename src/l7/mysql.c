@@ -323,7 +323,8 @@ static void client_packet(struct my_state *s, uint8_t seq, const struct l7_reade
 {
 	const uint8_t *b = r->at;
 	size_t n = r->have;
-	struct l7_msg m = { .kind = L7_MSG_REQUEST };
+	struct l7_msg m;
+	l7_msg_init(&m, L7_MSG_REQUEST);
 	char id[16];
 
 	if (seq != 0) {
@@ -403,7 +404,9 @@ static uint16_t status_flags(const uint8_t *b, size_t n)
 static void respond(struct my_state *s, enum l7_status st, const char *code, l7_msg_fn fn,
 		    void *ctx)
 {
-	struct l7_msg m = { .kind = L7_MSG_RESPONSE, .status = st };
+	struct l7_msg m;
+	l7_msg_init(&m, L7_MSG_RESPONSE);
+	m.status = st;
 	if (code)
 		l7_join(m.code, sizeof(m.code), code, NULL);
 	s->rs = RS_IDLE;

@@ -290,7 +290,8 @@ static void nt_feed(void *sv, enum l7_dir dir, const uint8_t *data, size_t captu
 			return;
 		}
 		if (l.op == NT_PUB || l.op == NT_HPUB || l.op == NT_MSG || l.op == NT_HMSG) {
-			struct l7_msg m = { .kind = L7_MSG_REQUEST_NOREPLY };
+			struct l7_msg m;
+			l7_msg_init(&m, L7_MSG_REQUEST_NOREPLY);
 			strcpy(m.op, client ? "produce" : "consume");
 			l7_copy_printable(m.text, sizeof(m.text), l.w[1], l.wl[1]);
 			s->cnt.messages++;

@@ -310,13 +310,15 @@ static void request(struct pg_state *s, uint8_t type, const struct l7_reader *r,
 
 	switch (type) {
 	case 'Q': {
-		struct l7_msg m = { .kind = L7_MSG_REQUEST_UNTIL_SYNC };
+		struct l7_msg m;
+		l7_msg_init(&m, L7_MSG_REQUEST_UNTIL_SYNC);
 		statement(b, n, r->cut, m.op, m.text);
 		emit(s, &m, fn, ctx);
 		break;
 	}
 	case 'P': {
-		struct l7_msg m = { .kind = L7_MSG_REQUEST };
+		struct l7_msg m;
+		l7_msg_init(&m, L7_MSG_REQUEST);
 		if (!(name = cstr(b, n, &off)))
 			break;
 		statement(b + off, n - off, r->cut, m.op, m.text);
@@ -340,7 +342,8 @@ static void request(struct pg_state *s, uint8_t type, const struct l7_reader *r,
 		break;
 	}
 	case 'E': {
-		struct l7_msg m = { .kind = L7_MSG_REQUEST };
+		struct l7_msg m;
+		l7_msg_init(&m, L7_MSG_REQUEST);
 		if (!(name = cstr(b, n, &off)))
 			break;
 		const struct pg_portal *p = portal(s, name, false);
@@ -355,7 +358,8 @@ static void request(struct pg_state *s, uint8_t type, const struct l7_reader *r,
 		break;
 	}
 	case 'S': {
-		struct l7_msg m = { .kind = L7_MSG_SYNC };
+		struct l7_msg m;
+		l7_msg_init(&m, L7_MSG_SYNC);
 		emit(s, &m, fn, ctx);
 		break;
 	}
@@ -414,7 +418,8 @@ static void response(struct pg_state *s, uint8_t type, const struct l7_reader *r
 	default:
 		return;
 	}
-	struct l7_msg m = { .kind = kind, .status = L7_STATUS_OK };
+	struct l7_msg m;
+	l7_msg_init(&m, kind);
 	if (type == 'E') {
 		m.status = L7_STATUS_FAILED;
 		error_code(r->at, r->have, m.code);

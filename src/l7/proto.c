@@ -35,7 +35,8 @@ void l7_proto_feed(const struct l7_proto *p, void *state, enum l7_dir dir, const
 		captured = total;
 	p->feed(state, dir, data, captured, total, fn, ctx);
 	if (dir == L7_DIR_RESPONSE && !p->one_in_flight && c->lost + c->unparseable != before) {
-		struct l7_msg m = { .kind = L7_MSG_LOST };
+		struct l7_msg m;
+		l7_msg_init(&m, L7_MSG_LOST);
 		fn(ctx, &m);
 	}
 }

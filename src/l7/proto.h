@@ -81,10 +81,28 @@ struct l7_msg {
 
 typedef void (*l7_msg_fn)(void *ctx, const struct l7_msg *m);
 
+/*
+ * A message of this kind with every string empty, status OK and no id. The
+ * one way a parser starts a message: `= { .kind = ... }` zeroes all of its
+ * ~330 bytes, a `rep stos` that was an eighth of the agent's CPU under
+ * pgbench (two messages a query); readers stop at each string's NUL.
+ */
+static inline void l7_msg_init(struct l7_msg *m, enum l7_msg_kind kind)
+{
+	m->kind = kind;
+	m->op[0] = '\0';
+	m->text[0] = '\0';
+	m->status = L7_STATUS_OK;
+	m->code[0] = '\0';
+	m->has_id = false;
+	m->id = 0;
+}
+
 /* Reports a start-up or auth message (L7_MSG_HANDSHAKE). */
 static inline void l7_handshake(l7_msg_fn fn, void *ctx)
 {
-	struct l7_msg m = { .kind = L7_MSG_HANDSHAKE };
+	struct l7_msg m;
+	l7_msg_init(&m, L7_MSG_HANDSHAKE);
 	fn(ctx, &m);
 }
 

@@ -325,7 +325,8 @@ static void copy_word(char *out, size_t cap, const uint8_t *p, size_t n, bool up
 
 static void emit_request(struct rd_state *s, struct rd_dir *d, l7_msg_fn fn, void *ctx)
 {
-	struct l7_msg m = { .kind = L7_MSG_REQUEST };
+	struct l7_msg m;
+	l7_msg_init(&m, L7_MSG_REQUEST);
 
 	unsigned cls = rd_class_of(d->cmd);
 
@@ -351,7 +352,8 @@ static void emit_request(struct rd_state *s, struct rd_dir *d, l7_msg_fn fn, voi
 
 static void emit_response(struct rd_state *s, struct rd_dir *d, l7_msg_fn fn, void *ctx)
 {
-	struct l7_msg m = { .kind = L7_MSG_RESPONSE, .status = L7_STATUS_OK };
+	struct l7_msg m;
+	l7_msg_init(&m, L7_MSG_RESPONSE);
 
 	if (d->top == '>' ||
 	    (s->subscribed && (d->top == '*') && push_kind(d->cmd)))

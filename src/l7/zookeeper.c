@@ -273,7 +273,9 @@ static void request(struct zk_state *s, struct l7_framer *d, l7_msg_fn fn, void 
 {
 	const uint8_t *b = d->r.at;
 	size_t n = d->r.have;
-	struct l7_msg m = { .kind = L7_MSG_REQUEST, .has_id = true };
+	struct l7_msg m;
+	l7_msg_init(&m, L7_MSG_REQUEST);
+	m.has_id = true;
 	const struct zk_op *op;
 
 	if (n < 8)
@@ -355,7 +357,9 @@ static void response(struct zk_state *s, struct l7_framer *d, l7_msg_fn fn, void
 {
 	const uint8_t *b = d->r.at;
 	size_t n = d->r.have;
-	struct l7_msg m = { .kind = L7_MSG_RESPONSE, .has_id = true, .status = L7_STATUS_OK };
+	struct l7_msg m;
+	l7_msg_init(&m, L7_MSG_RESPONSE);
+	m.has_id = true;
 
 	bool connect = s->connect_waiting && connect_response(b, n, l7_be32(d->hdr));
 	s->connect_waiting = false;
