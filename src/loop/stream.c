@@ -245,10 +245,9 @@ void stream_drain(struct stream *s)
 static void stream_on_timer(void *ctx)
 {
 	struct stream *s = ctx;
-	stream_consume(s, true);
+	stream_consume(s, true); /* ends with stream_hold_update: a polled stream never holds */
 	if (s->p.debug_poll_ns)
 		loop_timer_arm(s->flush, s->p.debug_poll_ns);
-	stream_hold_update(s);
 }
 
 static void stream_on_ring(void *ctx, uint32_t events)
