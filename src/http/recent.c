@@ -33,7 +33,13 @@ struct recent_req {
 	uint64_t slot_count[SLOTS], slot_errors[SLOTS], slot_dur_ns[SLOTS];
 };
 
-#define RECENT_HOT 4
+/*
+ * Enough for a connection pool's statements on both ends (pgbench's default
+ * script: seven, each seen from the client and the server): with 4, most of
+ * its rows missed and hashed their four strings, a fifth of the agent.
+ * A miss costs a compare of the side and the length per row.
+ */
+#define RECENT_HOT 16
 
 struct page_recent {
 	struct recent_exit *exits; /* ring of RECENT_EXITS */
