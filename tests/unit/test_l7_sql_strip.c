@@ -107,12 +107,28 @@ static void test_operation(void **state)
 	assert_string_equal(op, "ABC");
 }
 
+/* What each byte is, as the C locale has it (sql_strip's class table). */
+static void test_byte_classes(void **state)
+{
+	/* control bytes separate tokens; DEL is an operator byte, shown as a blank */
+	PG("SELECT\x01" "a\x0b" "FROM\x1ft", "SELECT a FROM t");
+	PG("SELECT a\x7f" "b", "SELECT a b");
+	/* identifiers: letters, digits, '_', '$' after the first byte, any UTF-8 sequence */
+	PG("SELECT café, x$y, _z9 FROM t", "SELECT café, x$y, _z9 FROM t");
+	PG("SELECT naïve_1 FROM \xc3\xa9t\xc3\xa9", "SELECT naïve_1 FROM été");
+	/* dollar-quote tags of letters, digits and '_'; a digit first is a parameter */
+	PG("SELECT $tag1$ body $x$ $tag1$, $a_b$q$a_b$, $2", "SELECT ?, ?, $2");
+	/* hexadecimal, exponents and digit separators */
+	PG("SELECT 0xAbC_1, 1e+5, 3.14_15, 7E-2", "SELECT ?, ?, ?, ?");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_literals), cmocka_unit_test(test_lists_and_comments),
 		cmocka_unit_test(test_cut_input), cmocka_unit_test(test_bounded),
 		cmocka_unit_test(test_mark_cut), cmocka_unit_test(test_operation),
+		cmocka_unit_test(test_byte_classes),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
