@@ -9,7 +9,7 @@ static struct l7_stmt *find(const struct l7_stmts *t, const char *name)
 {
 	if (!t->e || !name[0])
 		return NULL;
-	for (unsigned i = 0; i < L7_STMTS_MAX; i++)
+	for (unsigned i = 0; i < t->hi; i++)
 		if (t->e[i].name[0] && !strncmp(t->e[i].name, name, L7_STMT_NAME_LEN - 1))
 			return &t->e[i];
 	return NULL;
@@ -25,9 +25,11 @@ int l7_stmts_put(struct l7_stmts *t, const char *name, const char *op, const cha
 		return -1;
 	struct l7_stmt *s = find(t, name);
 	if (!s) {
-		for (unsigned i = 0; i < L7_STMTS_MAX && !s; i++)
+		for (unsigned i = 0; i < t->hi && !s; i++)
 			if (!t->e[i].name[0])
 				s = &t->e[i];
+		if (!s && t->hi < L7_STMTS_MAX)
+			s = &t->e[t->hi++];
 		if (!s) {
 			s = &t->e[0];
 			for (unsigned i = 1; i < L7_STMTS_MAX; i++)
@@ -56,6 +58,8 @@ void l7_stmts_del(struct l7_stmts *t, const char *name)
 	if (s) {
 		s->name[0] = '\0';
 		t->n--;
+		while (t->hi && !t->e[t->hi - 1].name[0])
+			t->hi--;
 	}
 }
 
@@ -63,5 +67,5 @@ void l7_stmts_free(struct l7_stmts *t)
 {
 	free(t->e);
 	t->e = NULL;
-	t->n = 0;
+	t->n = t->hi = 0;
 }

@@ -22,6 +22,12 @@ struct l7_stmt {
 struct l7_stmts {
 	struct l7_stmt *e; /* L7_STMTS_MAX entries once allocated; name "" is free */
 	unsigned n;
+	/*
+	 * Entries from e[hi] on are all free: a look-up reads only the ones
+	 * below (a pool's connection prepares a few statements, and every
+	 * entry is a cache line's walk apart).
+	 */
+	unsigned hi;
 	uint64_t next_age;
 };
 
