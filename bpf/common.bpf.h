@@ -53,6 +53,16 @@
 		}                                                               \
 	})
 
+/* Whether the reader's batch is open (struct ns_reader_state), a plain read. */
+#define ns_stream_batch_open_read(statemap)                                     \
+	({                                                                      \
+		__u32 zero_ = 0, open_ = 0;                                     \
+		struct ns_reader_state *st_ = bpf_map_lookup_elem(statemap, &zero_); \
+		if (st_)                                                        \
+			open_ = *(volatile __u32 *)&st_->batch_open;            \
+		open_;                                                          \
+	})
+
 /*
  * Whether the reader's batch is open (struct ns_reader_state), read after
  * this record's reservation: the locked add orders the two.
@@ -73,7 +83,9 @@
  * emission API of every stream:
  *   proc_reserve(size)            room for a record of size bytes (NULL: lost, counted)
  *   proc_submit(ctx, rec, size)   send it (every reserve is submitted)
- *   proc_output(ctx, data, size)  copy a record built elsewhere
+ *   proc_output(ctx, data, size)  copy a record built elsewhere (and, on a ring
+ *                                 buffer, maybe an empty record after it: a
+ *                                 wakeup, which readers skip)
  * ctx is the program's context, which perf buffers need. Kernels with ring
  * buffers (5.8+) write rb_proc, a BPF ring buffer, in place. Older ones, where
  * user space turned rb_proc into a per-CPU perf event array before load
@@ -169,11 +181,22 @@
 			return;                                                 \
 		}                                                               \
 		__u64 pending = name##_pending(size);                           \
-		if (bpf_ringbuf_output(&rb_##name, data, size,                 \
-				       ns_wakeup_flags(cfg_##name.policy, pending, \
-						       cfg_##name.watermark))) { \
+		__u32 open = 0;                                                 \
+		if (cfg_##name.policy == NS_WAKEUP_BATCHED)                     \
+			open = ns_stream_batch_open_read(&bellst_##name);       \
+		__u64 flags = ns_submit_flags(cfg_##name.policy, pending,      \
+					      cfg_##name.watermark, open);      \
+		if (bpf_ringbuf_output(&rb_##name, data, size, flags)) {       \
 			ns_stream_count_lost(&lost_##name);                     \
+			return;                                                 \
 		}                                                               \
+		/* open was read before the record's reservation: the reader   \
+		 * may have closed the batch since and seen the ring empty.    \
+		 * Read again after the commit (a full barrier): if closed,    \
+		 * an empty record wakes the reader (readers skip it). */       \
+		if ((flags & BPF_RB_NO_WAKEUP) &&                               \
+		    !ns_stream_batch_open_read(&bellst_##name))                 \
+			bpf_ringbuf_output(&rb_##name, data, 0, BPF_RB_FORCE_WAKEUP); \
 	}                                                                       \
 	static __always_inline void name##_submit(void *ctx, void *rec, __u64 size) \
 	{                                                                       \

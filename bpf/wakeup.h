@@ -38,7 +38,10 @@ static inline __u64 ns_wakeup_flags(__u32 policy, __u64 pending_bytes, __u64 wat
 /*
  * A record submitted in place (reserved, then filled): batch_open is the
  * reader's word, read after the reservation (struct ns_reader_state). While
- * the reader's batch is open its timer will read the record: no wakeup.
+ * the reader's batch is open its timer will read the record: no wakeup. A
+ * record copied in (bpf_ringbuf_output) can only read the word before its
+ * reservation, so its writer reads it again after the commit and wakes the
+ * reader itself if the batch closed meanwhile (bpf/common.bpf.h).
  */
 static inline __u64 ns_submit_flags(__u32 policy, __u64 pending_bytes, __u64 watermark,
 				    __u32 batch_open)

@@ -124,6 +124,8 @@ struct stream {
 static int stream_on_record(void *ctx, void *data, size_t len)
 {
 	struct stream *s = ctx;
+	if (!len)
+		return 0; /* a writer's wakeup, no record (bpf/common.bpf.h, *_output) */
 	s->events++;
 	if (s->p.fn(s->p.ctx, data, len) < 0)
 		s->malformed++;
