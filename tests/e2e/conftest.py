@@ -129,6 +129,7 @@ class Agent:
         cmd += list(args)
         self.cmd = cmd
         self.events = []
+        self.bad_lines = []  # stdout lines that are not JSON (each fails the test)
         self.cond = threading.Condition()
         self.ready = False
         self.proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
@@ -142,7 +143,14 @@ class Agent:
 
     def _read_stdout(self):
         for raw in self.proc.stdout:
-            ev = json.loads(raw)
+            try:
+                ev = json.loads(raw)
+            except ValueError as e:
+                # Kept, not raised: the reader goes on, and the test fails saying so.
+                with self.cond:
+                    self.bad_lines.append(f"{e}: {raw[:500]!r}")
+                    self.cond.notify_all()
+                continue
             with self.cond:
                 if ev.get("type") == "ready":
                     self.ready = True
@@ -178,6 +186,7 @@ class Agent:
         deadline = time.monotonic() + timeout
         with self.cond:
             while True:
+                self.assert_json_lines()
                 v = pred(self.events)
                 if v:
                     return v
@@ -185,6 +194,12 @@ class Agent:
                 if left <= 0:
                     raise AssertionError(f"timed out waiting for {what}")
                 self.cond.wait(min(left, 0.5))
+
+    def assert_json_lines(self):
+        """Every line the agent wrote to stdout so far was one JSON object."""
+        if self.bad_lines:
+            raise AssertionError(f"agent {self.cmd} wrote {len(self.bad_lines)} line(s) that are not "
+                                 f"JSON; the first: {self.bad_lines[0]}")
 
     def snapshot(self):
         with self.cond:
@@ -230,6 +245,9 @@ class Agent:
             return
         self.checked = True
         self._stderr_reader.join(10)  # the whole report
+        if self.bad_lines:
+            pytest.fail(f"agent {self.cmd} wrote {len(self.bad_lines)} stdout line(s) that are not "
+                        f"JSON; the first: {self.bad_lines[0]}", pytrace=False)
         err = self.stderr()
         m = SANITIZER_REPORT.search(err)
         if m or -rc in CRASH_SIGNALS:

@@ -106,6 +106,36 @@ def test_server_side_failed_query_has_its_sqlstate(tracer_l7, pg):
     assert wait_delta(tracer_l7, P, pg, before, lambda c: c.inb(status="failed"), 1) == 1
 
 
+def test_trace_lines_stay_json_under_load(tracer_l7, pg, client_cgroup, tmp_path):
+    """pgbench's select-only load for a few seconds at full speed (tens of thousands of trace
+    lines a second): every stdout line is one JSON object (the reader fails the test on any
+    other), and each query the client made is a trace line of its container unless the agent
+    counted lines dropped for a slow reader."""
+    role = new_role(pg)
+    dropped0 = tracer_l7.metric_sum("nodescope_trace_lines_dropped_total")
+    script = tmp_path / "load.sql"
+    script.write_text("SELECT 1 AS under_load;\n")
+    cg = client_cgroup("pgbench-load")
+    out = cg.run([pg_bin("pgbench"), "-n", "-M", "prepared", "-c", "4", "-j", "2", "-T", "3", "-f", str(script)],
+                 env=pg.env(user=role))
+    assert "number of transactions actually processed" in out.stdout, out.stdout
+    calls = pg.role_calls(role)
+    mine = lambda evs: [e for e in with_text(evs, P, "under_load", inbound_=False)  # noqa: E731
+                        if e.get("container") == cg.container]
+    dropped = lambda: tracer_l7.metric_sum("nodescope_trace_lines_dropped_total") - dropped0  # noqa: E731
+    deadline = time.monotonic() + 30
+    while len(mine(tracer_l7.snapshot())) + dropped() < calls and time.monotonic() < deadline:
+        time.sleep(0.5)
+    time.sleep(0.3)  # an extra (wrong) line would show too
+    tracer_l7.assert_json_lines()
+    got = len(mine(tracer_l7.snapshot()))
+    assert calls > 1000, calls
+    if dropped() == 0:
+        assert got == calls, f"{got} trace lines, pg_stat_statements: {calls}"
+    else:
+        assert got <= calls <= got + dropped(), (got, calls, dropped())
+
+
 def test_pipelined_batches_each_paired(tracer_l7, pg, client_cgroup, tmp_path):
     """pgbench's \\startpipeline: 5 queries in one batch, one Sync; each its own request."""
     role = new_role(pg)
