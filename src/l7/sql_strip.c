@@ -1,7 +1,6 @@
 /* Literal stripping for SQL statements. See sql_strip.h. */
 #include "sql_strip.h"
 
-#include <ctype.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -28,18 +27,23 @@ enum {
 	C_IDENT0 = 8,	/* an identifier's first byte: a letter, '_', any byte of a UTF-8 sequence */
 	C_IDENT = 16,	/* an identifier's other bytes: those, digits and '$' */
 	C_TAG = 32,	/* a dollar-quote tag's bytes: letters, digits, '_' */
+	C_SPACE = 64,	/* isspace */
+	C_ALPHA = 128,	/* isalpha */
 };
 
-#define C_LETTER (C_IDENT0 | C_IDENT | C_TAG)
+#define C_WORD (C_IDENT0 | C_IDENT | C_TAG)
+#define C_LETTER (C_WORD | C_ALPHA)
 static const uint8_t cls[256] = {
-	[0 ... 0x1f] = C_BLANK,
-	[' '] = C_BLANK,
+	[0 ... 8] = C_BLANK,
+	['\t' ... '\r'] = C_BLANK | C_SPACE,
+	[14 ... 0x1f] = C_BLANK,
+	[' '] = C_BLANK | C_SPACE,
 	['0' ... '9'] = C_DIGIT | C_HEX | C_IDENT | C_TAG,
 	['A' ... 'F'] = C_LETTER | C_HEX,
 	['G' ... 'Z'] = C_LETTER,
 	['a' ... 'f'] = C_LETTER | C_HEX,
 	['g' ... 'z'] = C_LETTER,
-	['_'] = C_LETTER,
+	['_'] = C_WORD,
 	['$'] = C_IDENT,
 	[0x80 ... 0xff] = C_IDENT0 | C_IDENT,
 };
@@ -313,7 +317,7 @@ void sql_operation(const char *in, size_t n, char *op, size_t cap)
 	if (!cap)
 		return;
 	for (;;) {
-		while (i < n && (isspace((unsigned char)in[i]) || in[i] == '('))
+		while (i < n && (is(in[i], C_SPACE) || in[i] == '('))
 			i++;
 		if (i + 1 < n && in[i] == '-' && in[i + 1] == '-') {
 			while (i < n && in[i] != '\n')
@@ -326,7 +330,7 @@ void sql_operation(const char *in, size_t n, char *op, size_t cap)
 			break;
 		}
 	}
-	while (i < n && k + 1 < cap && isalpha((unsigned char)in[i]))
-		op[k++] = (char)toupper((unsigned char)in[i++]);
+	for (; i < n && k + 1 < cap && is(in[i], C_ALPHA); i++)
+		op[k++] = (char)(in[i] >= 'a' ? in[i] - ('a' - 'A') : in[i]);
 	op[k] = '\0';
 }

@@ -105,6 +105,13 @@ static void test_operation(void **state)
 	assert_string_equal(op, "");
 	sql_operation("abcdefghijklmnopqrstuvwxyz", 26, op, 4);
 	assert_string_equal(op, "ABC");
+	/* isspace's blanks lead in; another control byte or a non-letter ends the word */
+	sql_operation("\v\f\r\tUpDate_x", 14, op, sizeof(op));
+	assert_string_equal(op, "UPDATE");
+	sql_operation("\x01select", 7, op, sizeof(op));
+	assert_string_equal(op, "");
+	sql_operation("Zz\xc3\xa9", 4, op, sizeof(op));
+	assert_string_equal(op, "ZZ");
 }
 
 /* What each byte is, as the C locale has it (sql_strip's class table). */
