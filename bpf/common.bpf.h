@@ -53,26 +53,18 @@
 		}                                                               \
 	})
 
-/* Whether the reader's batch is open (struct ns_reader_state), a plain read. */
-#define ns_stream_batch_open_read(statemap)                                     \
-	({                                                                      \
-		__u32 zero_ = 0, open_ = 0;                                     \
-		struct ns_reader_state *st_ = bpf_map_lookup_elem(statemap, &zero_); \
-		if (st_)                                                        \
-			open_ = *(volatile __u32 *)&st_->batch_open;            \
-		open_;                                                          \
-	})
-
 /*
- * Whether the reader's batch is open (struct ns_reader_state), read after
- * this record's reservation: the locked add orders the two.
+ * Whether the reader's batch is open (struct ns_reader_state). ordered (a
+ * constant): a locked add first, so that a record reserved before is
+ * visible to the reader before the word is read; a plain read otherwise.
  */
-#define ns_stream_batch_open(statemap)                                          \
+#define ns_stream_batch_open(statemap, ordered)                                 \
 	({                                                                      \
 		__u32 zero_ = 0, open_ = 0;                                     \
 		struct ns_reader_state *st_ = bpf_map_lookup_elem(statemap, &zero_); \
 		if (st_) {                                                      \
-			__sync_fetch_and_add(&st_->rings, 1);                   \
+			if (ordered)                                            \
+				__sync_fetch_and_add(&st_->rings, 1);           \
 			open_ = *(volatile __u32 *)&st_->batch_open;            \
 		}                                                               \
 		open_;                                                          \
@@ -183,7 +175,7 @@
 		__u64 pending = name##_pending(size);                           \
 		__u32 open = 0;                                                 \
 		if (cfg_##name.policy == NS_WAKEUP_BATCHED)                     \
-			open = ns_stream_batch_open_read(&bellst_##name);       \
+			open = ns_stream_batch_open(&bellst_##name, false);     \
 		__u64 flags = ns_submit_flags(cfg_##name.policy, pending,      \
 					      cfg_##name.watermark, open);      \
 		if (bpf_ringbuf_output(&rb_##name, data, size, flags)) {       \
@@ -195,7 +187,7 @@
 		 * Read again after the commit (a full barrier): if closed,    \
 		 * an empty record wakes the reader (readers skip it). */       \
 		if ((flags & BPF_RB_NO_WAKEUP) &&                               \
-		    !ns_stream_batch_open_read(&bellst_##name))                 \
+		    !ns_stream_batch_open(&bellst_##name, false))               \
 			bpf_ringbuf_output(&rb_##name, data, 0, BPF_RB_FORCE_WAKEUP); \
 	}                                                                       \
 	static __always_inline void name##_submit(void *ctx, void *rec, __u64 size) \
@@ -211,7 +203,7 @@
 		__u64 pending = name##_pending(size);                           \
 		__u32 open = 0;                                                 \
 		if (cfg_##name.policy == NS_WAKEUP_BATCHED)                     \
-			open = ns_stream_batch_open(&bellst_##name);            \
+			open = ns_stream_batch_open(&bellst_##name, true);      \
 		bpf_ringbuf_submit(rec, ns_submit_flags(cfg_##name.policy, pending, \
 							cfg_##name.watermark, open)); \
 	}
