@@ -55,9 +55,13 @@ def parse_only(text, order):
     return [n for n in order if n in names]
 
 
-def copy_agent(path, tmp):
+def copy_agent(path, tmp, subdir=None):
     """Run a copy, so a rebuild of build/ during the run cannot swap or remove the binary
-    between configs: (the copy's path, its --version, its sha256 prefix)."""
+    between configs: (the copy's path, its --version, its sha256 prefix). subdir: a directory
+    of tmp to copy into, made here (a second build, the --base-agent, keeps the same name)."""
+    if subdir:
+        tmp = Path(tmp) / subdir
+        tmp.mkdir()
     copy = Path(tmp) / "nodescope"
     try:
         shutil.copy2(path, copy)
