@@ -94,24 +94,25 @@ static void test_mark_cut(void **state)
 	assert_string_equal(out, "SELECT abcd...");
 }
 
+/* sql_operation of n bytes of in, into cap bytes. */
+static const char *operation(const char *in, size_t n, size_t cap)
+{
+	static char op[16];
+	assert_true(cap <= sizeof(op));
+	sql_operation(in, n, op, cap);
+	return op;
+}
+
 static void test_operation(void **state)
 {
-	char op[16];
-	sql_operation("  /* c */ -- x\n (select 1)", 26, op, sizeof(op));
-	assert_string_equal(op, "SELECT");
-	sql_operation("insert into t", 13, op, sizeof(op));
-	assert_string_equal(op, "INSERT");
-	sql_operation("'x'", 3, op, sizeof(op));
-	assert_string_equal(op, "");
-	sql_operation("abcdefghijklmnopqrstuvwxyz", 26, op, 4);
-	assert_string_equal(op, "ABC");
+	assert_string_equal(operation("  /* c */ -- x\n (select 1)", 26, 16), "SELECT");
+	assert_string_equal(operation("insert into t", 13, 16), "INSERT");
+	assert_string_equal(operation("'x'", 3, 16), "");
+	assert_string_equal(operation("abcdefghijklmnopqrstuvwxyz", 26, 4), "ABC");
 	/* isspace's blanks lead in; another control byte or a non-letter ends the word */
-	sql_operation("\v\f\r\tUpDate_x", 14, op, sizeof(op));
-	assert_string_equal(op, "UPDATE");
-	sql_operation("\x01select", 7, op, sizeof(op));
-	assert_string_equal(op, "");
-	sql_operation("Zz\xc3\xa9", 4, op, sizeof(op));
-	assert_string_equal(op, "ZZ");
+	assert_string_equal(operation("\v\f\r\tUpDate_x", 14, 16), "UPDATE");
+	assert_string_equal(operation("\x01select", 7, 16), "");
+	assert_string_equal(operation("Zz\xc3\xa9", 4, 16), "ZZ");
 }
 
 /* What each byte is, as the C locale has it (sql_strip's class table). */
