@@ -42,7 +42,7 @@ LIB_OBJS := $(filter-out $(BUILD)/obj/main.o,$(OBJS)) $(BUILD)/obj/gen/remote.pb
 UNIT_SRCS:= $(wildcard tests/unit/test_*.c)
 UNIT_BINS:= $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRCS))
 
-.PHONY: all deps run check check-asan test test-unit test-bpf test-e2e test-kernels test-vm-run bench clean
+.PHONY: all deps run check check-asan test test-unit test-bench test-bpf test-e2e test-kernels test-vm-run bench clean
 all: $(BUILD)/nodescope
 
 deps:
@@ -215,7 +215,11 @@ $(BUILD)/http-get32: tests/e2e/clients/http_get32.c
 test-vm-run: $(BUILD)/nodescope $(SMOKE_CLIENTS)
 	tests/kernels/test_vm_run.sh
 
-test: test-unit test-bpf fuzz-smoke test-e2e test-vm-run test-kernels test-packaging
+# bench/'s shared statistics (tests/bench): what its targets are judged on.
+test-bench:
+	$(PYTHON) -m pytest -v tests/bench
+
+test: test-unit test-bench test-bpf fuzz-smoke test-e2e test-vm-run test-kernels test-packaging
 
 check: deps
 	$(MAKE) all

@@ -1,5 +1,6 @@
 """Markdown cells and the medians behind them."""
 
+import math
 import statistics
 
 
@@ -22,10 +23,56 @@ def md(s):
     return str(s).replace("|", "\\|").replace("\n", " ")
 
 
+def paired_ratios(values, base_values):
+    """Each round's ratio of a config's figure to the baseline's in the same round ({round:
+    value} each), for the rounds that have both."""
+    return [v / base_values[k] for k, v in values.items() if v is not None and base_values.get(k)]
+
+
 def paired_ratio(values, base_values):
     """Median over rounds of a config's figure over the baseline's in the same round ({round:
     value} each). A round runs every config within a minute or so, so a machine slower for a
     while slows the baseline with them: the paired ratio sees less of that than the ratio of
     the medians, whose numerator and denominator may come from different rounds."""
-    return med([v / base_values[k] for k, v in values.items()
-                if v is not None and base_values.get(k)])
+    return med(paired_ratios(values, base_values))
+
+
+def median_interval(values, level=0.95):
+    """Where the median of what was sampled lies, without assuming a distribution: (low, high,
+    coverage), the order statistics x(k) and x(n+1-k) for the largest k whose interval holds
+    the median with probability >= level (the count of values below the median is binomial with
+    p = 1/2); min and max, with the smaller coverage they have, when even they fall short (fewer
+    than 6 values for 95 %). None without values."""
+    xs = sorted(v for v in values if v is not None)
+    n = len(xs)
+    if not n:
+        return None
+
+    def coverage(k):  # P(k <= B <= n - k), B ~ Binomial(n, 1/2)
+        return 1 - 2 * sum(math.comb(n, i) for i in range(k)) / 2 ** n
+
+    k = 1
+    while k + 1 <= (n + 1) // 2 and coverage(k + 1) >= level:
+        k += 1
+    return xs[k - 1], xs[n - k], coverage(k)
+
+
+def target_verdict(target, ratios):
+    """Whether a throughput target (a ratio to the baseline) is met, judged on the interval of
+    the median paired ratio (median_interval): "yes" when all of it is at or above the target,
+    "no" when all of it is below, "undecided" when the rounds' spread straddles it (more rounds
+    narrow it). Returns (verdict, interval or None)."""
+    iv = median_interval(ratios)
+    if iv is None:
+        return None, None
+    lo, hi, _ = iv
+    return ("yes" if lo >= target else "no" if hi < target else "undecided"), iv
+
+
+def fmt_verdict(target, verdict, iv):
+    """A target cell: `≥ 0.9: yes (paired 0.912–0.951, 95 %)`."""
+    if verdict is None:
+        return "—"
+    v = "**no**" if verdict == "no" else verdict
+    lo, hi, cov = iv
+    return f"≥ {target:g}: {v} (paired {lo:.3f}–{hi:.3f}, {cov * 100:.0f} %)"
