@@ -93,7 +93,9 @@ int main(int argc, char **argv)
 			l7_pair_init(&pair, p->pair, p->counters(st));
 			for (size_t i = 0; i < n; i++)
 				l7_proto_feed(p, st, c[i].dir, c[i].p, c[i].n, c[i].n, on_msg, &pair);
-			p->free(st);
+			if (p->free) /* parsers that allocate nothing have none */
+				p->free(st);
+			l7_pair_free(&pair);
 		}
 		double ns = cpu_ns() - t0;
 		const char *name = strrchr(argv[a + 1], '/');
