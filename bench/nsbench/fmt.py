@@ -69,6 +69,17 @@ def target_verdict(target, ratios):
     return ("yes" if lo >= target else "no" if hi < target else "undecided"), iv
 
 
+def fmt_paired(ratios):
+    """A paired-ratio cell: the median and, from 3 rounds on, its interval (median_interval):
+    `0.820 (0.748–0.929)`."""
+    iv = median_interval(ratios)
+    if iv is None:
+        return "—"
+    if len(ratios) < 3:
+        return f"{med(ratios):.3f}"
+    return f"{med(ratios):.3f} ({iv[0]:.3f}–{iv[1]:.3f})"
+
+
 def fmt_verdict(target, verdict, iv):
     """A target cell: `≥ 0.9: yes (paired 0.912–0.951, 95 %)`."""
     if verdict is None:

@@ -6,7 +6,7 @@ import sys
 import pytest
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "bench"))
-from nsbench.fmt import fmt_verdict, median_interval, paired_ratios, target_verdict  # noqa: E402
+from nsbench.fmt import fmt_paired, fmt_verdict, median_interval, paired_ratios, target_verdict  # noqa: E402
 
 
 def binomial_cdf(n, k):
@@ -47,3 +47,9 @@ def test_verdicts():
 
 def test_paired_ratios_skip_rounds_without_both():
     assert paired_ratios({0: 90.0, 1: None, 2: 80.0}, {0: 100.0, 1: 100.0, 2: 0}) == [0.9]
+
+
+def test_paired_cell_shows_the_interval_from_three_rounds():
+    assert fmt_paired([]) == "—"
+    assert fmt_paired([0.9, 0.8]) == "0.850"
+    assert fmt_paired([0.9, 0.8, 0.85]) == "0.850 (0.800–0.900)"
