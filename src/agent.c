@@ -213,6 +213,29 @@ static void agent_reload(struct agent *a)
 		log_info("SIGHUP: node identity re-read, container metadata will be read again");
 }
 
+/*
+ * --debug-hook-signals: SIGUSR1 detaches the kernel-wide probes, SIGUSR2
+ * attaches them again (the maps, and so the sockets tracked, stay), for a
+ * benchmark that measures a client with and without the hooks seconds
+ * apart. /healthz says not ready while they are off.
+ */
+static void agent_toggle_hooks(struct agent *a, bool on)
+{
+	if (!a->probes || !a->ready) {
+		log_error("%s before the agent was ready: ignored", on ? "SIGUSR2" : "SIGUSR1");
+		return;
+	}
+	if (!on) {
+		probes_detach(a->probes);
+		log_info("SIGUSR1: probes detached (--debug-hook-signals)");
+	} else if (!probes_attached(a->probes)) {
+		if (probes_attach(a->probes))
+			log_error("SIGUSR2: cannot attach the probes again");
+		else
+			log_info("SIGUSR2: probes attached again (--debug-hook-signals)");
+	}
+}
+
 static void agent_on_signal(void *ctx, uint32_t events)
 {
 	struct agent *a = ctx;
@@ -221,6 +244,10 @@ static void agent_on_signal(void *ctx, uint32_t events)
 	while (read(a->sigfd, &si, sizeof(si)) == sizeof(si)) {
 		if (si.ssi_signo == SIGHUP) {
 			agent_reload(a);
+			continue;
+		}
+		if (si.ssi_signo == SIGUSR1 || si.ssi_signo == SIGUSR2) {
+			agent_toggle_hooks(a, si.ssi_signo == SIGUSR2);
 			continue;
 		}
 		a->ready = false;
@@ -253,6 +280,10 @@ static int agent_signals(struct agent *a)
 	sigaddset(&set, SIGINT);
 	sigaddset(&set, SIGTERM);
 	sigaddset(&set, SIGHUP);
+	if (a->cfg->debug_hook_signals) {
+		sigaddset(&set, SIGUSR1);
+		sigaddset(&set, SIGUSR2);
+	}
 	if (sigprocmask(SIG_BLOCK, &set, NULL) < 0)
 		return -errno;
 	a->sigfd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);

@@ -41,6 +41,7 @@ struct ns_config {
 	unsigned debug_poll_ms;
 	unsigned debug_batch_ms;
 	bool debug_l7_discard;		/* l7 records read and dropped unparsed (bench) */
+	bool debug_hook_signals;	/* SIGUSR1/SIGUSR2 detach and attach the probes (bench) */
 	unsigned series_idle_s;		/* idle container series expire (Coroot: 10 min) */
 	const char *cgroup;		/* --cgroup: a cgroup v2 directory, or NULL */
 	const char *cgroupfs_root;	/* where the host's cgroup hierarchies are mounted */

@@ -320,6 +320,13 @@ const struct cli_opt cli_opts[] = {
 	/* Read the l7 stream and drop its records unparsed: the kernel side's cost alone (bench only). */
 	{ CLI_FLAG, "debug-l7-discard", .env = "NODESCOPE_DEBUG_L7_DISCARD", FIELD(debug_l7_discard),
 	  .min = true, .flags = CLI_HIDDEN },
+	/*
+	 * SIGUSR1 detaches the kernel-wide probes, SIGUSR2 attaches them again:
+	 * bench/db --interleave runs one client with the hooks on and off a
+	 * few seconds apart (bench only: what happens meanwhile is not seen).
+	 */
+	{ CLI_FLAG, "debug-hook-signals", .env = "NODESCOPE_DEBUG_HOOK_SIGNALS",
+	  FIELD(debug_hook_signals), .min = true, .flags = CLI_HIDDEN },
 	/* Run as on a kernel without these features (tests, benches). */
 	{ CLI_CUSTOM, "debug-kernel-lacks", .env = "NODESCOPE_DEBUG_KERNEL_LACKS",
 	  .metavar = "LIST", FIELD(kernel_lacks), .parse = parse_kernel_lacks,

@@ -281,12 +281,18 @@ int probes_attach(struct probes *p)
 	return probes_attach_all(p);
 }
 
+void probes_detach(struct probes *p)
+{
+	for (unsigned i = 0; i < p->n_links; i++)
+		bpf_link__destroy(p->links[i]);
+	p->n_links = 0;
+}
+
 void probes_stop(struct probes *p)
 {
 	if (!p)
 		return;
-	for (unsigned i = 0; i < p->n_links; i++)
-		bpf_link__destroy(p->links[i]);
+	probes_detach(p);
 	nodescope_bpf__destroy(p->skel);
 	free(p);
 }

@@ -32,6 +32,8 @@ int probes_start(const struct probes_opts *o, struct probes **out);
  * reader puts one in, and what is written before would be lost.
  */
 int probes_attach(struct probes *p);
+/* Detaches what probes_attach attached (the maps and the TLS uprobes stay); probes_attach again undoes it. */
+void probes_detach(struct probes *p);
 void probes_stop(struct probes *p);
 
 struct bpf_map *probes_ring(struct probes *p, enum ns_stream s);

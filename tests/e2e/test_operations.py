@@ -4,6 +4,7 @@ import gzip
 import os
 import re
 import signal
+import subprocess
 import time
 import urllib.error
 import urllib.request
@@ -105,3 +106,31 @@ def test_log_lines_and_sighup():
     lines = [l for l in a.stderr().splitlines() if l]
     assert lines and all(LOG_LINE.match(l) for l in lines), lines
     assert any(l.endswith(" info nodescope: ready") for l in lines)
+
+
+def test_debug_hook_signals_detach_and_attach_the_probes():
+    """--debug-hook-signals (bench/db --interleave): SIGUSR1 detaches the probes, /healthz says so
+    and a process run meanwhile is not seen; SIGUSR2 attaches them again and the next one is."""
+    a = Agent("--debug-hook-signals", "--events", "proc")
+    try:
+        attached = a.metric("nodescope_probes_attached")
+        assert attached > 0
+        a.proc.send_signal(signal.SIGUSR1)
+        a.wait_for(lambda _: get(a.port, "/healthz")[0] == 503, what="/healthz not ready")
+        assert b"no probe attached" in get(a.port, "/healthz")[2]
+        assert a.metric("nodescope_probes_attached") == 0
+        unseen = subprocess.Popen(["/bin/true"])
+        unseen.wait()
+        a.proc.send_signal(signal.SIGUSR2)
+        a.wait_for(lambda _: get(a.port, "/healthz")[0] == 200, what="/healthz ready again")
+        assert a.metric("nodescope_probes_attached") == attached
+        seen = subprocess.Popen(["/bin/true"])
+        seen.wait()
+        a.wait_for(lambda evs: any(e["type"] == "exit" and e["pid"] == seen.pid for e in evs),
+                   what="the exit of the process run after SIGUSR2")
+        # The proc stream is one ring, in order: had the first run been seen, it came before.
+        assert not [e for e in a.events if e.get("pid") == unseen.pid], "seen while detached"
+        assert "SIGUSR1: probes detached" in a.stderr() and "SIGUSR2: probes attached again" in a.stderr()
+    finally:
+        assert a.stop() == 0
+
