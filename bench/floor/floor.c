@@ -4,7 +4,9 @@
  * object (build/bench/empty.bpf.o by default: empty programs), attaches
  * them, prints "ready" and holds them until SIGTERM or SIGINT. bench/ runs it
  * as a config beside nodescope: what the traced processes pay for a bare
- * program on the same hooks.
+ * program on the same hooks. SIGUSR1 detaches the programs and prints
+ * "detached", SIGUSR2 attaches them again and prints "attached" (bench/db
+ * --interleave, as nodescope's --debug-hook-signals).
  *
  *   bench-floor [--object FILE] [SET|PROGRAM]...
  *
@@ -180,6 +182,34 @@ static int quiet_libbpf(enum libbpf_print_level level, const char *fmt, va_list 
 	return level == LIBBPF_DEBUG ? 0 : vfprintf(stderr, fmt, ap);
 }
 
+static void detach_all(struct bpf_link **links, int n)
+{
+	for (int i = 0; i < n; i++)
+		bpf_link__destroy(links[i]);
+}
+
+/* Attaches every program loaded; returns how many, or -1 (said why). */
+static int attach_all(struct bpf_object *obj, struct bpf_link **links)
+{
+	struct bpf_program *prog;
+	int n = 0;
+
+	bpf_object__for_each_program(prog, obj) {
+		if (!bpf_program__autoload(prog))
+			continue;
+		struct bpf_link *l = bpf_program__attach(prog);
+		if (!l) {
+			fprintf(stderr, "bench-floor: cannot attach %s (%s): %s\n",
+				bpf_program__name(prog), bpf_program__section_name(prog),
+				strerror(errno));
+			detach_all(links, n);
+			return -1;
+		}
+		links[n++] = l;
+	}
+	return n;
+}
+
 int main(int argc, char **argv)
 {
 	const char *object = NULL;
@@ -247,22 +277,14 @@ int main(int argc, char **argv)
 	sigemptyset(&term);
 	sigaddset(&term, SIGTERM);
 	sigaddset(&term, SIGINT);
+	sigaddset(&term, SIGUSR1);
+	sigaddset(&term, SIGUSR2);
 	sigprocmask(SIG_BLOCK, &term, NULL);
 
 	struct bpf_link *links[MAX_WANTED];
-	int n_links = 0;
-	bpf_object__for_each_program(prog, obj) {
-		if (!bpf_program__autoload(prog))
-			continue;
-		struct bpf_link *l = bpf_program__attach(prog);
-		if (!l) {
-			fprintf(stderr, "bench-floor: cannot attach %s (%s): %s\n",
-				bpf_program__name(prog), bpf_program__section_name(prog),
-				strerror(errno));
-			return 1;
-		}
-		links[n_links++] = l;
-	}
+	int n_links = attach_all(obj, links);
+	if (n_links < 0)
+		return 1;
 	struct bpf_map *ring = bpf_object__find_map_by_name(obj, "floor_ring");
 	if (ring) {
 		struct ring_buffer *rb = ring_buffer__new(bpf_map__fd(ring), drop_record, NULL, NULL);
@@ -277,12 +299,25 @@ int main(int argc, char **argv)
 	fprintf(stderr, "bench-floor: ready: %d programs attached\n", n_links);
 
 	int sig;
-	sigwait(&term, &sig);
+	for (;;) {
+		sigwait(&term, &sig);
+		if (sig == SIGUSR1 && n_links) {
+			detach_all(links, n_links);
+			n_links = 0;
+			printf("detached\n");
+		} else if (sig == SIGUSR2 && !n_links) {
+			if ((n_links = attach_all(obj, links)) < 0)
+				return 1;
+			printf("attached\n");
+		} else if (sig == SIGTERM || sig == SIGINT) {
+			break;
+		}
+		fflush(stdout);
+	}
 	struct bpf_map *lost = bpf_object__find_map_by_name(obj, "floor_lost");
 	if (lost)
 		fprintf(stderr, "bench-floor: %llu records lost\n", percpu_sum(lost));
-	for (i = 0; i < n_links; i++)
-		bpf_link__destroy(links[i]);
+	detach_all(links, n_links);
 	bpf_object__close(obj);
 	return 0;
 }

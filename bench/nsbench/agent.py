@@ -13,6 +13,7 @@ import tempfile
 import threading
 import time
 import urllib.error
+import urllib.request
 
 from .cli import warn
 from .metrics import fetch, parse_metrics
@@ -83,6 +84,15 @@ class Agent:
                 return None
             time.sleep(0.1)
         return f"{self.name} was not ready within {timeout:g} s"
+
+    def hooks_attached(self):
+        """nodescope --debug-hook-signals: whether its probes are attached (/healthz 200; 503
+        "no probe attached" while detached)."""
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{self.metrics_port}/healthz", timeout=5) as r:
+                return r.status == 200
+        except urllib.error.HTTPError:
+            return False
 
     stop_signal = signal.SIGTERM
 
@@ -218,11 +228,20 @@ class Floor(Agent):
         super().__init__(name, argv, stdout=subprocess.PIPE)
         self._out = b""
 
-    def ready(self):
+    def _read_out(self):
         fd = self.proc.stdout.fileno()
         while select.select([fd], [], [], 0)[0]:
             chunk = os.read(fd, 4096)
             if not chunk:
                 break
             self._out += chunk
+
+    def ready(self):
+        self._read_out()
         return b"ready\n" in self._out
+
+    def hooks_attached(self):
+        """After SIGUSR1 (detach) or SIGUSR2 (attach again): the last state it printed."""
+        self._read_out()
+        last = self._out.rstrip(b"\n").rsplit(b"\n", 1)[-1]
+        return last in (b"ready", b"attached")

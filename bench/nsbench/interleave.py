@@ -1,8 +1,8 @@
 """One client run with the agent's hooks turned off and on every few seconds (nodescope
---debug-hook-signals: SIGUSR1 detaches its probes, SIGUSR2 attaches them again), paired block by
-block. Rounds of separate runs are a minute apart, and on a shared machine the baseline drifts
-by a fifth in a minute; a block with the hooks on and the block after it, off, are seconds
-apart and share the drift.
+--debug-hook-signals, or bench-floor: SIGUSR1 detaches the programs, SIGUSR2 attaches them
+again), paired flip by flip. Rounds of separate runs are a minute apart, and on a shared
+machine the baseline drifts by a fifth in a minute; the seconds either side of a flip are
+seconds apart and share the drift.
 
 The client reports its own rate each second with a wall-clock timestamp (pgbench -P 1
 --progress-timestamp); each flip makes a pair, the seconds just before it against those just
@@ -10,33 +10,23 @@ after it."""
 
 import signal
 import time
-import urllib.error
-import urllib.request
 
 
-def hooks_on(port):
-    """Whether the agent says its probes are attached (/healthz 200; 503 "no probe attached")."""
-    try:
-        with urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=5) as r:
-            return r.status == 200
-    except urllib.error.HTTPError:
-        return False
-
-
-def flip(proc, port, on, timeout=5.0):
-    """Turns the hooks on or off; returns (sent, confirmed) wall times, or None if /healthz
-    did not follow within timeout."""
+def flip(agent, on, timeout=5.0):
+    """Turns the hooks on or off (agent: a nodescope with --debug-hook-signals or a floor, whose
+    hooks_attached() says where they are); returns (sent, confirmed) wall times, or None if
+    they did not follow within timeout."""
     sent = time.time()
-    proc.send_signal(signal.SIGUSR2 if on else signal.SIGUSR1)
+    agent.proc.send_signal(signal.SIGUSR2 if on else signal.SIGUSR1)
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        if hooks_on(port) == on:
+        if agent.hooks_attached() == on:
             return sent, time.time()
         time.sleep(0.02)
     return None
 
 
-def run_flipping(client, proc, port, block_s, seconds):
+def run_flipping(client, agent, block_s, seconds):
     """While client (a Popen) runs, flips the hooks at block_s, 3 block_s, 5 block_s, ... seconds
     (starting on: the client's connections are made with the hooks on, so the agent tracks them,
     and keeps them tracked across the flips). Returns [(sent, confirmed, on after)], or raises
@@ -50,13 +40,14 @@ def run_flipping(client, proc, port, block_s, seconds):
         if client.poll() is not None:
             break
         on = not on
-        w = flip(proc, port, on)
+        w = flip(agent, on)
         if w is None:
-            raise RuntimeError(f"the agent's /healthz did not turn {'ready' if on else 'unready'}")
+            raise RuntimeError(f"{agent.name}'s hooks were not {'attached' if on else 'detached'} "
+                               "within 5 s of the signal")
         flips.append((*w, on))
         k += 1
     if not on:
-        flip(proc, port, True)
+        flip(agent, True)
     return flips
 
 
