@@ -712,6 +712,11 @@ static void check_l7_discard(const struct ns_config *c)
 {
 	assert_true(c->debug_l7_discard);
 }
+
+static void check_hook_signals(const struct ns_config *c)
+{
+	assert_true(c->debug_hook_signals);
+}
 static void check_poll(const struct ns_config *c)
 {
 	assert_int_equal(c->debug_poll_ms, 10);
@@ -791,6 +796,8 @@ static const struct option_case {
 	{ "batch-nice", "NODESCOPE_BATCH_NICE", "7", check_batch_nice, "-21", "(-20..19)" },
 	{ "verbose", "NODESCOPE_VERBOSE", NULL, check_verbose, "on", "yes or no" },
 	{ "debug-l7-discard", "NODESCOPE_DEBUG_L7_DISCARD", NULL, check_l7_discard, "on", "yes or no" },
+	{ "debug-hook-signals", "NODESCOPE_DEBUG_HOOK_SIGNALS", NULL, check_hook_signals, "on",
+	  "yes or no" },
 	{ "debug-poll-ms", "NODESCOPE_DEBUG_POLL_MS", "10", check_poll, "10001", "(0..10000)" },
 	{ "debug-batch-ms", "NODESCOPE_DEBUG_BATCH_MS", "3000", check_batch, "60001", "(0..60000)" },
 	{ "debug-series-idle", "NODESCOPE_DEBUG_SERIES_IDLE", "2s", check_series_idle, "0",
