@@ -712,7 +712,6 @@ static void check_l7_discard(const struct ns_config *c)
 {
 	assert_true(c->debug_l7_discard);
 }
-
 static void check_hook_signals(const struct ns_config *c)
 {
 	assert_true(c->debug_hook_signals);
