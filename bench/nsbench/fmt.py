@@ -25,16 +25,11 @@ def md(s):
 
 def paired_ratios(values, base_values):
     """Each round's ratio of a config's figure to the baseline's in the same round ({round:
-    value} each), for the rounds that have both."""
+    value} each), for the rounds that have both. A round runs every config within a minute or
+    so, so a machine slower for a while slows the baseline with them: the median of these sees
+    less of that than the ratio of the medians, whose numerator and denominator may come from
+    different rounds."""
     return [v / base_values[k] for k, v in values.items() if v is not None and base_values.get(k)]
-
-
-def paired_ratio(values, base_values):
-    """Median over rounds of a config's figure over the baseline's in the same round ({round:
-    value} each). A round runs every config within a minute or so, so a machine slower for a
-    while slows the baseline with them: the paired ratio sees less of that than the ratio of
-    the medians, whose numerator and denominator may come from different rounds."""
-    return med(paired_ratios(values, base_values))
 
 
 def median_interval(values, level=0.95):
