@@ -52,15 +52,18 @@ def median_interval(values, level=0.95):
     return xs[k - 1], xs[n - k], coverage(k)
 
 
-def target_verdict(target, ratios):
+def target_verdict(target, ratios, level=0.95):
     """Whether a throughput target (a ratio to the baseline) is met, judged on the interval of
     the median paired ratio (median_interval): "yes" when all of it is at or above the target,
-    "no" when all of it is below, "undecided" when the rounds' spread straddles it (more rounds
-    narrow it). Returns (verdict, interval or None)."""
-    iv = median_interval(ratios)
+    "no" when all of it is below, "undecided" when the rounds' spread straddles it, or when too
+    few rounds give even min–max the probability level (fewer than 6 for 95 %): more rounds
+    narrow it. Returns (verdict, interval or None)."""
+    iv = median_interval(ratios, level)
     if iv is None:
         return None, None
-    lo, hi, _ = iv
+    lo, hi, coverage = iv
+    if coverage < level:
+        return "undecided", iv
     return ("yes" if lo >= target else "no" if hi < target else "undecided"), iv
 
 

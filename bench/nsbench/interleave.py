@@ -5,11 +5,15 @@ machine the baseline drifts by a fifth in a minute; the seconds either side of a
 seconds apart and share the drift.
 
 The client reports its own rate each second with a wall-clock timestamp (pgbench -P 1
---progress-timestamp); each flip makes a pair, the seconds just before it against those just
-after it."""
+--progress-timestamp), or a RateSampler reads the server's count of requests each second
+(nginx's stub_status, under wrk); each flip makes a pair, the seconds just before it against
+those just after it."""
 
 import signal
+import threading
 import time
+
+from .fmt import fmt_paired, fmt_verdict, target_verdict
 
 
 def flip(agent, on, timeout=5.0):
@@ -66,3 +70,69 @@ def pair_ratios(progress, flips, block_s):
         on, off = (after, before) if on_after else (before, after)
         ratios.append((sum(on) / len(on)) / (sum(off) / len(off)))
     return ratios
+
+
+class RateSampler:
+    """A client that reports no rate of its own (wrk says only its total at the end): the
+    server's cumulative count of requests, read every second on a thread, made into the
+    per-second rates pair_ratios takes. count() returns the count, or raises OSError."""
+
+    def __init__(self, count, period_s=1.0):
+        self.count, self.period_s = count, period_s
+        self.progress, self.errors = [], []
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def _run(self):
+        last = None
+        t0 = time.time()
+        k = 0
+        while not self._stop.is_set():
+            try:
+                c, t = self.count(), time.time()
+            except OSError as e:
+                self.errors.append(str(e))
+                last = None
+            else:
+                if last is not None and t > last[1]:
+                    # the rate over the real interval, stamped at its end as pgbench's are
+                    self.progress.append((t, (c - last[0]) / (t - last[1])))
+                last = (c, t)
+            k += 1
+            self._stop.wait(max(0.0, t0 + k * self.period_s - time.time()))
+
+    def __enter__(self):
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self._stop.set()
+        self._thread.join()
+
+
+def pairs_table(head, rows):
+    """The Markdown table of an interleaved run: head, the leading columns' names; rows, [(their
+    cells, the pairs' ratios, the throughput target or None)]."""
+    out = ["| " + " | ".join(head) + " | pairs | paired ratio (hooks on ÷ off) | target |",
+           "|" + "---|" * len(head) + "---:|---:|---|"]
+    for cells, ratios, target in rows:
+        verdict = fmt_verdict(target, *target_verdict(target, ratios)) if target else "—"
+        out.append("| " + " | ".join(cells) + f" | {len(ratios)} | {fmt_paired(ratios)} | {verdict} |")
+    return out
+
+
+def pairs_notes(block_s, rate):
+    """The notes under pairs_table (rate: where the seconds' rates come from, e.g. "pgbench's
+    report")."""
+    return [
+        f"- each flip (SIGUSR1 detaches the agent's probes, SIGUSR2 attaches them again; the flip "
+        f"lasts until /healthz says so) pairs the seconds of {rate} in the {block_s} s before it "
+        f"with those in the {block_s} s after it, a second the flip touches in neither; the ratio is "
+        "the mean rate with the hooks on over the mean with them off. The pairs alternate which "
+        "side comes first, so a steady drift of the machine cancels in their median.",
+        "- hooks off is the agent idle with nothing attached: the kernel runs no program of its, "
+        "as with no agent; its memory and maps stay. Hooks on is the agent as in its config (the "
+        "sockets it tracks stay tracked across the flips); a capture floor (bench-floor) takes "
+        "the same signals and prints its state on stdout.",
+        "- in brackets, the interval that holds the median of the pairs' ratios with the "
+        "probability the target column shows (order statistics); the target is judged on it."]

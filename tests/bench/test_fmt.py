@@ -41,6 +41,10 @@ def test_verdicts():
     # one round below among seven: min–max straddles 0.9
     assert target_verdict(0.9, [0.95, 0.85, 0.93, 0.97, 0.92, 0.94, 0.96])[0] == "undecided"
     assert target_verdict(0.9, []) == (None, None)
+    # all five above, all five below: min–max holds the median with 94 % only, short of 95 %
+    assert target_verdict(0.9, [0.91, 0.95, 0.93, 0.97, 0.92])[0] == "undecided"
+    assert target_verdict(0.9, [0.81, 0.85, 0.83, 0.87, 0.82])[0] == "undecided"
+    assert target_verdict(0.9, [0.81, 0.85, 0.83, 0.87, 0.82], level=0.9)[0] == "no"
     assert fmt_verdict(0.9, *target_verdict(0.9, [0.8, 0.85, 0.82, 0.81, 0.84, 0.83])) == \
         "≥ 0.9: **no** (paired 0.800–0.850, 97 %)"
 

@@ -1,11 +1,12 @@
 """bench/'s interleaved runs (bench/nsbench/interleave.py): which seconds pair with which."""
 import os
 import sys
+import threading
 
 import pytest
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "bench"))
-from nsbench.interleave import pair_ratios  # noqa: E402
+from nsbench.interleave import RateSampler, pair_ratios, pairs_table  # noqa: E402
 
 BLOCK = 3
 
@@ -56,3 +57,36 @@ def test_a_flip_without_seconds_on_both_sides_makes_no_pair():
     progress = progress_for(fl, 2 * 3 * BLOCK + 2, 90.0, 100.0)
     last = fl[-1][1]
     assert len(pair_ratios([p for p in progress if p[0] <= last], fl, BLOCK)) == 2
+
+
+def test_rate_sampler_pairs_only_consecutive_reads():
+    # A failed read breaks the chain: the rate is never taken across it, so a count that
+    # moved while unseen is not put in one second.
+    calls, enough = [], threading.Event()
+
+    def count():
+        calls.append(len(calls) + 1)
+        if len(calls) >= 8:
+            enough.set()
+        if len(calls) == 3:
+            raise OSError("the server said garbage")
+        return 10 * len(calls)
+
+    with RateSampler(count, period_s=0.01) as s:
+        assert enough.wait(10)
+    n = len(calls)
+    assert s.errors == ["the server said garbage"]
+    # n reads, one failed: pairs (1, 2), (4, 5), ... (n-1, n)
+    assert len(s.progress) == n - 3
+    times = [t for t, _ in s.progress]
+    assert times == sorted(times)
+    assert all(rate > 0 for _, rate in s.progress)
+
+
+def test_pairs_table_judges_each_row_on_its_own_target():
+    rows = pairs_table(["config"], [(["nodescope"], [0.8, 0.82, 0.81, 0.79, 0.83, 0.8], 0.85),
+                                    (["floor"], [0.95] * 6, None)])
+    assert rows[0] == "| config | pairs | paired ratio (hooks on ÷ off) | target |"
+    assert rows[1] == "|---|---:|---:|---|"
+    assert rows[2].startswith("| nodescope | 6 | 0.805 (0.790–0.830) | ≥ 0.85: **no**")
+    assert rows[3] == "| floor | 6 | 0.950 (0.950–0.950) | — |"
