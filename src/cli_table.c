@@ -304,10 +304,10 @@ const struct cli_opt cli_opts[] = {
 	  .help = "the agent's scheduling priority: woken by a new program, it runs before busy "
 		  "work, so the program is probed sooner" },
 	{ CLI_INT, "batch-nice", .env = "NODESCOPE_BATCH_NICE", .metavar = "N", FIELD(batch_nice),
-	  .min = -20, .max = 19, .def = "-20",
+	  .min = -20, .max = 19, .def = "0",
 	  .help = "the priority the agent waits and reads at while requests keep coming, back "
-		  "to --nice once they stop (higher than --nice: woken at -20 every batch period, "
-		  "the agent preempts the busy servers whose requests it reads; not higher: no "
+		  "to --nice once they stop, so that, woken every batch period, it does not "
+		  "preempt the busy servers whose requests it reads (not higher than --nice: no "
 		  "switch)" },
 	{ CLI_FLAG, "verbose", .env = "NODESCOPE_VERBOSE", FIELD(verbose), .min = true,
 	  .help = "pass libbpf's own messages through to stderr" },

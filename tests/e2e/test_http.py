@@ -479,14 +479,14 @@ def tracer_pid(pid):
 
 def test_batched_reads_run_at_the_batch_nice(agent_factory, nginx, tmp_path):
     """The agent waits at --nice (-20), so a new program's first mapping wakes it before busy
-    work; with --batch-nice 0, while the l7 stream has a batch open (requests keep coming) it
-    sleeps and reads at 0, so reading a busy server's requests does not preempt the server, and
-    once the batch closes it is back at -20. Seen as the setpriority calls the agent makes
-    (strace) around three requests. By default (--batch-nice -20, as --nice) it makes none."""
+    work; by default (--batch-nice 0), while the l7 stream has a batch open (requests keep
+    coming) it sleeps and reads at 0, so reading a busy server's requests does not preempt the
+    server, and once the batch closes it is back at -20. Seen as the setpriority calls the agent
+    makes (strace) around three requests. With --batch-nice -20 (as --nice) it makes none."""
     strace = shutil.which("strace")
     assert strace, "strace is required by this test: apt-get install strace (make deps)"
     pattern = re.compile(r"setpriority\(PRIO_PROCESS, 0, (-?\d+)\)\s+= 0")
-    for extra, switches in ((("--batch-nice", "0"), True), ((), False)):
+    for extra, switches in (((), True), (("--batch-nice", "-20"), False)):
         a = agent_factory("--events", "l7", *extra)
         log = tmp_path / f"strace{len(extra)}.log"
         st = subprocess.Popen([strace, "-f", "-qq", "-e", "trace=setpriority", "-o", str(log),

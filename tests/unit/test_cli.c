@@ -211,7 +211,7 @@ static void test_nice(void **state)
 
 	assert_int_equal(PARSE(p, "trace"), CLI_RUN);
 	assert_int_equal(p->c.nice, -20);
-	assert_int_equal(p->c.batch_nice, -20);
+	assert_int_equal(p->c.batch_nice, 0);
 	assert_int_equal(PARSE(p, "--nice", "0"), CLI_RUN);
 	assert_int_equal(p->c.nice, 0);
 	assert_int_equal(PARSE(p, "--nice=19"), CLI_RUN);
