@@ -31,37 +31,25 @@ static void nice_apply(struct nice_switch *n)
 	n->cur = want;
 }
 
-void nice_batch_opened(struct nice_switch *n)
+/* One of the two counts (batches open, urgent reads under way) up or down; never below 0. */
+static void nice_count(struct nice_switch *n, bool urgent, bool up)
 {
 	if (!n)
 		return;
-	n->open++;
+	unsigned *c = urgent ? &n->urgent_reads : &n->open;
+	if (up)
+		(*c)++;
+	else if (*c)
+		(*c)--;
+	else
+		return;
 	nice_apply(n);
 }
 
-void nice_batch_closed(struct nice_switch *n)
-{
-	if (!n || !n->open)
-		return;
-	n->open--;
-	nice_apply(n);
-}
-
-void nice_urgent_enter(struct nice_switch *n)
-{
-	if (!n)
-		return;
-	n->urgent_reads++;
-	nice_apply(n);
-}
-
-void nice_urgent_leave(struct nice_switch *n)
-{
-	if (!n || !n->urgent_reads)
-		return;
-	n->urgent_reads--;
-	nice_apply(n);
-}
+void nice_batch_opened(struct nice_switch *n) { nice_count(n, false, true); }
+void nice_batch_closed(struct nice_switch *n) { nice_count(n, false, false); }
+void nice_urgent_enter(struct nice_switch *n) { nice_count(n, true, true); }
+void nice_urgent_leave(struct nice_switch *n) { nice_count(n, true, false); }
 
 int nice_set_thread(int nice)
 {
