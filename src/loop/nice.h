@@ -11,8 +11,8 @@
  * batched streams wake the agent every period: reading a busy server's own
  * requests, it preempts the server. So, unless told not to (--batch-nice
  * not higher than --nice; measured with the hooks flipped within one run,
- * BENCHMARKS.md session 20, 0 kept more of nginx's and pgbench's
- * throughput than -20 in every round), while the l7
+ * BENCHMARKS.md session 20, 0 kept more of nginx's and of pgbench
+ * TPC-B's throughput than -20 in every round), while the l7
  * stream has a batch open (its timer will wake the agent) the loop's
  * thread sleeps and reads at the bulk priority (--batch-nice), and returns
  * to its own once the batch has closed; the urgent stream's reads run at
