@@ -18,6 +18,11 @@ def fmt_pct(v, spec=".1f"):
     return "—" if v is None else f"{v * 100:{spec}}%"
 
 
+def count(n, word):
+    """`1 round`, `3 rounds`."""
+    return f"{n} {word}{'' if n == 1 else 's'}"
+
+
 def md(s):
     """A table cell: pipes escaped, on one line."""
     return str(s).replace("|", "\\|").replace("\n", " ")

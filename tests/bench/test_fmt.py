@@ -6,7 +6,7 @@ import sys
 import pytest
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "bench"))
-from nsbench.fmt import fmt_paired, fmt_verdict, median_interval, paired_ratios, target_verdict  # noqa: E402
+from nsbench.fmt import count, fmt_paired, fmt_verdict, median_interval, paired_ratios, target_verdict  # noqa: E402
 
 
 def binomial_cdf(n, k):
@@ -57,3 +57,9 @@ def test_paired_cell_shows_the_interval_from_three_rounds():
     assert fmt_paired([]) == "—"
     assert fmt_paired([0.9, 0.8]) == "0.850"
     assert fmt_paired([0.9, 0.8, 0.85]) == "0.850 (0.800–0.900)"
+
+
+def test_count_says_one_round_and_rounds():
+    assert count(1, "round") == "1 round"
+    assert count(3, "round") == "3 rounds"
+    assert count(0, "pair") == "0 pairs"
