@@ -1,5 +1,6 @@
 """The machine and the software a report's header names."""
 
+import datetime
 import os
 import platform
 import shlex
@@ -78,3 +79,17 @@ def apt_install(pkgs):
             return None
         out = r.stdout.decode("utf-8", "replace").strip()
     return " / ".join(out.splitlines()[-3:]) or "apt-get failed"
+
+
+def report_head(title, agent, servers, base=None):
+    """The lines a report starts with: the date, the machine, agent (the nodescope build's
+    --version and sha256 prefix), base (the same of the --base-agent, and its path) and the
+    versions of the Debian packages named in servers."""
+    version, sha = agent
+    return [title, "",
+            f"- date: {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC",
+            f"- machine: {os.cpu_count()} CPUs, {cpu_model()}, {mem_gib()} RAM; kernel {os.uname().release}",
+            f"- nodescope: `{version}` (sha256 {sha}…)",
+            *([f"- base agent (nodescope-base): `{base[0]}` ({base[2]}, sha256 {base[1]}…)"]
+              if base else []),
+            "- " + ", ".join(f"{s} {dpkg_version(s) or '?'}" for s in servers)]

@@ -55,6 +55,13 @@ def parse_only(text, order):
     return [n for n in order if n in names]
 
 
+def rotated(configs, rnd):
+    """The configs in round rnd's order: each round starts one further on, so no config
+    always runs first or right after the same other."""
+    k = rnd % len(configs)
+    return configs[k:] + configs[:k]
+
+
 def copy_agent(path, tmp, subdir=None):
     """Run a copy, so a rebuild of build/ during the run cannot swap or remove the binary
     between configs: (the copy's path, its --version, its sha256 prefix). subdir: a directory
