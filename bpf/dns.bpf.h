@@ -56,9 +56,7 @@ static __noinline bool dns_udp_adopt(__u32 tgid, __s32 fd, __u64 ptr, __u32 kind
 	struct sock *sk = sk_of_fd(fd);
 	if (!sk_is_udp(sk))
 		return false;
-	struct ns_l7_sock ls = { .sock = (__u64)sk, .start_ns = bpf_ktime_get_ns(), .flags = NS_L7_F_DNS };
-	fill_from_sock(&ls, sk);
-	track_for_l7(tgid, fd, &ls);
+	track_dns_socket(tgid, fd, sk, 0);
 	return true;
 }
 

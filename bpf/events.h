@@ -322,6 +322,11 @@ enum ns_kernel_feature {
 	NS_FEAT_EXIT_GROUP_DEAD = 1u << 3,
 	/* BPF ring buffers (5.8); without, every stream is a per-CPU perf buffer. */
 	NS_FEAT_RING_BUFFER = 1u << 4,
+	/*
+	 * The socket hooks are attached instead of the syscall hooks (src/bpf/probes.c):
+	 * what the syscall entry remembered comes from the saved registers.
+	 */
+	NS_FEAT_SOCKET_HOOKS = 1u << 5,
 };
 
 /*

@@ -10,12 +10,14 @@
 #include "common.bpf.h"
 #include "cgroups.bpf.h"
 #include "sockets.bpf.h"
+#include "syscalls.bpf.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
 NS_STREAM_DEFINE(files, sizeof(struct ns_file_event))
 
 #define NS_PROT_EXEC 0x4
+#define NS_PAGE_MASK (~4095ul) /* an address found is page-aligned; an error (-ENOMEM) is not */
 
 struct file_id {
 	__u64 dev;
@@ -175,14 +177,9 @@ int ns_files_exec(void *ctx)
 	return 0;
 }
 
-/* From the sys_exit dispatcher: mmap(addr, len, prot, flags, fd, off) returned ret. */
-__hidden int ns_files_mmap(struct bpf_raw_tracepoint_args *ctx, __u64 prot, __u64 fd_arg, long ret)
+/* fd's file, mapped at addr by the current task. */
+static __always_inline int files_mapped(void *ctx, struct task_struct *task, __s32 fd, __u64 addr)
 {
-	__s32 fd = (__s32)fd_arg;
-
-	if (!(prot & NS_PROT_EXEC) || fd < 0 || (ret < 0 && ret > -4096))
-		return 0;
-	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
 	struct fdtable *fdt = BPF_CORE_READ(task, files, fdt);
 	if (!fdt || (__u32)fd >= BPF_CORE_READ(fdt, max_fds))
 		return 0;
@@ -190,6 +187,39 @@ __hidden int ns_files_mmap(struct bpf_raw_tracepoint_args *ctx, __u64 prot, __u6
 	struct file *f = NULL;
 	if (bpf_probe_read_kernel(&f, sizeof(f), &fds[fd]) || !f)
 		return 0;
-	files_report(ctx, f, NS_FILE_MMAP, fd, (__u64)ret);
+	files_report(ctx, f, NS_FILE_MMAP, fd, addr);
 	return 0;
+}
+
+/* From the sys_exit dispatcher: mmap(addr, len, prot, flags, fd, off) returned ret. */
+__hidden int ns_files_mmap(struct bpf_raw_tracepoint_args *ctx, __u64 prot, __u64 fd_arg, long ret)
+{
+	__s32 fd = (__s32)fd_arg;
+
+	if (!(prot & NS_PROT_EXEC) || fd < 0 || (ret < 0 && ret > -4096))
+		return 0;
+	return files_mapped(ctx, (struct task_struct *)bpf_get_current_task(), fd, (__u64)ret);
+}
+
+/*
+ * With the socket hooks, which leave the syscall hooks off, a mapping is
+ * seen where the kernel finds room for it: in the mapping task, the mmap's
+ * arguments in its saved registers, addr the mapping's start. A loader maps
+ * a library whole there first, with its first segment's protection (read
+ * only where the code is a segment of its own), then its segments over that
+ * at fixed addresses, which find no room: so every file mapped this way is
+ * reported, executable or not (once each: files_seen), and user space tells
+ * an ELF file from the rest.
+ */
+SEC("tp_btf/vm_unmapped_area")
+int BPF_PROG(ns_files_unmapped_area, unsigned long addr)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(task);
+	__s32 fd = (__s32)regs->NS_REG_ARG5;
+
+	if (regs->NS_REG_NR != NS_NR_mmap || fd < 0 || (addr & ~NS_PAGE_MASK) ||
+	    ns_syscall_compat_of(regs, task))
+		return 0;
+	return files_mapped(ctx, task, fd, addr);
 }

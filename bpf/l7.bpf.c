@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Stream l7: bounded prefixes of the data tracked TCP sockets read and
- * write, from the syscall tracepoints. Any other fd costs one hash lookup.
+ * write, from the syscall tracepoints, or from the socket hooks at the end
+ * of this file where they replace those. Any other fd costs one hash lookup.
  * Records are sized to what was captured.
  *
  * Everything happens at the syscall's exit, the arguments read back from
@@ -375,13 +376,57 @@ static __always_inline __u64 l7_write_started(__u64 key)
 	return bpf_ktime_get_ns();
 }
 
+extern int ns_tcp_sock_first_use(struct bpf_raw_tracepoint_args *ctx, __u64 sk, __u64 key);
+
+/*
+ * An untracked socket's read or write that may make it one the l7 stream
+ * captures: from either hooks, a UDP socket's question to port 53 (the
+ * connect, accept and bind hooks track the rest); from the socket hooks
+ * (sk set), which have none of those, also an accepted connection's first
+ * use (its owner is known only now) and a UDP socket connected or bound to
+ * port 53 (tcp.bpf.c).
+ */
+static __always_inline struct ns_l7_sock *l7_first_use(void *ctx, __u32 tgid, __s32 fd, __u64 ptr, __u32 op,
+							__u32 kind, __u64 addr, __u64 sk)
+{
+	__u64 key = l7_key(tgid, fd);
+
+	if (sk && ns_tcp_sock_first_use(ctx, sk, key))
+		return bpf_map_lookup_elem(&l7_socks, &key);
+	if (op != NS_L7_WRITE || !dns_send_names_peer(kind, addr) || !dns_udp_adopt(tgid, fd, ptr, kind, addr))
+		return NULL;
+	return bpf_map_lookup_elem(&l7_socks, &key);
+}
+
+/*
+ * The socket hooks see a sendmmsg or recvmmsg a message at a time, ret its
+ * bytes, but not which message: the kernel writes a message's msg_len after
+ * moving it, so the first message's still 0 says this is the first, else it
+ * is the second (a resolver's A and AAAA questions, as the syscall hooks
+ * capture them; callers zero msg_len, as glibc's resolver does).
+ */
+static __always_inline int l7_exit_mmsg_sock(void *ctx, __u64 id, const struct l7_call *c, long ret)
+{
+	struct l7_call m = *c;
+	unsigned int first_len = 0;
+
+	if (!bpf_probe_read_user(&first_len, sizeof(first_len),
+				 (void *)(c->ptr + offsetof(struct mmsghdr, msg_len))) && first_len) {
+		if (!(c->sock.flags & NS_L7_F_DNS))
+			return 0;
+		m.ptr += sizeof(struct mmsghdr);
+	}
+	return l7_exit_one(ctx, id, &m, ret);
+}
+
 /*
  * addr: sendto's or recvfrom's address argument (0 for the other calls).
  * id: the process in the high half, as bpf_get_current_pid_tgid's (the
- * thread is not needed).
+ * thread is not needed). sk: the socket, from the socket hooks; 0 from the
+ * syscall hooks.
  */
 static __always_inline int l7_exit(void *ctx, __u64 id, __s32 fd, __u64 ptr, __u32 op, __u32 kind,
-				   __u64 sp, __u64 addr, long ret)
+				   __u64 sp, __u64 addr, long ret, __u64 sk)
 {
 	__u64 key = l7_key(id >> 32, fd);
 
@@ -398,12 +443,18 @@ static __always_inline int l7_exit(void *ctx, __u64 id, __s32 fd, __u64 ptr, __u
 		if (!c || !c->sp)
 			return 0;
 	}
-	struct ns_l7_sock *sock = bpf_map_lookup_elem(&l7_socks, &key);
+	struct ns_l7_sock *sock = l7_socks_find(key);
 
-	/* Not a tracked socket: the common, cheap case (unless it asks a DNS question). */
-	if (!sock && (op != NS_L7_WRITE || !dns_send_names_peer(kind, addr) ||
-		      !dns_udp_adopt(id >> 32, fd, ptr, kind, addr) ||
-		      !(sock = bpf_map_lookup_elem(&l7_socks, &key))))
+	/*
+	 * The socket hooks name the socket: an entry for another one is an fd
+	 * closed and reused unseen (no close hook there), and goes.
+	 */
+	if (sk && sock && sock->sock && sock->sock != sk) {
+		l7_socks_delete(key);
+		sock = NULL;
+	}
+	/* Not a tracked socket: the common, cheap case (unless its first use makes it one). */
+	if (!sock && !(sock = l7_first_use(ctx, id >> 32, fd, ptr, op, kind, addr, sk)))
 		return 0;
 	if (!l7_sock_adopt(sock, key, fd))
 		return 0;
@@ -417,7 +468,8 @@ static __always_inline int l7_exit(void *ctx, __u64 id, __s32 fd, __u64 ptr, __u
 	if (ret <= 0)
 		return 0;
 	struct l7_call call = {
-		.ts_ns = op == NS_L7_WRITE ? l7_write_started(key) : bpf_ktime_get_ns(),
+		/* The socket hooks see a write's end only, which dates it. */
+		.ts_ns = op == NS_L7_WRITE && !sk ? l7_write_started(key) : bpf_ktime_get_ns(),
 		.ptr = ptr,
 		.addr = addr,
 		.fd = fd,
@@ -427,6 +479,8 @@ static __always_inline int l7_exit(void *ctx, __u64 id, __s32 fd, __u64 ptr, __u
 	};
 	if (call.kind != L7_BUF_MMSG)
 		return l7_exit_one(ctx, id, &call, ret);
+	if (sk) /* the socket hooks: one message, ret its bytes */
+		return l7_exit_mmsg_sock(ctx, id, &call, ret);
 	/*
 	 * sendmmsg and recvmmsg return the messages moved. A stream's first is
 	 * captured; a resolver sends its A and AAAA questions in one call (and
@@ -491,5 +545,49 @@ __hidden int ns_l7_syscall_exit(struct bpf_raw_tracepoint_args *ctx, __u64 id_fd
 
 	if (!ns_l7_call_shape(id, &op, &kind))
 		return 0;
-	return l7_exit(ctx, tgid_ret & ~0xffffffffull, fd, arg2, op, kind, sp, addr, (__s32)tgid_ret);
+	return l7_exit(ctx, tgid_ret & ~0xffffffffull, fd, arg2, op, kind, sp, addr, (__s32)tgid_ret, 0);
 }
+
+/*
+ * The socket hooks, which the loader picks over the syscall hooks where the
+ * kernel has them (src/bpf/probes.c): a socket's send or receive, in
+ * sock_sendmsg and sock_recvmsg after the call. Nothing else passes there,
+ * so no other syscall on the node pays anything. The syscall, its fd and
+ * buffer are the caller's saved registers; a send or receive made from
+ * anywhere else (io_uring, the kernel's own sockets, splice) has no such
+ * call in them and is let go.
+ */
+#define NS_PF_KTHREAD 0x00200000
+
+static __always_inline int l7_sock_call(void *ctx, struct sock *sk, int ret)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	__u32 op, kind;
+
+	if (task->flags & NS_PF_KTHREAD)
+		return 0;
+	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(task);
+	long id = regs->NS_REG_NR;
+	if (!ns_l7_call_shape(id, &op, &kind) || ns_syscall_compat_of(regs, task))
+		return 0;
+	__u64 addr = 0, sp = regs->NS_REG_SP;
+	if (id == NS_NR_sendto || id == NS_NR_recvfrom)
+		addr = regs->NS_REG_ARG5;
+	if (addr) /* as the syscall hooks pass it: no TLS library sends to an address */
+		sp = 0;
+	return l7_exit(ctx, (__u64)task->tgid << 32, (__s32)regs->NS_REG_ARG1, regs->NS_REG_ARG2, op, kind,
+		       sp, addr, ret, (__u64)sk);
+}
+
+SEC("tp_btf/sock_send_length")
+int BPF_PROG(ns_sock_send, struct sock *sk, int ret, int flags)
+{
+	return l7_sock_call(ctx, sk, ret);
+}
+
+SEC("tp_btf/sock_recv_length")
+int BPF_PROG(ns_sock_recv, struct sock *sk, int ret, int flags)
+{
+	return l7_sock_call(ctx, sk, ret);
+}
+

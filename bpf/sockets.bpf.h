@@ -204,4 +204,17 @@ static __always_inline void track_for_l7(__u32 pid, __s32 fd, const struct ns_l7
 	bpf_map_update_elem(&l7_owners, &pid, &one, BPF_ANY);
 }
 
+/*
+ * A UDP socket whose datagrams are DNS messages: a resolver's (connected to
+ * port 53, or asking it unconnected), or with NS_L7_F_INBOUND a server's
+ * (bound to port 53).
+ */
+static __always_inline void track_dns_socket(__u32 pid, __s32 fd, struct sock *sk, __u32 inbound)
+{
+	struct ns_l7_sock ls = { .sock = (__u64)sk, .start_ns = bpf_ktime_get_ns(),
+				 .flags = NS_L7_F_DNS | inbound };
+	fill_from_sock(&ls, sk);
+	track_for_l7(pid, fd, &ls);
+}
+
 #endif

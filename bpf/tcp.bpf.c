@@ -122,6 +122,23 @@ static __always_inline void set_owner(struct ns_tcp_event *e, const struct sock_
 }
 
 /*
+ * The fd of the connect(2) this thread is in, from its saved registers: the
+ * socket hooks have no connect hook to remember it (-1 under the syscall
+ * hooks, whose entry did, or outside a connect: io_uring, the kernel's own).
+ */
+static __always_inline __s32 connect_fd_from_regs(void)
+{
+	if (!ns_kernel_has(NS_FEAT_SOCKET_HOOKS))
+		return -1;
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(task);
+
+	if (regs->NS_REG_NR != NS_NR_connect || ns_syscall_compat_of(regs, task))
+		return -1;
+	return (__s32)regs->NS_REG_ARG1;
+}
+
+/*
  * A raw tracepoint, not a classic one: classic tracepoint programs are
  * skipped whenever any other BPF program runs on the CPU (as when a softirq
  * interrupts a syscall program), raw ones only on recursion into themselves.
@@ -142,7 +159,7 @@ int BPF_PROG(ns_tcp_state, struct sock *s, int old, int new)
 		__u64 id = bpf_get_current_pid_tgid();
 		struct pending_connect *pc = bpf_map_lookup_elem(&tcp_connecting, &id);
 		struct sock_info ni = {
-			.pid = id >> 32, .fd = pc ? pc->fd : -1, .start_ns = now,
+			.pid = id >> 32, .fd = pc ? pc->fd : connect_fd_from_regs(), .start_ns = now,
 			.flags = NS_TCP_F_KNOWN,
 		};
 		if (pc)
@@ -251,11 +268,8 @@ static __always_inline int connect_enter(__s32 fd, __u64 uaddr)
 static __always_inline void udp_connected(__u32 pid, const struct pending_connect *pc)
 {
 	struct sock *sk = sk_of_fd(pc->fd);
-	if (!sk_is_udp(sk))
-		return;
-	struct ns_l7_sock ls = { .sock = (__u64)sk, .start_ns = bpf_ktime_get_ns(), .flags = NS_L7_F_DNS };
-	fill_from_sock(&ls, sk);
-	track_for_l7(pid, pc->fd, &ls);
+	if (sk_is_udp(sk))
+		track_dns_socket(pid, pc->fd, sk, 0);
 }
 
 /*
@@ -272,12 +286,8 @@ static __always_inline int bind_exit(long ret)
 		return 0;
 	if (ret == 0 && pc->port == 53 && (pc->family == AF_INET || pc->family == AF_INET6)) {
 		struct sock *sk = sk_of_fd(pc->fd);
-		if (sk_is_udp(sk)) {
-			struct ns_l7_sock ls = { .sock = (__u64)sk, .start_ns = bpf_ktime_get_ns(),
-						 .flags = NS_L7_F_DNS | NS_L7_F_INBOUND };
-			fill_from_sock(&ls, sk);
-			track_for_l7(id >> 32, pc->fd, &ls);
-		}
+		if (sk_is_udp(sk))
+			track_dns_socket(id >> 32, pc->fd, sk, NS_L7_F_INBOUND);
 	}
 	bpf_map_delete_elem(&tcp_connecting, &id);
 	return 0;
@@ -314,22 +324,17 @@ static __always_inline int connect_exit(void *ctx, long ret)
 	return 0;
 }
 
-static __always_inline int on_accept(void *ctx, long ret)
+/* An inbound connection's owner found: pid's fd (accept, or the socket hooks' first use). */
+static __always_inline int tcp_accepted(void *ctx, struct sock *sk, __u32 pid, __s32 fd,
+					struct sock_info *info)
 {
-	if (ret < 0)
-		return 0;
-	struct sock *sk = sk_of_fd(ret);
-	if (!sk_is_tcp(sk))
-		return 0;
 	__u64 key = (__u64)sk;
-	__u32 pid = bpf_get_current_pid_tgid() >> 32;
-	struct sock_info *info = bpf_map_lookup_elem(&tcp_socks, &key);
 	if (info) {
 		info->pid = pid;
-		info->fd = ret;
+		info->fd = fd;
 	} else {
 		/* Its handshake predates the agent, or the table was full. */
-		struct sock_info ni = { .pid = pid, .fd = ret, .flags = NS_TCP_F_INBOUND };
+		struct sock_info ni = { .pid = pid, .fd = fd, .flags = NS_TCP_F_INBOUND };
 		if (bpf_map_update_elem(&tcp_socks, &key, &ni, BPF_ANY))
 			ns_drop(NS_DROP_SOCKS_FULL);
 		info = bpf_map_lookup_elem(&tcp_socks, &key);
@@ -338,20 +343,76 @@ static __always_inline int on_accept(void *ctx, long ret)
 		.sock = key, .start_ns = info ? info->start_ns : 0, .flags = NS_L7_F_INBOUND,
 	};
 	fill_from_sock(&ls, sk);
-	track_for_l7(pid, ret, &ls);
+	track_for_l7(pid, fd, &ls);
 
 	struct ns_tcp_event *e = tcp_event(NS_TCP_ACCEPT, key);
 	if (!e)
 		return 0;
 	set_owner(e, info);
 	e->pid = pid;
-	e->fd = ret;
+	e->fd = fd;
 	e->flags |= NS_TCP_F_INBOUND;
 	e->family = ls.family;
 	e->sport = ls.sport;
 	e->dport = ls.dport;
 	__builtin_memcpy(e->saddr, ls.saddr, 16);
 	__builtin_memcpy(e->daddr, ls.daddr, 16);
+	tcp_submit(ctx, e, sizeof(*e));
+	return 0;
+}
+
+static __always_inline int on_accept(void *ctx, long ret)
+{
+	if (ret < 0)
+		return 0;
+	struct sock *sk = sk_of_fd(ret);
+	if (!sk_is_tcp(sk))
+		return 0;
+	__u64 key = (__u64)sk;
+	return tcp_accepted(ctx, sk, bpf_get_current_pid_tgid() >> 32, ret,
+			    bpf_map_lookup_elem(&tcp_socks, &key));
+}
+
+/*
+ * The socket hooks' first read or write of a socket no entry tracks (key:
+ * l7_key of the caller's process and fd), which has no accept, connect or
+ * bind hook: an inbound connection established while the agent runs finds
+ * its owner here; a UDP socket connected to port 53 is a resolver's, one
+ * bound to it a DNS server's. true when the socket is tracked now.
+ */
+__hidden int ns_tcp_sock_first_use(struct bpf_raw_tracepoint_args *ctx, __u64 skp, __u64 key)
+{
+	struct sock *sk = (struct sock *)skp;
+	__u32 pid = key >> 32;
+	__s32 fd = (__s32)key;
+	__u8 proto = BPF_CORE_READ_BITFIELD_PROBED(sk, sk_protocol);
+
+	if (proto == IPPROTO_TCP) {
+		struct sock_info *info = bpf_map_lookup_elem(&tcp_socks, &skp);
+		if (!info || !(info->flags & NS_TCP_F_INBOUND) || info->fd >= 0)
+			return 0;
+		tcp_accepted(ctx, sk, pid, fd, info);
+		return 1;
+	}
+	if (proto != IPPROTO_UDP)
+		return 0;
+	bool resolver = BPF_CORE_READ(sk, __sk_common.skc_dport) == bpf_htons(NS_DNS_PORT);
+	if (!resolver && BPF_CORE_READ(sk, __sk_common.skc_num) != NS_DNS_PORT)
+		return 0;
+	track_dns_socket(pid, fd, sk, resolver ? 0 : NS_L7_F_INBOUND);
+	return 1;
+}
+
+/* sk listens now, pid's fd. */
+static __always_inline int tcp_listened(void *ctx, struct sock *sk, __u32 pid, __s32 fd)
+{
+	struct ns_tcp_event *e = tcp_event(NS_TCP_LISTEN, (__u64)sk);
+	if (!e)
+		return 0;
+	e->pid = pid;
+	e->fd = fd;
+	e->flags = NS_TCP_F_KNOWN;
+	fill_from_sock(e, sk);
 	tcp_submit(ctx, e, sizeof(*e));
 	return 0;
 }
@@ -380,15 +441,39 @@ static __always_inline int listen_exit(void *ctx, long ret)
 	struct sock *sk = sk_of_fd(fd);
 	if (!sk_is_tcp(sk))
 		return 0;
-	struct ns_tcp_event *e = tcp_event(NS_TCP_LISTEN, (__u64)sk);
-	if (!e)
-		return 0;
-	e->pid = id >> 32;
-	e->fd = fd;
-	e->flags = NS_TCP_F_KNOWN;
-	fill_from_sock(e, sk);
-	tcp_submit(ctx, e, sizeof(*e));
-	return 0;
+	return tcp_listened(ctx, sk, id >> 32, fd);
+}
+
+/*
+ * listen(2) under the socket hooks, which leave the syscall hooks off: a
+ * sock_ops program on the root of cgroup v2 (attached by src/bpf/probes.c)
+ * is called in the listening task once its socket listens
+ * (BPF_SOCK_OPS_TCP_LISTEN_CB); the fd is in the task's saved registers.
+ * It answers every other callback at once, and changes nothing.
+ */
+SEC("sockops")
+int ns_tcp_sockops(struct bpf_sock_ops *skops)
+{
+	struct sock *sk = NULL;
+
+	if (skops->op != BPF_SOCK_OPS_TCP_LISTEN_CB)
+		return 1;
+	/*
+	 * The socket's kernel address, as tcp_socks and the state tracepoint
+	 * name it: skops->sk is a pointer the verifier will not let be read
+	 * through or turned into one, so it is copied out of the kernel's
+	 * context (struct bpf_sock_ops_kern), which the program's stands for.
+	 */
+	bpf_probe_read_kernel(&sk, sizeof(sk), &((struct bpf_sock_ops_kern *)skops)->sk);
+	if (!sk)
+		return 1;
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(task);
+	__s32 fd = -1;
+	if (regs->NS_REG_NR == NS_NR_listen && !ns_syscall_compat_of(regs, task))
+		fd = (__s32)regs->NS_REG_ARG1;
+	tcp_listened(skops, sk, task->tgid, fd);
+	return 1;
 }
 
 /* Called by the syscall dispatcher (syscalls.bpf.c) for the calls listed there. */

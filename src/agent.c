@@ -2,6 +2,7 @@
 
 #include <bpf/libbpf.h>
 #include <errno.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -528,7 +529,11 @@ static int agent_start(struct agent *a)
 	if (resources_new(&ro, &a->resources))
 		return NS_EXIT_RUNTIME;
 
-	struct probes_opts bo = { .verbose = c->verbose, .pretend_missing = c->kernel_lacks };
+	struct probes_opts bo = { .verbose = c->verbose, .pretend_missing = c->kernel_lacks,
+				  .socket_hooks = c->debug_socket_hooks };
+	char cgroup2[PATH_MAX];
+	if (!cgroup_v2_mount(c->cgroupfs_root, cgroup2, sizeof(cgroup2)))
+		bo.cgroup_v2_root = cgroup2;
 	if (c->cgroup) {
 		int err = cgroup_v2_id(c->cgroup, &bo.cgroup_id, &bo.cgroup_level);
 		if (err) {

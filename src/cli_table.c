@@ -327,6 +327,13 @@ const struct cli_opt cli_opts[] = {
 	 */
 	{ CLI_FLAG, "debug-hook-signals", .env = "NODESCOPE_DEBUG_HOOK_SIGNALS",
 	  FIELD(debug_hook_signals), .min = true, .flags = CLI_HIDDEN },
+	/*
+	 * The socket hooks instead of the syscall hooks where the kernel has
+	 * them (src/bpf/probes.c). Under construction: no listen events, and
+	 * libraries a program maps after its start are not probed yet.
+	 */
+	{ CLI_FLAG, "debug-socket-hooks", .env = "NODESCOPE_DEBUG_SOCKET_HOOKS",
+	  FIELD(debug_socket_hooks), .min = true, .flags = CLI_HIDDEN },
 	/* Run as on a kernel without these features (tests, benches). */
 	{ CLI_CUSTOM, "debug-kernel-lacks", .env = "NODESCOPE_DEBUG_KERNEL_LACKS",
 	  .metavar = "LIST", FIELD(kernel_lacks), .parse = parse_kernel_lacks,

@@ -41,6 +41,10 @@ const struct kernel_feature_def kernel_feature_defs[KF_COUNT] = {
 			"the syscall hooks are raw tracepoints that copy out each register "
 			"they read: every syscall on the node costs a little more",
 			0 },
+	[KF_SOCKET_HOOKS] = { "socket_hooks", "6.3",
+			      "reads and writes are seen from the hooks on every syscall "
+			      "(sys_enter/sys_exit), which every syscall on the node pays",
+			      0 /* NS_FEAT_SOCKET_HOOKS where they are picked: probes.c */ },
 };
 
 static bool has_helper(enum bpf_prog_type type, enum bpf_func_id id)
@@ -93,6 +97,32 @@ static bool has_tp_btf_sys_exit(void)
 	return true;
 }
 
+/* The kernel's BTF names this tracepoint (a BTF-typed program can attach to it). */
+bool kernel_has_tracepoint(const char *name)
+{
+	struct btf *btf = btf__load_vmlinux_btf();
+	char type[128];
+
+	if (!btf)
+		return false;
+	snprintf(type, sizeof(type), "btf_trace_%s", name);
+	int id = btf__find_by_name_kind(btf, type, BTF_KIND_TYPEDEF);
+	btf__free(btf);
+	return id > 0;
+}
+
+/*
+ * The socket hooks (bpf/l7.bpf.c): the tracepoints in sock_sendmsg and
+ * sock_recvmsg, and the caller's saved registers (bpf_task_pt_regs, 5.15)
+ * from a BTF-typed program.
+ */
+static bool has_socket_hooks(void)
+{
+	return has_tp_btf_sys_exit() && has_helper(BPF_PROG_TYPE_RAW_TRACEPOINT, BPF_FUNC_task_pt_regs) &&
+	       has_helper(BPF_PROG_TYPE_RAW_TRACEPOINT, BPF_FUNC_get_current_task_btf) &&
+	       kernel_has_tracepoint("sock_send_length") && kernel_has_tracepoint("sock_recv_length");
+}
+
 static bool probe_one(enum kernel_feature k)
 {
 	switch (k) {
@@ -111,6 +141,8 @@ static bool probe_one(enum kernel_feature k)
 		return has_exit_group_dead();
 	case KF_TP_BTF:
 		return has_tp_btf_sys_exit();
+	case KF_SOCKET_HOOKS:
+		return has_socket_hooks();
 	case KF_COUNT:
 		break;
 	}

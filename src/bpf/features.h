@@ -19,6 +19,7 @@ enum kernel_feature {
 	KF_UPROBE_MULTI,
 	KF_EXIT_GROUP_DEAD,
 	KF_TP_BTF,
+	KF_SOCKET_HOOKS,
 	KF_COUNT,
 };
 
@@ -48,6 +49,9 @@ static inline bool kernel_has(kernel_features_t f, enum kernel_feature k)
 {
 	return f & (1u << k);
 }
+
+/* The kernel's BTF names tracepoint name (btf_trace_<name>): a BTF-typed program attaches to it. */
+bool kernel_has_tracepoint(const char *name);
 
 /* The enum ns_kernel_feature bits for the programs' read-only data. */
 uint32_t kernel_features_bpf_bits(kernel_features_t f);

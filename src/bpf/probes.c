@@ -3,12 +3,15 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/utsname.h>
+#include <unistd.h>
 
 #include "exit_codes.h"
 #include "loop/stream.h"
@@ -26,6 +29,7 @@ struct probes {
 	kernel_features_t features;
 	uint32_t perf_cpu_bytes[NS_STREAM_COUNT]; /* kernels without ring buffers */
 	bool tls_multi;
+	char cgroup_v2_root[PATH_MAX]; /* the socket hooks' listen hook goes there */
 	struct bpf_link *links[PROBES_MAX_LINKS];
 	unsigned n_links;
 };
@@ -126,6 +130,21 @@ static volatile struct ns_stream_config *config_of(struct nodescope_bpf *k, enum
 	}
 }
 
+/* A cgroup program goes on the root of cgroup v2, every other where its section says. */
+static struct bpf_link *probes_attach_one(struct probes *p, struct bpf_program *prog)
+{
+	if (bpf_program__type(prog) != BPF_PROG_TYPE_SOCK_OPS)
+		return bpf_program__attach(prog);
+	int fd = open(p->cgroup_v2_root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return NULL;
+	struct bpf_link *link = bpf_program__attach_cgroup(prog, fd);
+	int err = errno;
+	close(fd);
+	errno = err;
+	return link;
+}
+
 static int probes_attach_all(struct probes *p)
 {
 	struct bpf_program *prog;
@@ -135,7 +154,7 @@ static int probes_attach_all(struct probes *p)
 		if (!strncmp(bpf_program__section_name(prog), "uprobe", 6) ||
 		    !bpf_program__autoload(prog))
 			continue;
-		struct bpf_link *link = bpf_program__attach(prog);
+		struct bpf_link *link = probes_attach_one(p, prog);
 		if (!link) {
 			int err = errno;
 			log_error("cannot attach probe %s (%s): %s", bpf_program__name(prog),
@@ -191,9 +210,44 @@ static int probes_rings_as_perf_buffers(struct probes *p)
 	return 0;
 }
 
-/* Shapes the object to what the kernel has, before load (features.h says what each costs). */
-static int probes_fit_kernel(struct probes *p, kernel_features_t pretend_missing)
+/*
+ * One of two sets of hooks sees the sockets' reads and writes: the socket
+ * hooks (bpf/l7.bpf.c), which only sockets pass, or the syscall hooks
+ * (bpf/syscalls.bpf.c), which every syscall on the node passes. The socket
+ * hooks take the place of every use of the syscall hooks, so that none is
+ * attached: one program left on sys_enter or sys_exit is the whole cost.
+ */
+static void probes_pick_hooks(struct probes *p, const struct probes_opts *o)
 {
+	struct nodescope_bpf *k = p->skel;
+	bool tp_btf = kernel_has(p->features, KF_TP_BTF);
+	/* (What they need of the others, in case those were pretended away.) */
+	bool kernel = kernel_has(p->features, KF_SOCKET_HOOKS) && tp_btf &&
+		      kernel_has(p->features, KF_CURRENT_TASK_BTF);
+	bool sockets = o->socket_hooks && kernel && o->cgroup_v2_root;
+
+	if (o->socket_hooks && !sockets)
+		log_warn("%s: the syscall hooks see the sockets",
+			 !kernel ? "this kernel has no socket hooks"
+				 : "no cgroup2 mount for the listen hook (--cgroupfs-root)");
+	if (sockets) {
+		k->rodata->ns_kernel_features |= NS_FEAT_SOCKET_HOOKS;
+		snprintf(p->cgroup_v2_root, sizeof(p->cgroup_v2_root), "%s", o->cgroup_v2_root);
+	}
+	bpf_program__set_autoload(k->progs.ns_sys_enter_btf, !sockets && tp_btf);
+	bpf_program__set_autoload(k->progs.ns_sys_exit_btf, !sockets && tp_btf);
+	bpf_program__set_autoload(k->progs.ns_sys_enter, !sockets && !tp_btf);
+	bpf_program__set_autoload(k->progs.ns_sys_exit, !sockets && !tp_btf);
+	bpf_program__set_autoload(k->progs.ns_sock_send, sockets);
+	bpf_program__set_autoload(k->progs.ns_sock_recv, sockets);
+	bpf_program__set_autoload(k->progs.ns_tcp_sockops, sockets);
+	bpf_program__set_autoload(k->progs.ns_files_unmapped_area, sockets);
+}
+
+/* Shapes the object to what the kernel has, before load (features.h says what each costs). */
+static int probes_fit_kernel(struct probes *p, const struct probes_opts *o)
+{
+	kernel_features_t pretend_missing = o->pretend_missing;
 	struct nodescope_bpf *k = p->skel;
 	struct utsname u;
 
@@ -205,17 +259,13 @@ static int probes_fit_kernel(struct probes *p, kernel_features_t pretend_missing
 		return NS_EXIT_RUNTIME;
 	}
 	k->rodata->ns_kernel_features = kernel_features_bpf_bits(p->features);
+	probes_pick_hooks(p, o);
 	bool task_storage = kernel_has(p->features, KF_TASK_STORAGE);
 	if (!task_storage && probes_thread_slots_as_hash(k->maps.tls_calls)) {
 		log_error("cannot set up per-thread maps: %s", strerror(errno));
 		return NS_EXIT_RUNTIME;
 	}
 	bpf_program__set_autoload(k->progs.ns_thread_exit, !task_storage);
-	bool tp_btf = kernel_has(p->features, KF_TP_BTF);
-	bpf_program__set_autoload(k->progs.ns_sys_enter_btf, tp_btf);
-	bpf_program__set_autoload(k->progs.ns_sys_exit_btf, tp_btf);
-	bpf_program__set_autoload(k->progs.ns_sys_enter, !tp_btf);
-	bpf_program__set_autoload(k->progs.ns_sys_exit, !tp_btf);
 	bool tls = probes_tls_possible(p);
 	p->tls_multi = tls && kernel_has(p->features, KF_UPROBE_MULTI);
 	for (unsigned i = 0; i < TLS_PROG_COUNT; i++) {
@@ -257,7 +307,7 @@ int probes_start(const struct probes_opts *o, struct probes **out)
 		cfg->watermark = stream_watermark(&stream_defs[s], bpf_map__max_entries(ring));
 		cfg->query_bytes = ns_query_bytes(cfg->watermark, (unsigned)libbpf_num_possible_cpus());
 	}
-	if ((rc = probes_fit_kernel(p, o->pretend_missing)))
+	if ((rc = probes_fit_kernel(p, o)))
 		goto fail;
 	p->skel->rodata->filter_cgroup_id = o->cgroup_id;
 	p->skel->rodata->filter_cgroup_level = o->cgroup_level;

@@ -22,7 +22,7 @@ from nginx import Nginx
 from test_tls import NGINX_TLS, PY_THREADED, assert_each_reported, curl_argv, run_clients
 
 FEATURES = ["ring_buffer", "current_task_btf", "task_storage", "attach_cookie", "uprobe_multi",
-            "exit_group_dead", "tp_btf"]
+            "exit_group_dead", "tp_btf", "socket_hooks"]
 # What a 5.10 kernel lacks that this agent can run without.
 OLD_KERNEL = "current_task_btf,task_storage,uprobe_multi,exit_group_dead"
 # And a 5.4-like one: no ring buffers either, so every stream is a per-CPU perf buffer, and no
