@@ -549,27 +549,21 @@ __hidden int ns_l7_syscall_exit(struct bpf_raw_tracepoint_args *ctx, __u64 id_fd
 }
 
 /*
- * The socket hooks, which the loader picks over the syscall hooks where the
- * kernel has them (src/bpf/probes.c): a socket's send or receive, in
+ * The socket hooks, which the loader attaches instead of the syscall hooks
+ * (src/bpf/probes.c, probes_pick_hooks): a socket's send or receive, in
  * sock_sendmsg and sock_recvmsg after the call. Nothing else passes there,
- * so no other syscall on the node pays anything. The syscall, its fd and
- * buffer are the caller's saved registers; a send or receive made from
- * anywhere else (io_uring, the kernel's own sockets, splice) has no such
- * call in them and is let go.
+ * so no other syscall on the node pays anything. The call, its fd and
+ * buffer come from the caller's saved registers (ns_l7_sock_syscall).
  */
-#define NS_PF_KTHREAD 0x00200000
-
 static __always_inline int l7_sock_call(void *ctx, struct sock *sk, int ret)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
 	__u32 op, kind;
+	struct pt_regs *regs = ns_l7_sock_syscall(task, &op, &kind);
 
-	if (task->flags & NS_PF_KTHREAD)
+	if (!regs)
 		return 0;
-	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(task);
 	long id = regs->NS_REG_NR;
-	if (!ns_l7_call_shape(id, &op, &kind) || ns_syscall_compat_of(regs, task))
-		return 0;
 	__u64 addr = 0, sp = regs->NS_REG_SP;
 	if (id == NS_NR_sendto || id == NS_NR_recvfrom)
 		addr = regs->NS_REG_ARG5;

@@ -57,4 +57,22 @@ static __always_inline bool ns_l7_call_shape(long id, __u32 *op, __u32 *kind)
 	return false;
 }
 
+#define NS_PF_KTHREAD 0x00200000
+
+/*
+ * The read or write a socket hook (sock_send_length, sock_recv_length) fires
+ * in: the calling task's syscall, from its saved registers, with its op and
+ * kind. NULL for a kernel thread's send or receive and for one made outside
+ * such a syscall (io_uring, the kernel's own sockets, splice).
+ */
+static __always_inline struct pt_regs *ns_l7_sock_syscall(struct task_struct *task, __u32 *op, __u32 *kind)
+{
+	if (task->flags & NS_PF_KTHREAD)
+		return NULL;
+	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(task);
+	if (!ns_l7_call_shape(regs->NS_REG_NR, op, kind) || ns_syscall_compat_of(regs, task))
+		return NULL;
+	return regs;
+}
+
 #endif

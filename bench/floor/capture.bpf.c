@@ -276,11 +276,8 @@ static __always_inline int sk_cap(struct sock *sk, int ret, enum cap_emit emit)
 
 	if (ret <= 0 || !bpf_map_lookup_elem(&cap_sks, &key))
 		return 0;
-	struct task_struct *task = bpf_get_current_task_btf();
-	if (task->flags & 0x00200000 /* PF_KTHREAD: a kernel socket's user */)
-		return 0;
-	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(task);
-	if (!ns_l7_call_shape(NS_SYSCALL_REG(true, regs, NS_REG_NR), &op, &kind) || kind == L7_BUF_NONE)
+	struct pt_regs *regs = ns_l7_sock_syscall(bpf_get_current_task_btf(), &op, &kind);
+	if (!regs || kind == L7_BUF_NONE)
 		return 0;
 	return cap_bytes(regs, ret, op, kind, emit);
 }
