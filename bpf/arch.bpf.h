@@ -3,7 +3,7 @@
  * bpf/arch/, chosen by the -D__TARGET_ARCH_<arch> the Makefile passes (the
  * same macro libbpf's bpf_tracing.h reads for PT_REGS_*). Each defines:
  *   NS_NR_<syscall>            the numbers the syscall dispatcher switches on;
- *   NS_REG_ARG{1,2,3,5}, NS_REG_SP, NS_REG_NR
+ *   NS_REG_ARG{1,2,3,4,5}, NS_REG_SP, NS_REG_NR
  *                              the fields of the kernel pt_regs of sys_enter/exit
  *                              (read through NS_SYSCALL_REG, syscalls.bpf.h);
  *   ns_arch_syscall_compat()   a syscall from the 32-bit table (skipped);

@@ -65,12 +65,21 @@ static __noinline bool dns_udp_adopt(__u32 tgid, __s32 fd, __u64 ptr, __u32 kind
  * named (a send's destination; a receive's source, written by the kernel).
  * A call with none (a connected socket's read or write) keeps the socket's.
  * false: the datagram is no DNS message of this socket (a client's socket
- * talking to a port other than 53).
+ * talking to a port other than 53). Under the socket hooks a receive's
+ * source is not in the caller's buffer yet: NS_L7_F_PEER_UNKNOWN.
  */
-static __always_inline bool dns_datagram_peer(struct ns_l7_sock *s, __u64 ptr, __u32 kind, __u64 addr)
+static __always_inline bool dns_datagram_peer(struct ns_l7_sock *s, __u32 op, __u64 ptr, __u32 kind,
+					      __u64 addr)
 {
 	struct sockaddr_in6 sa = {};
 	__u64 name = dns_name_ptr(ptr, kind, addr);
+
+	if (name && op == NS_L7_READ && ns_kernel_has(NS_FEAT_SOCKET_HOOKS)) {
+		s->flags |= NS_L7_F_PEER_UNKNOWN;
+		s->dport = 0;
+		__builtin_memset(s->daddr, 0, sizeof(s->daddr));
+		return true;
+	}
 
 	/* A sockaddr_in is shorter than a sockaddr_in6: read the longer only for IPv6. */
 	if (name && bpf_probe_read_user(&sa, sizeof(struct sockaddr_in), (void *)name) == 0) {

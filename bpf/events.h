@@ -181,6 +181,13 @@ enum ns_l7_op {
  * is that datagram's peer; conn.start_ns is when the socket was first seen.
  */
 #define NS_L7_F_DNS 16u
+/*
+ * A DNS datagram received under the socket hooks from a socket that names
+ * each datagram's source: the kernel copies the source out after the hook,
+ * so it is not known (conn.daddr and dport are 0), and its question or
+ * answer pairs by socket and id alone.
+ */
+#define NS_L7_F_PEER_UNKNOWN 32u
 
 /* What the BPF side remembers of a tracked socket, per (tgid, fd). */
 struct ns_l7_sock {

@@ -17,6 +17,7 @@ char LICENSE[] SEC("license") = "GPL";
 NS_STREAM_DEFINE(files, sizeof(struct ns_file_event))
 
 #define NS_PROT_EXEC 0x4
+#define NS_MAP_DENYWRITE 0x0800 /* ignored by the kernel since 5.14; glibc's loader still passes it */
 #define NS_PAGE_MASK (~4095ul) /* an address found is page-aligned; an error (-ENOMEM) is not */
 
 struct file_id {
@@ -207,9 +208,11 @@ __hidden int ns_files_mmap(struct bpf_raw_tracepoint_args *ctx, __u64 prot, __u6
  * arguments in its saved registers, addr the mapping's start. A loader maps
  * a library whole there first, with its first segment's protection (read
  * only where the code is a segment of its own), then its segments over that
- * at fixed addresses, which find no room: so every file mapped this way is
- * reported, executable or not (once each: files_seen), and user space tells
- * an ELF file from the rest.
+ * at fixed addresses, which find no room. So a mapping is reported when it
+ * is executable or made by glibc's loader, which maps with MAP_DENYWRITE
+ * (MAP_COPY): not every file a program maps (a Go build maps thousands of
+ * archives). A loader that passes neither (musl's) has its libraries not
+ * seen here.
  */
 SEC("tp_btf/vm_unmapped_area")
 int BPF_PROG(ns_files_unmapped_area, unsigned long addr)
@@ -219,6 +222,7 @@ int BPF_PROG(ns_files_unmapped_area, unsigned long addr)
 	__s32 fd = (__s32)regs->NS_REG_ARG5;
 
 	if (regs->NS_REG_NR != NS_NR_mmap || fd < 0 || (addr & ~NS_PAGE_MASK) ||
+	    !((regs->NS_REG_ARG3 & NS_PROT_EXEC) || (regs->NS_REG_ARG4 & NS_MAP_DENYWRITE)) ||
 	    ns_syscall_compat_of(regs, task))
 		return 0;
 	return files_mapped(ctx, task, fd, addr);

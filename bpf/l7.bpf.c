@@ -277,7 +277,7 @@ static __always_inline void l7_exit_rec(void *ctx, __u64 id, struct l7_call *cal
 	e->fd = call->fd;
 	e->total = ret;
 	e->conn = call->sock;
-	if ((call->sock.flags & NS_L7_F_DNS) && !dns_datagram_peer(&e->conn, call->ptr, call->kind, call->addr))
+	if ((call->sock.flags & NS_L7_F_DNS) && !dns_datagram_peer(&e->conn, call->op, call->ptr, call->kind, call->addr))
 		return;
 	/*
 	 * Copied once, then looked at: ciphertext from a TLS library not probed

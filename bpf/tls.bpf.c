@@ -181,14 +181,21 @@ int ns_tls_go_enter(struct pt_regs *ctx)
 		return 0;
 	__u64 key = l7_key(tgid, fd);
 	struct ns_l7_sock *sock = bpf_map_lookup_elem(&l7_socks, &key);
-	if (!sock) {
+	__u32 fn = NS_TLS_COOKIE_FN(cookie);
+	/*
+	 * Under the socket hooks an accepted connection is tracked at its first
+	 * read or write: a server's first Read, whose handshake makes those, is
+	 * looked up again at its return.
+	 */
+	if (!sock && (fn == NS_TLS_GO_WRITE || !ns_kernel_has(NS_FEAT_SOCKET_HOOKS))) {
 		ns_drop(NS_DROP_TLS_NO_SOCKET);
 		return 0;
 	}
-	if (!l7_sock_adopt(sock, key, fd))
+	if (sock && !l7_sock_adopt(sock, key, fd))
 		return 0;
-	__u32 fn = NS_TLS_COOKIE_FN(cookie);
 	if (fn == NS_TLS_GO_WRITE) {
+		if (!sock) /* (as above: for the verifier) */
+			return 0;
 		/* Write sends all of b or fails the connection: emit it now, no return probe. */
 		__u64 len = stack_abi ? go_stack_word(ctx, 3) : NS_GO_REG_ARG2(ctx);
 		tls_send(ctx, NS_L7_WRITE, fd, bpf_ktime_get_ns(), len, buf, sock);
@@ -200,8 +207,9 @@ int ns_tls_go_enter(struct pt_regs *ctx)
 		.ts_ns = bpf_ktime_get_ns(),
 		.fd = fd,
 		.fn = fn,
-		.sock = *sock,
 	};
+	if (sock)
+		c.sock = *sock;
 	if (bpf_map_update_elem(&go_calls, &k, &c, BPF_ANY))
 		ns_drop(NS_DROP_TLS_CALLS_FULL);
 	return 0;
@@ -224,6 +232,15 @@ int ns_tls_go_ret(struct pt_regs *ctx)
 	__s64 n = stack_abi ? (__s64)go_stack_word(ctx, 5) : (__s64)NS_GO_REG_ARG0(ctx);
 	if (n <= 0)
 		return 0;
+	if (!c.sock.sock) { /* not tracked at the call's entry (ns_tls_go_enter) */
+		__u64 key = l7_key(k.tgid, c.fd);
+		struct ns_l7_sock *sock = bpf_map_lookup_elem(&l7_socks, &key);
+		if (!sock) {
+			ns_drop(NS_DROP_TLS_NO_SOCKET);
+			return 0;
+		}
+		c.sock = *sock;
+	}
 	tls_send(ctx, NS_L7_READ, c.fd, c.ts_ns, n, c.buf, &c.sock);
 	return 0;
 }

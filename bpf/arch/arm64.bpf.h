@@ -34,6 +34,7 @@
 #define NS_REG_ARG1 orig_x0
 #define NS_REG_ARG2 regs[1]
 #define NS_REG_ARG3 regs[2]
+#define NS_REG_ARG4 regs[3]
 #define NS_REG_ARG5 regs[4]
 #define NS_REG_SP sp
 #define NS_REG_NR syscallno

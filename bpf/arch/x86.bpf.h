@@ -29,6 +29,7 @@
 #define NS_REG_ARG1 di
 #define NS_REG_ARG2 si
 #define NS_REG_ARG3 dx
+#define NS_REG_ARG4 r10
 #define NS_REG_ARG5 r8
 #define NS_REG_SP sp
 #define NS_REG_NR orig_ax

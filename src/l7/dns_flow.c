@@ -27,11 +27,13 @@
 
 /*
  * A question is known by its socket, its id and its peer: an unconnected
- * socket (a server's, or a client's asking several servers) has many.
+ * socket (a server's, or a client's asking several servers) has many. A
+ * peer the BPF side could not read (NS_L7_F_PEER_UNKNOWN) matches any.
  */
 struct dns_peer {
 	uint16_t family, port;
 	uint8_t addr[16];
+	bool unknown;
 };
 
 struct dns_question {
@@ -119,20 +121,25 @@ void l7_dns_free(struct l7_dns *d)
 	free(d);
 }
 
-static uint64_t question_key(uint64_t sock, uint64_t start_ns, uint16_t id, const struct dns_peer *p)
+/* Not by peer, which may be unknown on either side: questions with one id at once are few. */
+static uint64_t question_key(uint64_t sock, uint64_t start_ns, uint16_t id)
 {
-	uint64_t a, b;
-	memcpy(&a, p->addr, 8);
-	memcpy(&b, p->addr + 8, 8);
-	return (sock ^ (start_ns * 0x9e3779b97f4a7c15ull) ^ ((a ^ b ^ p->port) * 0xff51afd7ed558ccdull)) + id;
+	return (sock ^ (start_ns * 0x9e3779b97f4a7c15ull)) + id;
 }
 
 /* The record's other end: the datagram's own (the BPF side fills it in per datagram). */
 static struct dns_peer peer_of(const struct ns_l7_event *e)
 {
-	struct dns_peer p = { .family = e->conn.family, .port = e->conn.dport };
+	struct dns_peer p = { .family = e->conn.family, .port = e->conn.dport,
+			      .unknown = e->conn.flags & NS_L7_F_PEER_UNKNOWN };
 	memcpy(p.addr, e->conn.daddr, sizeof(p.addr));
 	return p;
+}
+
+static bool peer_match(const struct dns_peer *a, const struct dns_peer *b)
+{
+	return a->unknown || b->unknown ||
+	       (a->family == b->family && a->port == b->port && !memcmp(a->addr, b->addr, sizeof(a->addr)));
 }
 
 static void ask(struct l7_dns *d, const struct ns_l7_event *e, const struct dns_msg *m)
@@ -151,17 +158,17 @@ static void ask(struct l7_dns *d, const struct ns_l7_event *e, const struct dns_
 	q->id = m->id;
 	q->qtype = m->qtype;
 	memcpy(q->name, m->name, sizeof(q->name));
-	hmap_insert(&d->waiting, &q->node, question_key(q->sock, q->start_ns, q->id, &q->peer));
+	hmap_insert(&d->waiting, &q->node, question_key(q->sock, q->start_ns, q->id));
 }
 
 static struct dns_question *find(struct l7_dns *d, const struct ns_l7_event *e, uint16_t id)
 {
 	struct dns_peer p = peer_of(e);
-	for (struct hmap_node *n = hmap_get(&d->waiting, question_key(e->conn.sock, e->conn.start_ns, id, &p));
+	for (struct hmap_node *n = hmap_get(&d->waiting, question_key(e->conn.sock, e->conn.start_ns, id));
 	     n; n = hmap_next_same(n)) {
 		struct dns_question *q = hmap_entry(n, struct dns_question, node);
 		if (q->sock == e->conn.sock && q->start_ns == e->conn.start_ns && q->id == id &&
-		    !memcmp(&q->peer, &p, sizeof(p)))
+		    peer_match(&q->peer, &p))
 			return q;
 	}
 	return NULL;
@@ -295,8 +302,13 @@ static void answer(struct l7_dns *d, const struct ns_l7_event *e, const struct d
 		return;
 	char local[TCP_ADDR_STRLEN], remote[TCP_ADDR_STRLEN];
 	const struct ns_l7_sock *s = &e->conn;
+	/* The server is the question's peer when the answer's could not be read. */
+	const struct dns_peer *server = (s->flags & NS_L7_F_PEER_UNKNOWN) ? &q->peer : NULL;
 	tcp_addr_format(s->family, s->saddr, s->sport, local, sizeof(local));
-	tcp_addr_format(s->family, s->daddr, s->dport, remote, sizeof(remote));
+	if (server)
+		tcp_addr_format(server->family, server->addr, server->port, remote, sizeof(remote));
+	else
+		tcp_addr_format(s->family, s->daddr, s->dport, remote, sizeof(remote));
 	struct trace_l7 r = {
 		.proto = "dns",
 		.pid = e->pid,
