@@ -20,6 +20,14 @@ from ports import free_port  # noqa: E402,F401  (tests/ports.py; the tests take 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 # The agent under test: ./build's, or another build of it (make check-asan sets build-asan's).
 AGENT = os.environ.get("NODESCOPE_AGENT") or os.path.join(ROOT, "build", "nodescope")
+# make test-e2e-socket-hooks runs the suite with every agent on the socket hooks (the agent reads
+# its hidden --debug-socket-hooks from the environment). What they cannot see is marked with
+# NOT_SEEN_BY_SOCKET_HOOKS, and skipped there with the reason.
+SOCKET_HOOKS = os.environ.get("NODESCOPE_DEBUG_SOCKET_HOOKS", "") not in ("", "0", "no", "false")
+
+
+def not_seen_by_socket_hooks(why):
+    return pytest.mark.skipif(SOCKET_HOOKS, reason=f"the socket hooks: {why}")
 
 
 def _sanitized(path):

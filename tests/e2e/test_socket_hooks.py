@@ -11,7 +11,7 @@ import os
 import socket
 import subprocess
 
-from conftest import by_pid
+from conftest import by_pid, not_seen_by_socket_hooks
 
 SOCKET_TRACEPOINTS = {"sock_send_length", "sock_recv_length", "vm_unmapped_area"}
 SYSCALL_TRACEPOINTS = {"sys_enter", "sys_exit"}
@@ -45,6 +45,7 @@ def test_no_program_is_left_on_the_syscall_hooks(agent_factory):
     assert "socket hooks" not in a.stderr(), a.stderr()
 
 
+@not_seen_by_socket_hooks("the environment asks for them")
 def test_the_syscall_hooks_without_the_option(agent_factory):
     """The default until the socket hooks see all the syscall hooks do."""
     links = agent_links(agent_factory())

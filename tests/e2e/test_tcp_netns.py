@@ -19,6 +19,7 @@ import socket
 import subprocess
 import time
 
+from conftest import not_seen_by_socket_hooks
 from netns import PYTHON, netpair  # noqa: F401  (fixture)
 
 ATTEMPTS = 3
@@ -360,6 +361,7 @@ def test_retransmits_under_packet_loss(agent_factory, netpair):
     attempts(agent, scenario)
 
 
+@not_seen_by_socket_hooks("a connect that fails before its SYN passes no hook of theirs")
 def test_connect_to_unreachable_and_unrouted_destinations(agent_factory, netpair):
     agent = tcp_agent(agent_factory)
     container = own_container(agent)
