@@ -1,6 +1,7 @@
 /*
  * Tracked sockets by (tgid << 32 | fd), shared by the tcp programs (which
- * add them at connect and accept, and drop them at close) and the l7 ones
+ * add them at connect and accept, or under the socket hooks at a socket's
+ * first read or write, and drop them at close) and the l7 ones
  * (which capture only their reads and writes). Defined weak in every object
  * that includes this; the static linker merges the identical definitions.
  */

@@ -89,7 +89,7 @@ def test_accept_found_at_the_first_read_or_write(agent_factory):
     cli = socket.create_connection(("127.0.0.1", port))
     conn, _ = srv.accept()
     cli.sendall(b"ping")
-    assert conn.recv(4) == b"ping"
+    assert conn.recv(4, socket.MSG_WAITALL) == b"ping"
     fd = conn.fileno()
     a.wait_for(lambda evs: [e for e in by_pid(evs, os.getpid(), "accept")
                             if e["dst"].endswith(f":{port}")], what="the accept line")
