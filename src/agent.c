@@ -530,7 +530,7 @@ static int agent_start(struct agent *a)
 		return NS_EXIT_RUNTIME;
 
 	struct probes_opts bo = { .verbose = c->verbose, .pretend_missing = c->kernel_lacks,
-				  .socket_hooks = c->debug_socket_hooks };
+				  .syscall_hooks = c->debug_syscall_hooks };
 	char cgroup2[PATH_MAX];
 	if (!cgroup_v2_mount(c->cgroupfs_root, cgroup2, sizeof(cgroup2)))
 		bo.cgroup_v2_root = cgroup2;

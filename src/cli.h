@@ -42,7 +42,7 @@ struct ns_config {
 	unsigned debug_batch_ms;
 	bool debug_l7_discard;		/* l7 records read and dropped unparsed (bench) */
 	bool debug_hook_signals;	/* SIGUSR1/SIGUSR2 detach and attach the probes (bench) */
-	bool debug_socket_hooks;	/* the socket hooks instead of the syscall hooks (under construction) */
+	bool debug_syscall_hooks;	/* the syscall hooks even where the socket hooks can run */
 	unsigned series_idle_s;		/* idle container series expire (Coroot: 10 min) */
 	const char *cgroup;		/* --cgroup: a cgroup v2 directory, or NULL */
 	const char *cgroupfs_root;	/* where the host's cgroup hierarchies are mounted */

@@ -328,12 +328,12 @@ const struct cli_opt cli_opts[] = {
 	{ CLI_FLAG, "debug-hook-signals", .env = "NODESCOPE_DEBUG_HOOK_SIGNALS",
 	  FIELD(debug_hook_signals), .min = true, .flags = CLI_HIDDEN },
 	/*
-	 * The socket hooks instead of the syscall hooks where the kernel has
-	 * them (src/bpf/probes.c). Under construction: no listen events, and
-	 * libraries a program maps after its start are not probed yet.
+	 * The syscall hooks even where the kernel has the socket hooks
+	 * (src/bpf/probes.c): to compare the two (make test-e2e-syscall-hooks,
+	 * the benches), and to see a connect that fails before its SYN.
 	 */
-	{ CLI_FLAG, "debug-socket-hooks", .env = "NODESCOPE_DEBUG_SOCKET_HOOKS",
-	  FIELD(debug_socket_hooks), .min = true, .flags = CLI_HIDDEN },
+	{ CLI_FLAG, "debug-syscall-hooks", .env = "NODESCOPE_DEBUG_SYSCALL_HOOKS",
+	  FIELD(debug_syscall_hooks), .min = true, .flags = CLI_HIDDEN },
 	/* Run as on a kernel without these features (tests, benches). */
 	{ CLI_CUSTOM, "debug-kernel-lacks", .env = "NODESCOPE_DEBUG_KERNEL_LACKS",
 	  .metavar = "LIST", FIELD(kernel_lacks), .parse = parse_kernel_lacks,

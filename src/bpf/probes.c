@@ -216,6 +216,9 @@ static int probes_rings_as_perf_buffers(struct probes *p)
  * (bpf/syscalls.bpf.c), which every syscall on the node passes. The socket
  * hooks take the place of every use of the syscall hooks, so that none is
  * attached: one program left on sys_enter or sys_exit is the whole cost.
+ * They are the default where the kernel has them (6.3+) and cgroup2 is
+ * mounted (the listen hook is a cgroup program); a kernel without them says
+ * so in its start-up line on features (features.c).
  */
 static void probes_pick_hooks(struct probes *p, const struct probes_opts *o)
 {
@@ -224,12 +227,11 @@ static void probes_pick_hooks(struct probes *p, const struct probes_opts *o)
 	/* (What they need of the others, in case those were pretended away.) */
 	bool kernel = kernel_has(p->features, KF_SOCKET_HOOKS) && tp_btf &&
 		      kernel_has(p->features, KF_CURRENT_TASK_BTF);
-	bool sockets = o->socket_hooks && kernel && o->cgroup_v2_root;
+	bool sockets = !o->syscall_hooks && kernel && o->cgroup_v2_root;
 
-	if (o->socket_hooks && !sockets)
-		log_warn("%s: the syscall hooks see the sockets",
-			 !kernel ? "this kernel has no socket hooks"
-				 : "no cgroup2 mount for the listen hook (--cgroupfs-root)");
+	if (!o->syscall_hooks && kernel && !sockets)
+		log_warn("no cgroup2 mount (--cgroupfs-root) for the socket hooks' listen hook: the "
+			 "syscall hooks see the sockets, which every syscall on the node pays");
 	if (sockets) {
 		k->rodata->ns_kernel_features |= NS_FEAT_SOCKET_HOOKS;
 		snprintf(p->cgroup_v2_root, sizeof(p->cgroup_v2_root), "%s", o->cgroup_v2_root);

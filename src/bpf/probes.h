@@ -18,7 +18,7 @@ struct probes_opts {
 	uint64_t cgroup_id;		     /* proc events only below this cgroup v2 (0: all) */
 	uint32_t cgroup_level;
 	kernel_features_t pretend_missing; /* --debug-kernel-lacks: run the paths of older kernels */
-	bool socket_hooks;		   /* --debug-socket-hooks: where the kernel has them */
+	bool syscall_hooks;		   /* --debug-syscall-hooks: not the socket hooks */
 	const char *cgroup_v2_root;	   /* where cgroup2 is mounted (NULL: nowhere) */
 };
 

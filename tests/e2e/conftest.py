@@ -20,10 +20,21 @@ from ports import free_port  # noqa: E402,F401  (tests/ports.py; the tests take 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 # The agent under test: ./build's, or another build of it (make check-asan sets build-asan's).
 AGENT = os.environ.get("NODESCOPE_AGENT") or os.path.join(ROOT, "build", "nodescope")
-# make test-e2e-socket-hooks runs the suite with every agent on the socket hooks (the agent reads
-# its hidden --debug-socket-hooks from the environment). What they cannot see is marked with
-# NOT_SEEN_BY_SOCKET_HOOKS, and skipped there with the reason.
-SOCKET_HOOKS = os.environ.get("NODESCOPE_DEBUG_SOCKET_HOOKS", "") not in ("", "0", "no", "false")
+# The agent sees the sockets from the socket hooks where the kernel has them (6.3+: their
+# tracepoints are in its BTF), else from the syscall hooks. make test-e2e-syscall-hooks runs the
+# suite again with every agent on the syscall hooks (the agent reads its hidden
+# --debug-syscall-hooks from the environment). What the socket hooks cannot see is marked with
+# not_seen_by_socket_hooks, and skipped where they run, with the reason.
+SYSCALL_HOOKS = os.environ.get("NODESCOPE_DEBUG_SYSCALL_HOOKS", "") not in ("", "0", "no", "false")
+
+
+def _kernel_has_socket_hooks():
+    with open("/sys/kernel/btf/vmlinux", "rb") as f:
+        return b"btf_trace_sock_send_length\0" in f.read()
+
+
+KERNEL_HAS_SOCKET_HOOKS = _kernel_has_socket_hooks()
+SOCKET_HOOKS = KERNEL_HAS_SOCKET_HOOKS and not SYSCALL_HOOKS
 
 
 def not_seen_by_socket_hooks(why):

@@ -1,20 +1,27 @@
-"""The socket hooks (--debug-socket-hooks, while they are being completed): the agent sees the
-sockets' reads and writes from the tracepoints in sock_sendmsg and sock_recvmsg, listen(2) from a
-sock_ops program on the root of cgroup v2, and mapped files where the kernel finds them room, so
-that no program is left on sys_enter or sys_exit, which every syscall of the node would pay.
+"""The socket hooks: where the kernel has them (6.3+), the agent sees the sockets' reads and writes
+from the tracepoints in sock_sendmsg and sock_recvmsg, listen(2) from a sock_ops program on the
+root of cgroup v2, and mapped files where the kernel finds them room, so that no program is left
+on sys_enter or sys_exit, which every syscall of the node would pay.
 
-These tests check the hooks themselves; `make test-e2e-socket-hooks` runs the whole e2e suite
-this way, which checks what the agent reports through them.
+These tests check the hooks themselves; the rest of the e2e suite checks what the agent reports
+through them, and `make test-e2e-syscall-hooks` runs it again on the syscall hooks.
 """
 import json
 import os
 import socket
 import subprocess
 
-from conftest import by_pid, not_seen_by_socket_hooks
+import pytest
+
+from conftest import KERNEL_HAS_SOCKET_HOOKS, SYSCALL_HOOKS, by_pid
 
 SOCKET_TRACEPOINTS = {"sock_send_length", "sock_recv_length", "vm_unmapped_area"}
 SYSCALL_TRACEPOINTS = {"sys_enter", "sys_exit"}
+
+# This file is about the socket hooks: it runs where the kernel has them, and fails loudly where
+# it does not (test_the_kernel_has_them), rather than skipping.
+pytestmark = pytest.mark.skipif(SYSCALL_HOOKS, reason="the syscall hooks were asked for "
+                                "(make test-e2e-syscall-hooks); make test-e2e runs these")
 
 
 def agent_links(agent):
@@ -36,36 +43,51 @@ def tracepoints(links):
     return {link.get("tp_name") for link in links if link.get("tp_name")}
 
 
+def sock_ops(links):
+    return [l for l in links if l.get("attach_type") == "cgroup_sock_ops"]
+
+
+def assert_syscall_hooks(links):
+    assert SYSCALL_TRACEPOINTS <= tracepoints(links), links
+    assert not tracepoints(links) & SOCKET_TRACEPOINTS, links
+    assert not sock_ops(links), links
+
+
+def test_the_kernel_has_them():
+    """The e2e suite expects a kernel with the socket hooks (the syscall hooks get their own
+    pass): on an older one, this says why the tests below would fail."""
+    assert KERNEL_HAS_SOCKET_HOOKS, "this kernel has no sock:sock_send_length tracepoint (6.3+)"
+
+
 def test_no_program_is_left_on_the_syscall_hooks(agent_factory):
-    a = agent_factory("--debug-socket-hooks")
+    """The default, where the kernel has them."""
+    a = agent_factory()
     links = agent_links(a)
     assert not tracepoints(links) & SYSCALL_TRACEPOINTS, links
     assert SOCKET_TRACEPOINTS <= tracepoints(links), links
-    assert [l for l in links if l.get("attach_type") == "cgroup_sock_ops"], links
+    assert sock_ops(links), links
+    assert "socket hooks" not in a.stderr(), a.stderr()
+    assert "socket_hooks" not in a.stderr(), a.stderr()
+
+
+def test_the_syscall_hooks_when_asked_for(agent_factory):
+    a = agent_factory("--debug-syscall-hooks")
+    assert_syscall_hooks(agent_links(a))
     assert "socket hooks" not in a.stderr(), a.stderr()
 
 
-@not_seen_by_socket_hooks("the environment asks for them")
-def test_the_syscall_hooks_without_the_option(agent_factory):
-    """The default until the socket hooks see all the syscall hooks do."""
-    links = agent_links(agent_factory())
-    assert SYSCALL_TRACEPOINTS <= tracepoints(links), links
-    assert not tracepoints(links) & SOCKET_TRACEPOINTS, links
-    assert not [l for l in links if l.get("attach_type") == "cgroup_sock_ops"], links
-
-
 def test_a_kernel_without_them_keeps_the_syscall_hooks(agent_factory):
-    a = agent_factory("--debug-socket-hooks", "--debug-kernel-lacks", "socket_hooks")
-    links = agent_links(a)
-    assert SYSCALL_TRACEPOINTS <= tracepoints(links), links
-    assert not tracepoints(links) & SOCKET_TRACEPOINTS, links
-    assert "this kernel has no socket hooks: the syscall hooks see the sockets" in a.stderr()
+    a = agent_factory("--debug-kernel-lacks", "socket_hooks")
+    assert_syscall_hooks(agent_links(a))
+    # The start-up line on features names what the syscall hooks cost.
+    assert "socket_hooks" in a.stderr() and "every syscall on the node pays" in a.stderr(), \
+        a.stderr()
 
 
 def test_listen_seen_from_the_sock_ops_program(agent_factory):
     """listen(2) moves a socket to LISTEN without the state tracepoint: the sock_ops callback
     names it, with the listening process and its fd (from the task's saved registers)."""
-    a = agent_factory("--debug-socket-hooks")
+    a = agent_factory()
     s = socket.socket()
     s.bind(("127.0.0.1", 0))
     s.listen()
@@ -83,7 +105,7 @@ def test_listen_seen_from_the_sock_ops_program(agent_factory):
 def test_accept_found_at_the_first_read_or_write(agent_factory):
     """No accept hook: an inbound connection's owner is the process that first reads or writes
     it, with the fd it does so through."""
-    a = agent_factory("--debug-socket-hooks")
+    a = agent_factory()
     srv = socket.create_server(("127.0.0.1", 0))
     port = srv.getsockname()[1]
     cli = socket.create_connection(("127.0.0.1", port))

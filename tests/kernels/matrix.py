@@ -212,7 +212,7 @@ def main():
     failed = 0
     print(f"\nkernel matrix ({a.arch}): {ref_line}; "
           f"download {download_s:.0f} s; {a.jobs} VM(s) at a time, {a.cpus} CPU(s) each")
-    print(f"{'kernel':8} {'version':28} {'uprobes':13} {'s':>5} {'result':17} features")
+    print(f"{'kernel':8} {'version':28} {'uprobes':13} {'hooks':8} {'s':>5} {'result':17} features")
     for k in rows:
         out = os.path.join(run_dir, k["name"])
         rc, secs = results[k["name"]]
@@ -221,7 +221,8 @@ def main():
         failed += verdict == "FAIL"
         kver = s["info"]["kernel"] if s else "?"
         path = s["agent_features"].get("uprobe_path", "-") if s else "?"
-        print(f"{k['name']:8} {kver:28} {path:13} {secs:5.0f} {verdict:17} "
+        hooks = s["agent_features"].get("hooks", "-") if s else "?"
+        print(f"{k['name']:8} {kver:28} {path:13} {hooks:8} {secs:5.0f} {verdict:17} "
               f"{','.join(sorted(k['features'])) or '-'}")
         for line in reasons:
             print(f"    {line}")

@@ -55,6 +55,8 @@ BTF_FEATURES = {
     "current_task_btf": b"BPF_FUNC_get_current_task_btf\0",
     "attach_cookie": b"BPF_FUNC_get_attach_cookie\0",
     "uprobe_multi": b"BPF_TRACE_UPROBE_MULTI\0",
+    # the socket tracepoints (6.3): the agent then runs on the socket hooks, not the syscall hooks
+    "socket_hooks": b"btf_trace_sock_send_length\0",
 }
 # What the workload must produce, in the order checked.
 WORKLOAD_CHECKS = ("proc.exec", "proc.exit_code", "proc.fork", "tcp.listen", "tcp.connect",
@@ -76,7 +78,7 @@ TCP_TYPES = ("connect", "connect_error", "accept", "close", "listen", "listen_cl
 # another architecture's VMs pass when each of these passes).
 ALL_CHECKS = ("agent.loads_and_attaches",) + WORKLOAD_CHECKS + (
     "agent.no_silent_loss", "tls.no_attach_failures", "uprobe.path_matches_kernel",
-    "agent.clean_shutdown")
+    "hooks.match_kernel", "agent.clean_shutdown")
 EXIT_FORMAT = "/sys/kernel/tracing/events/sched/sched_process_exit/format"
 
 
@@ -298,6 +300,23 @@ def uprobe_path(agent_pid):
     return "perf_event" if perf else "uprobe_multi" if multi else "none"
 
 
+def hooks_in_use(agent_pid):
+    """Which hooks see the sockets, from the tracepoints of the agent's BPF links (their ids in
+    its fds' fdinfo): "syscall" (sys_enter, sys_exit), "socket" (sock_send_length), "both" or
+    "none"."""
+    ids = set()
+    fdinfo = f"/proc/{agent_pid}/fdinfo"
+    for fd in os.listdir(fdinfo):
+        try:
+            with open(f"{fdinfo}/{fd}") as f:
+                ids |= {int(l.split()[1]) for l in f if l.startswith("link_id:")}
+        except OSError:
+            pass
+    tps = {link.get("tp_name") for link in bpftool_json("link", "show") if link.get("id") in ids}
+    syscall, socket_ = bool(tps & {"sys_enter", "sys_exit"}), "sock_send_length" in tps
+    return "both" if syscall and socket_ else "syscall" if syscall else "socket" if socket_ else "none"
+
+
 def losses(m):
     """What the agent counts as lost: programs skipped for recursion, ring buffers full, state
     it could not keep."""
@@ -495,6 +514,9 @@ def main():
         checks["tls.no_attach_failures"] = \
             m.get('nodescope_tls_probe_failures_total{reason="attach"}', 0) == 0
         agent_features["uprobe_path"] = uprobe_path(agent.proc.pid)
+        agent_features["hooks"] = hooks_in_use(agent.proc.pid)
+        checks["hooks.match_kernel"] = agent_features["hooks"] == \
+            ("socket" if kf["socket_hooks"] else "syscall")
         # What the agent says it uses (nodescope_feature_enabled): the matrix compares each
         # with the kernel's feature.
         reported = reported_features(m)
@@ -504,7 +526,7 @@ def main():
         info["loss_counters"] = losses(m)
     else:
         checks.update((name, False) for name in WORKLOAD_CHECKS +
-                      ("tls.no_attach_failures", "agent.no_silent_loss"))
+                      ("tls.no_attach_failures", "agent.no_silent_loss", "hooks.match_kernel"))
     if checks.get("uprobe.path_matches_kernel") != "off":
         checks["uprobe.path_matches_kernel"] = agent_features.get("uprobe_path") == \
             ("uprobe_multi" if kf["uprobe_multi"] else "perf_event")

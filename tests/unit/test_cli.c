@@ -716,9 +716,9 @@ static void check_hook_signals(const struct ns_config *c)
 {
 	assert_true(c->debug_hook_signals);
 }
-static void check_socket_hooks(const struct ns_config *c)
+static void check_syscall_hooks(const struct ns_config *c)
 {
-	assert_true(c->debug_socket_hooks);
+	assert_true(c->debug_syscall_hooks);
 }
 static void check_poll(const struct ns_config *c)
 {
@@ -801,7 +801,7 @@ static const struct option_case {
 	{ "debug-l7-discard", "NODESCOPE_DEBUG_L7_DISCARD", NULL, check_l7_discard, "on", "yes or no" },
 	{ "debug-hook-signals", "NODESCOPE_DEBUG_HOOK_SIGNALS", NULL, check_hook_signals, "on",
 	  "yes or no" },
-	{ "debug-socket-hooks", "NODESCOPE_DEBUG_SOCKET_HOOKS", NULL, check_socket_hooks, "on",
+	{ "debug-syscall-hooks", "NODESCOPE_DEBUG_SYSCALL_HOOKS", NULL, check_syscall_hooks, "on",
 	  "yes or no" },
 	{ "debug-poll-ms", "NODESCOPE_DEBUG_POLL_MS", "10", check_poll, "10001", "(0..10000)" },
 	{ "debug-batch-ms", "NODESCOPE_DEBUG_BATCH_MS", "3000", check_batch, "60001", "(0..60000)" },
