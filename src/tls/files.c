@@ -49,7 +49,7 @@ static void opened_path(int fd, const char *link, char *path, size_t path_len)
 		snprintf(path, path_len, "%s", link);
 }
 
-static void scan_maps(uint32_t pid, tls_candidate_fn fn, void *ctx);
+static void scan_maps(uint32_t pid, bool exec_only, tls_candidate_fn fn, void *ctx);
 
 struct entry_at {
 	uint64_t addr;
@@ -67,11 +67,16 @@ static void match_start(void *ctx, const struct tls_candidate *c)
 	}
 }
 
-/* The /proc/PID/map_files entry of the executable mapping that starts at addr. */
+/*
+ * The /proc/PID/map_files entry of the mapping that starts at addr: the
+ * executable segment the syscall hooks saw mapped, or, from the socket
+ * hooks, the start of the loader's first mapping of the whole file, whose
+ * first segment is read-only where the code has a segment of its own.
+ */
 static int map_files_entry(uint32_t pid, uint64_t addr, char *out, size_t out_len)
 {
 	struct entry_at a = { addr, out, out_len, false };
-	scan_maps(pid, match_start, &a);
+	scan_maps(pid, false, match_start, &a);
 	return a.found ? 0 : -ENOENT;
 }
 
@@ -136,7 +141,8 @@ void tls_scan_library_dirs(tls_candidate_fn fn, void *ctx)
 	}
 }
 
-static void scan_maps(uint32_t pid, tls_candidate_fn fn, void *ctx)
+/* The file mappings of pid (only the executable ones if exec_only), each a candidate. */
+static void scan_maps(uint32_t pid, bool exec_only, tls_candidate_fn fn, void *ctx)
 {
 	char p[64], line[4096], open_path[96];
 	snprintf(p, sizeof(p), "/proc/%" PRIu32 "/maps", pid);
@@ -150,7 +156,8 @@ static void scan_maps(uint32_t pid, tls_candidate_fn fn, void *ctx)
 		char perms[8];
 		int n = 0;
 		if (sscanf(line, "%" SCNx64 "-%" SCNx64 " %7s %" SCNx64 " %x:%x %lu %n", &start, &end,
-			   perms, &off, &maj, &min, &ino, &n) < 7 || perms[2] != 'x' || !ino || !n)
+			   perms, &off, &maj, &min, &ino, &n) < 7 || (exec_only && perms[2] != 'x') || !ino ||
+		    !n)
 			continue;
 		char *name = line + n;
 		name[strcspn(name, "\n")] = 0;
@@ -170,7 +177,7 @@ struct scan_ctx {
 static void scan_pid(void *ctx, pid_t pid)
 {
 	struct scan_ctx *sc = ctx;
-	scan_maps((uint32_t)pid, sc->fn, sc->ctx);
+	scan_maps((uint32_t)pid, true, sc->fn, sc->ctx);
 }
 
 void tls_scan_processes(tls_candidate_fn fn, void *ctx)
