@@ -8,6 +8,7 @@ the library calls (tls: true). Also through `sh -c 'exec ...'`, with a copy of l
 """
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -208,6 +209,38 @@ def test_libssl_copy_at_new_path(tls_tracer, server):
         assert len(probes) == 1 and probes[0]["library"] == "openssl" and probes[0]["probes"] > 4, probes
         assert probes[0]["pid"] == pids[0], (probes, pids[0])
     finally:
+        shutil.rmtree(d, ignore_errors=True)
+
+
+def test_library_probed_after_its_loader_closed_the_fd(agent_factory):
+    """The agent reads a library's mapping only after the loader has closed its fd (the agent
+    stopped meanwhile, as a busy one is late): it opens the file through the mapping, which the
+    socket hooks name by the loader's first, read-only mapping of it, the syscall hooks by its
+    executable segment."""
+    a = agent_factory("--events", "files")
+    d = tempfile.mkdtemp(prefix="nodescope-e2e-libssl-late.")
+    lib = os.path.join(d, "libssl.so.3")
+    shutil.copy(LIBSSL, lib)
+    p = None
+    a.proc.send_signal(signal.SIGSTOP)
+    try:
+        p = subprocess.Popen([sys.executable, "-c", "import ctypes, sys; ctypes.CDLL(sys.argv[1]); "
+                              "print('mapped', flush=True); sys.stdin.read()", lib],
+                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        assert p.stdout.readline().strip() == "mapped"
+        # dlopen has returned: the loader closed the library's fd, the mapping stays.
+        assert not [f for f in os.listdir(f"/proc/{p.pid}/fd")
+                    if os.path.realpath(f"/proc/{p.pid}/fd/{f}") == lib]
+    finally:
+        a.proc.send_signal(signal.SIGCONT)
+    try:
+        probes = a.wait_for(lambda evs: [e for e in evs if e.get("type") == "tls_probe" and
+                                         e.get("pid") == p.pid and d in e.get("file", "")],
+                            what="the late library's tls_probe line")
+        assert probes[0]["library"] == "openssl" and probes[0]["probes"] > 4, probes
+    finally:
+        p.stdin.close()
+        p.wait(timeout=10)
         shutil.rmtree(d, ignore_errors=True)
 
 
