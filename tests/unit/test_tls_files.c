@@ -59,6 +59,15 @@ static void unmap_file(struct mapped *m)
 	unlink(m->path);
 }
 
+/* Closes the file's fd as ld.so does once mapped: the number it had, for the event. */
+static int close_fd(struct mapped *m)
+{
+	int closed = m->fd;
+	close(m->fd);
+	m->fd = -1;
+	return closed;
+}
+
 static int open_event(const struct mapped *m, int fd, uint64_t addr, char *path, size_t len)
 {
 	return tls_open_event_file((uint32_t)getpid(), fd, addr, m->st.st_dev, m->st.st_ino, path, len);
@@ -90,9 +99,7 @@ static void test_open_through_a_read_only_mapping_once_the_fd_is_closed(void **s
 	char path[PATH_MAX];
 
 	map_file(&m);
-	int closed = m.fd;
-	close(m.fd);
-	m.fd = -1;
+	int closed = close_fd(&m);
 	int fd = open_event(&m, closed, (uint64_t)(uintptr_t)m.addr, path, sizeof(path));
 	assert_true(fd >= 0);
 	struct stat st;
@@ -110,9 +117,7 @@ static void test_a_mapping_of_another_file_is_not_opened(void **state)
 
 	map_file(&m);
 	map_file(&other);
-	int closed = m.fd;
-	close(m.fd);
-	m.fd = -1;
+	int closed = close_fd(&m);
 	/* The address is other's mapping: its file is not the event's. */
 	assert_int_equal(open_event(&m, closed, (uint64_t)(uintptr_t)other.addr, path, sizeof(path)), -ESTALE);
 	unmap_file(&other);
@@ -125,9 +130,7 @@ static void test_gone_when_neither_fd_nor_mapping_is_left(void **state)
 	char path[PATH_MAX];
 
 	map_file(&m);
-	int closed = m.fd;
-	close(m.fd);
-	m.fd = -1;
+	int closed = close_fd(&m);
 	uint64_t addr = (uint64_t)(uintptr_t)m.addr;
 	munmap(m.addr, m.len);
 	m.addr = MAP_FAILED;
