@@ -19,10 +19,14 @@ import socket
 import subprocess
 import time
 
+import pytest
+
 from conftest import not_seen_by_socket_hooks
 from netns import PYTHON, netpair  # noqa: F401  (fixture)
 
 ATTEMPTS = 3
+# test_retransmits_under_packet_loss: transfers whose drops may all miss before it gives up
+LOSSLESS_RUNS = 5
 EVENT_TIMEOUT = 10  # s; the agent flushes the tcp stream within 10 ms
 
 # The programs below start on a "go" line on stdin and end on EOF of stdin: see start().
@@ -297,6 +301,11 @@ def test_retransmits_under_packet_loss(agent_factory, netpair):
         assert served == {"received": size, "peer": client["src"]}
         cpid, src = client["pid"], client["src"]
         assert (cpid, spid) == (proc.pid, server.pid)
+        if client["total_retrans"] == 0:
+            # The drops can miss every data packet (the kernel retransmitted nothing in 1
+            # transfer of 12 here): nothing for the agent to see, so another connection.
+            assert proc.finish() == 0 and server.finish() == 0
+            return False
         since = min(proc.since, server.since)
 
         conn = {"src": src, "dst": dst}
@@ -357,8 +366,12 @@ def test_retransmits_under_packet_loss(agent_factory, netpair):
         assert series(agent, "container_net_tcp_active_connections", dst) == {container: 0}
         assert series(agent, "container_net_tcp_failed_connects_total", dst) == {}
         assert proc.finish() == 0 and server.finish() == 0
+        return True
 
-    attempts(agent, scenario)
+    for _ in range(LOSSLESS_RUNS):
+        if attempts(agent, scenario):
+            return
+    pytest.fail(f"the kernel retransmitted nothing in {LOSSLESS_RUNS} transfers of 2 MB at 10% loss")
 
 
 @not_seen_by_socket_hooks("a connect that fails before its SYN passes no hook of theirs")
