@@ -20,6 +20,11 @@ rm -rf "$root"
 mkdir -p "$root/usr/sbin" "$root/tmp" "$root/etc" "$root/proc" "$root/sys"
 chmod 1777 "$root/tmp"
 install -m 0755 "$bin" "$root/usr/sbin/nodescope"
+# Coroot's image's command: its operator runs the image's entrypoint, its chart and users'
+# manifests `coroot-node-agent ARGS` from PATH. The same agent under that name (relative:
+# it resolves in any rootfs).
+mkdir -p "$root/usr/bin"
+ln -s ../sbin/nodescope "$root/usr/bin/coroot-node-agent"
 # The loader and each library at the path the binary will ask for (PT_INTERP, then ld.so's search).
 ldd "$bin" | awk '$2 == "=>" && $3 ~ /^\// { print $3 } $1 ~ /^\// { print $1 }' | sort -u |
 	while read -r lib; do
@@ -31,6 +36,16 @@ mkdir -p "$root/usr/share/doc/nodescope"
 cp LICENSE "$root/usr/share/doc/nodescope/"
 cp -r LICENSES "$root/usr/share/doc/nodescope/"
 echo "root:x:0:0:root:/:/usr/sbin/nodescope" > "$root/etc/passwd"
+# Debian's CA certificates, so that an https remote-write endpoint verifies: the ones the
+# ca-certificates package ships, at the bundle path libcurl reads by default, never the
+# machine's own additions (/usr/local/share/ca-certificates).
+mkdir -p "$root/etc/ssl/certs"
+dpkg-query -L ca-certificates | grep '^/usr/share/ca-certificates/.*\.crt$' | sort |
+	xargs cat > "$root/etc/ssl/certs/ca-certificates.crt"
+[ -s "$root/etc/ssl/certs/ca-certificates.crt" ] || { echo "build-image: no CA certificates (apt-get install ca-certificates)" >&2; exit 1; }
+# /etc/hosts before DNS, as in Debian (glibc's default without this file asks DNS first and
+# stops at its answer, so a pod's hostAliases would never be read).
+echo "hosts: files dns" > "$root/etc/nsswitch.conf"
 echo "root:x:0:" > "$root/etc/group"
 
 name="nodescope:$version"
@@ -38,7 +53,11 @@ bah rmi -f "$name" nodescope:latest >/dev/null 2>&1 || true
 c=$(bah from scratch)
 bah copy "$c" "$root/" / >/dev/null
 # Safe by default: 127.0.0.1 as everywhere; the DaemonSet sets LISTEN to the pod's address.
+# PATH: a runtime resolves a bare command (coroot-node-agent) with it. WAL_DIR: under /tmp,
+# the one writable volume Coroot's operator gives (an emptyDir, kept across container
+# restarts); our DaemonSet sets its own (a host directory).
 bah config --entrypoint '["/usr/sbin/nodescope"]' --cmd '["run"]' --port 9645 \
+	--env PATH=/usr/sbin:/usr/bin --env WAL_DIR=/tmp/nodescope \
 	--label org.opencontainers.image.title=nodescope \
 	--label org.opencontainers.image.version="$version" \
 	--label org.opencontainers.image.licenses="Apache-2.0 AND GPL-2.0-only" "$c"

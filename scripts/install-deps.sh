@@ -6,7 +6,7 @@ PKGS="clang llvm lld bpftool libbpf-dev libelf-dev zlib1g-dev libmicrohttpd-dev 
       libclang-rt-14-dev curl wrk libbpf-tools nginx libcapstone-dev golang-go
       gnutls-bin openssl libssl-dev python3-cryptography gcc-multilib stress-ng strace
       python3-aiohttp libjansson-dev qemu-system-x86 busybox-static cpio xz-utils zstd kmod
-      podman runc containerd docker.io e2fsprogs
+      podman runc containerd docker.io e2fsprogs ca-certificates
       dpkg-dev debhelper help2man buildah man-db python3-yaml libcap2-bin systemd
       postgresql mariadb-server mariadb-client redis-server redis-tools memcached
       clickhouse-server clickhouse-client python3-psycopg2 python3-pymysql python3-redis

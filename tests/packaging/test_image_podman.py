@@ -3,6 +3,10 @@ the DaemonSet manifest's pod made into podman options (hostPID, its host mounts,
 its memory limit, its grace period), once `--privileged` and once with exactly the manifest's
 securityContext (capabilities, no privilege escalation, read-only root). Each time the agent inside
 lists a process started on the host and one started in another container, and stops cleanly.
+Then as Coroot's operator runs Coroot's agent (its DaemonSet's facts, read from its source, in
+data/coroot_operator_node_agent.json): the image unchanged, with the operator's command, args,
+environment, mounts and privileges; the agent comes up healthy, keeps running with the Coroot
+options it does not implement, and remote-writes to a stand-in Coroot server.
 
 Everything podman keeps (images, containers, runtime state) is in a directory of the test's own,
 never the machine's containers/storage. How podman is run here, and why (README "Packages"):
@@ -14,20 +18,37 @@ never the machine's containers/storage. How podman is run here, and why (README 
     fails on ("error setting rlimit type 7: operation not permitted"; type 6, nproc, past
     pid_max);
   - the agent's own network namespace (`--network none`: loopback only), as a pod's without
-    hostNetwork; POD_IP is then 127.0.0.1 and the test reaches /metrics through that namespace.
+    hostNetwork; POD_IP is then 127.0.0.1 and the test reaches /metrics through that namespace;
+    for the operator's pod, a network namespace the test makes (`--network ns:PATH`), where the
+    stand-in Coroot server listens on loopback, named in /etc/hosts (`--add-host`) as a Service
+    is named by the cluster's DNS;
+  - tracefs mounted on the host where it is not (a node's systemd mounts it at boot), so the
+    manifests' hostPath of /sys/kernel/tracing hands on what it does on a node.
 
 Run by `make test-packaging` (in `make check`) after `make image`; as root.
 """
+import ctypes
+import http.server
 import json
 import os
 import re
 import resource
 import shutil
+import socket
+import ssl
 import subprocess
+import sys
+import threading
 import time
+import urllib.error
+import urllib.parse
+import urllib.request
 
 import pytest
 import yaml
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from prometheus import Prometheus  # noqa: E402  (tests/prometheus.py)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 BUILD = os.environ.get("NODESCOPE_BUILD", os.path.join(ROOT, "build"))
@@ -35,6 +56,8 @@ MANIFEST = os.environ.get("NODESCOPE_MANIFEST",
                           os.path.join(ROOT, "packaging", "kubernetes", "daemonset.yaml"))
 PODMAN = shutil.which("podman") or "/usr/bin/podman"
 POD_IP = "127.0.0.1"  # the container's address in its network namespace of its own
+OPERATOR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data",
+                        "coroot_operator_node_agent.json")
 
 
 def run(*argv, **kw):
@@ -89,11 +112,17 @@ def podman(tmp_path_factory):
     subprocess.run(["tar", "-C", str(rootfs), "-cf", str(d / "busybox.tar"), "."], check=True)
     p("import", str(d / "busybox.tar"), "localhost/nodescope-test-busybox:1")
     p.busybox = "localhost/nodescope-test-busybox:1"
+    tracefs = "/sys/kernel/tracing"
+    mounted = not os.path.exists(f"{tracefs}/events")
+    if mounted:
+        subprocess.run(["mount", "-t", "tracefs", "tracefs", tracefs], check=True)
     try:
         yield p
     finally:
         p("rm", "-a", "-f", "-t", "0", check=False)
         shutil.rmtree(d, ignore_errors=True)
+        if mounted:  # lazily: a process of another test may be reading it
+            subprocess.run(["umount", "-l", tracefs], check=False)
 
 
 def quantity(q):
@@ -234,6 +263,247 @@ def test_image_under_podman_sees_host_and_container_processes(podman, privileged
         podman("rm", "-f", "-t", "0", other, check=False)
         # Stopped as the kubelet stops it: SIGTERM, then the grace period.
         podman("stop", "-t", str(grace), name, check=False, timeout=grace + 60)
+        exit_code = podman("inspect", "--format", "{{.State.ExitCode}}", name).stdout.strip()
+        err = podman("logs", name, check=False).stderr
+        podman("rm", "-f", name, check=False)
+    assert exit_code == "0", err
+    assert not re.search(r" error ", err), err
+
+
+# Coroot's operator's DaemonSet, from data/coroot_operator_node_agent.json.
+
+API_KEY = "c0r00t-pr0ject-api-key"
+CLONE_NEWNET = 0x40000000
+
+
+def cpus(q):
+    """A Kubernetes CPU quantity ("500m", "2") in CPUs."""
+    m = re.fullmatch(r"(\d+)(m)?", q)
+    assert m, q
+    return int(m.group(1)) / (1000 if m.group(2) else 1)
+
+
+def operator_pod(values, node_env, pod_dir):
+    """The operator's pod as `podman run` options, and its container's command and args: its
+    host mounts, its emptyDir (a directory of the pod's own, as the kubelet makes it), its
+    environment filled in from values (an entry with a `when` only if values["on"] names it)
+    and then node_env (spec.nodeAgent.env), its privileges and limits. No network options: the
+    caller gives the pod's namespace."""
+    with open(OPERATOR) as f:
+        spec = json.load(f)
+    pod, c = spec["pod"], spec["container"]
+    assert pod["hostNetwork"] is False
+    opts = ["--pid=host"] if pod["hostPID"] else []
+    vols = {}
+    for v in spec["volumes"]:
+        if "hostPath" in v:
+            vols[v["name"]] = v["hostPath"]["path"]
+        else:
+            assert v.keys() == {"name", "emptyDir"}, v
+            vols[v["name"]] = str(pod_dir / v["name"])
+            os.makedirs(vols[v["name"]])
+    for m in c["volumeMounts"]:
+        opts += ["-v", f"{vols[m['name']]}:{m['mountPath']}" + (":ro" if m.get("readOnly") else "")]
+    for e in c["env"]:
+        if "when" not in e or e["name"] in values["on"]:
+            opts += ["-e", f"{e['name']}={e['value'].format(**values)}"]
+    for name, value in node_env:
+        opts += ["-e", f"{name}={value}"]
+    assert c["securityContext"] == {"privileged": True}
+    opts.append("--privileged")
+    lim = c["resources"]["limits"]
+    opts += ["--memory", str(quantity(lim["memory"])), "--cpus", str(cpus(lim["cpu"]))]
+    # Neither ports nor probes: the kubelet asks nothing of the agent.
+    assert c["ports"] == [] and c["probes"] == []
+    return opts, c["command"], c["args"], {m["mountPath"]: vols[m["name"]] for m in c["volumeMounts"]}
+
+
+def listen_in_netns(netns, port):
+    """A TCP socket listening on 127.0.0.1:port in the network namespace at netns. Only this
+    thread enters it, for the socket's making (a socket stays in the namespace it was made in),
+    and comes back at once."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    own = os.open("/proc/thread-self/ns/net", os.O_RDONLY)
+    target = os.open(netns, os.O_RDONLY)
+    try:
+        if libc.setns(target, CLONE_NEWNET):
+            raise OSError(ctypes.get_errno(), f"setns into {netns}")
+        try:
+            return socket.create_server(("127.0.0.1", port))
+        finally:
+            if libc.setns(own, CLONE_NEWNET):
+                raise OSError(ctypes.get_errno(), "setns back into the test's own namespace")
+    finally:
+        os.close(own)
+        os.close(target)
+
+
+class CorootStandin:
+    """The Coroot server as the node agent's metrics reach it: POST /v1/metrics, its body handed
+    on to Prometheus' remote-write receiver (which decodes it and stores the series) and its
+    answer given back; each request's path and headers kept. Listens in the pod's network
+    namespace, over TLS when given a certificate and key."""
+
+    HANDED_ON = ("Content-Type", "Content-Encoding", "X-Prometheus-Remote-Write-Version")
+
+    def __init__(self, netns, port, prometheus, tls_files=None):
+        self.requests, self.lock = [], threading.Lock()
+        rec = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def do_POST(self):
+                body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
+                with rec.lock:
+                    rec.requests.append((self.path, dict(self.headers)))
+                status = 404
+                if self.path == "/v1/metrics":
+                    headers = {k: self.headers[k] for k in rec.HANDED_ON if k in self.headers}
+                    req = urllib.request.Request(prometheus.url, data=body, headers=headers)
+                    try:
+                        with urllib.request.urlopen(req, timeout=30) as r:
+                            status = r.status
+                    except urllib.error.HTTPError as e:
+                        status = e.code
+                self.send_response(status)
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+
+            def log_message(self, *args):
+                pass
+
+        sock = listen_in_netns(netns, port)
+        if tls_files:
+            ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+            ctx.load_cert_chain(*tls_files)
+            sock = ctx.wrap_socket(sock, server_side=True)
+        self.server = http.server.ThreadingHTTPServer(sock.getsockname(), Handler,
+                                                      bind_and_activate=False)
+        self.server.socket.close()
+        self.server.socket = sock
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def seen(self):
+        with self.lock:
+            return list(self.requests)
+
+    def close(self):
+        self.server.shutdown()
+        self.server.server_close()
+
+
+@pytest.fixture
+def pod_netns():
+    """A network namespace of the test's own, loopback up: the operator's pod's."""
+    name = f"nodescope-test-operator-{os.getpid()}"
+    subprocess.run(["ip", "netns", "add", name], check=True)
+    try:
+        subprocess.run(["ip", "-n", name, "link", "set", "lo", "up"], check=True)
+        yield f"/run/netns/{name}"
+    finally:
+        subprocess.run(["ip", "netns", "del", name], check=False)
+
+
+@pytest.fixture(scope="module")
+def coroot_cert(tmp_path_factory):
+    """A self-signed certificate for the Coroot server's name outside the cluster (agentsOnly)."""
+    d = tmp_path_factory.mktemp("coroot-tls")
+    key, crt = str(d / "key.pem"), str(d / "cert.pem")
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1",
+                    "-subj", "/CN=coroot.example.test",
+                    "-addext", "subjectAltName=DNS:coroot.example.test",
+                    "-keyout", key, "-out", crt], check=True, capture_output=True)
+    return crt, key
+
+
+# Every node-agent option of the operator's on (the tracer with a sampling rate, the public
+# networks to track, log-based metrics off), as a Coroot resource asking for all of them does.
+ALL_ON = {"DISABLE_LOG_PARSING", "LOGS_ENDPOINT", "TRACES_ENDPOINT", "TRACES_SAMPLING",
+          "PROFILES_ENDPOINT", "TRACK_PUBLIC_NETWORK"}
+OPERATOR_CASES = {
+    # A Coroot in the cluster: its Service's name, the operator's default port and scrape
+    # interval; the container's command left to the image, as the operator leaves it.
+    "in-cluster": dict(url="http://coroot-coroot.coroot:8080", scrape_interval="15s", on=ALL_ON),
+    # The same started by the name Coroot's image's entrypoint and Coroot's Helm chart give,
+    # looked up in PATH.
+    "coroot-node-agent-command": dict(url="http://coroot-coroot.coroot:8080",
+                                      scrape_interval="1s", on=ALL_ON,
+                                      command=["coroot-node-agent"]),
+    # agentsOnly: a Coroot elsewhere over https, its certificate not verified (tlsSkipVerify).
+    "agents-only-tls-skip-verify": dict(url="https://coroot.example.test:8443",
+                                        scrape_interval="1s",
+                                        on=ALL_ON | {"INSECURE_SKIP_VERIFY"}),
+    # agentsOnly over https, verified by the image's CA certificates: the test's CA in place of
+    # Debian's bundle, at the path where the image keeps it.
+    "agents-only-image-ca": dict(url="https://coroot.example.test:8443", scrape_interval="1s",
+                                 on=ALL_ON, ca_bundle="/etc/ssl/certs/ca-certificates.crt"),
+}
+
+
+@pytest.mark.parametrize("case", list(OPERATOR_CASES))
+def test_image_as_coroot_operator_runs_it(podman, tmp_path, pod_netns, coroot_cert, case):
+    cfg = OPERATOR_CASES[case]
+    url = urllib.parse.urlsplit(cfg["url"])
+    https = url.scheme == "https"
+    prometheus = Prometheus(tmp_path)
+    prometheus.start()
+    coroot = CorootStandin(pod_netns, url.port, prometheus, coroot_cert if https else None)
+    values = dict(on=cfg["on"], coroot_url=cfg["url"], scrape_interval=cfg["scrape_interval"],
+                  api_key=API_KEY, traces_sampling="0.3",
+                  track_public_networks="203.0.113.0/24\n198.51.100.0/24")
+    opts, command, args, mounts = operator_pod(values, [], tmp_path / "pod")
+    opts += ["--network", f"ns:{pod_netns}", "--add-host", f"{url.hostname}:127.0.0.1"]
+    if cfg.get("ca_bundle"):
+        opts += ["-v", f"{coroot_cert[0]}:{cfg['ca_bundle']}:ro"]
+    command = cfg.get("command", command)
+    if command:
+        opts += ["--entrypoint", json.dumps(command)]
+    name = f"nodescope-test-operator-{os.getpid()}"
+    podman("run", "-d", "--name", name, *limits(), *opts, podman.image, *args)
+    try:
+        pid = int(podman("inspect", "--format", "{{.State.Pid}}", name).stdout)
+        logs = lambda: podman("logs", name, check=False).stderr
+
+        def running():
+            state = podman("inspect", "--format", "{{.State.Status}}", name).stdout.strip()
+            assert state == "running", (state, logs())
+            return True
+
+        wait_until("the agent ready", lambda: running() and
+                   re.search(r" info nodescope: ready$", logs(), re.M))
+        # Where it listens by default, in the pod's namespace (the operator asks no port of it).
+        code, body = get(pid, 9645, "/healthz")
+        assert code == 200, (code, body, logs())
+
+        # Series reach the Coroot server, and through it Prometheus, decoded and stored.
+        def stored():
+            running()
+            return prometheus.api("query", query='node_agent_info{job="coroot-node-agent"}')["result"]
+
+        wait_until("node_agent_info stored through the Coroot server", stored,
+                   tries=10 * (60 + 2 * int(cfg["scrape_interval"].rstrip("s"))))
+        up = prometheus.api("query", query="up")["result"]
+        assert [(u["metric"]["job"], u["value"][1]) for u in up] == [("coroot-node-agent", "1")], up
+        series = prometheus.api("series", **{"match[]": '{job="coroot-node-agent"}'})
+        assert len(series) > 100, len(series)
+        # Every request to the metrics endpoint the operator set, with its API key.
+        seen = coroot.seen()
+        assert seen and all(p == "/v1/metrics" for p, _ in seen), [p for p, _ in seen]
+        assert all(h.get("X-Api-Key") == API_KEY for _, h in seen)
+        code, text = get(pid, 9645, "/metrics")
+        assert code == 200
+        assert re.search(r"^nodescope_remote_write_requests_failed_total(\{[^}]*\})? 0$", text,
+                         re.M), [l for l in text.splitlines() if "requests_failed" in l]
+        # The spool is on the operator's /tmp (an emptyDir: kept across container restarts).
+        assert os.path.isdir(os.path.join(mounts["/tmp"], "nodescope", "spool")), \
+            os.listdir(mounts["/tmp"])
+        running()  # with every Coroot option the operator sets, implemented or not
+    finally:
+        coroot.close()
+        prometheus.stop()
+        # The operator sets no grace period: the kubelet's default, 30 s.
+        podman("stop", "-t", "30", name, check=False, timeout=90)
         exit_code = podman("inspect", "--format", "{{.State.ExitCode}}", name).stdout.strip()
         err = podman("logs", name, check=False).stderr
         podman("rm", "-f", name, check=False)
