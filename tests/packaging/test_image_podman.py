@@ -460,8 +460,8 @@ def test_image_as_coroot_operator_runs_it(podman, tmp_path, pod_netns, coroot_ce
     if command:
         opts += ["--entrypoint", json.dumps(command)]
     name = f"nodescope-test-operator-{os.getpid()}"
-    podman("run", "-d", "--name", name, *limits(), *opts, podman.image, *args)
     try:
+        podman("run", "-d", "--name", name, *limits(), *opts, podman.image, *args)
         pid = int(podman("inspect", "--format", "{{.State.Pid}}", name).stdout)
         logs = lambda: podman("logs", name, check=False).stderr
 
