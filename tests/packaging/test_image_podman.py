@@ -2,11 +2,14 @@
 the DaemonSet manifest's pod made into podman options (hostPID, its host mounts, its environment,
 its memory limit, its grace period), once `--privileged` and once with exactly the manifest's
 securityContext (capabilities, no privilege escalation, read-only root). Each time the agent inside
-lists a process started on the host and one started in another container, and stops cleanly.
+lists a process started on the host and one started in another container, remote-writes (turned
+on as the manifest's commented lines say) through its spool volume, and stops cleanly.
 Then as Coroot's operator runs Coroot's agent (its DaemonSet's facts, read from its source, in
 data/coroot_operator_node_agent.json): the image unchanged, with the operator's command, args,
 environment, mounts and privileges; the agent comes up healthy, keeps running with the Coroot
-options it does not implement, and remote-writes to a stand-in Coroot server.
+options it does not implement, and remote-writes to the operator's endpoint with its API key.
+The remote-write receiver is a stand-in Coroot server that hands each request on to Debian's
+Prometheus, which decodes and stores the series.
 
 Everything podman keeps (images, containers, runtime state) is in a directory of the test's own,
 never the machine's containers/storage. How podman is run here, and why (README "Packages"):
@@ -17,16 +20,16 @@ never the machine's containers/storage. How podman is run here, and why (README 
     means nothing): podman's defaults are above what this machine's root may set, which runc
     fails on ("error setting rlimit type 7: operation not permitted"; type 6, nproc, past
     pid_max);
-  - the agent's own network namespace (`--network none`: loopback only), as a pod's without
-    hostNetwork; POD_IP is then 127.0.0.1 and the test reaches /metrics through that namespace;
-    for the operator's pod, a network namespace the test makes (`--network ns:PATH`), where the
-    stand-in Coroot server listens on loopback, named in /etc/hosts (`--add-host`) as a Service
-    is named by the cluster's DNS;
+  - the pod's network namespace is one the test makes (`--network ns:PATH`, loopback only), as a
+    pod's without hostNetwork: POD_IP is 127.0.0.1, the test reaches /metrics through it, and
+    the stand-in Coroot server listens there, its name in /etc/hosts (`--add-host`) as the
+    cluster's DNS would give a Service's;
   - tracefs mounted on the host where it is not (a node's systemd mounts it at boot), so the
     manifests' hostPath of /sys/kernel/tracing hands on what it does on a node.
 
 Run by `make test-packaging` (in `make check`) after `make image`; as root.
 """
+import contextlib
 import ctypes
 import http.server
 import json
@@ -137,9 +140,11 @@ def expand(value, env):
     return re.sub(r"\$\(([A-Za-z_][A-Za-z0-9_]*)\)", lambda m: env.get(m.group(1), m.group(0)), value)
 
 
-def pod_options(privileged):
+def pod_options(privileged, pod_dir, netns):
     """The DaemonSet's pod as `podman run` options, and its grace period: what a kubelet would
-    give the container, but that the pod network is the container's own loopback."""
+    give the container, but that the pod network is netns (loopback only), and that a host
+    directory the kubelet would create (DirectoryOrCreate: the spool) is one of pod_dir, not
+    this machine's."""
     with open(MANIFEST) as f:
         ds = next(d for d in yaml.safe_load_all(f) if d and d["kind"] == "DaemonSet")
     pod = ds["spec"]["template"]["spec"]
@@ -147,8 +152,13 @@ def pod_options(privileged):
     opts = []
     if pod.get("hostPID"):
         opts.append("--pid=host")
-    opts += ["--network", "host" if pod.get("hostNetwork") else "none"]
-    vols = {v["name"]: v["hostPath"]["path"] for v in pod.get("volumes", [])}
+    opts += ["--network", "host" if pod.get("hostNetwork") else f"ns:{netns}"]
+    vols = {}
+    for v in pod.get("volumes", []):
+        vols[v["name"]] = v["hostPath"]["path"]
+        if v["hostPath"].get("type") == "DirectoryOrCreate":
+            vols[v["name"]] = str(pod_dir / v["name"])
+            os.makedirs(vols[v["name"]])
     for m in c.get("volumeMounts", []):
         opts += ["-v", f"{vols[m['name']]}:{m['mountPath']}" + (":ro" if m.get("readOnly") else "")]
     env = {}
@@ -173,11 +183,13 @@ def pod_options(privileged):
         if sc.get("allowPrivilegeEscalation") is False:
             opts += ["--security-opt", "no-new-privileges"]
         if sc.get("readOnlyRootFilesystem"):
-            opts.append("--read-only")
+            # Nothing writable but the pod's volumes: no tmpfs of podman's on /tmp either.
+            opts += ["--read-only", "--read-only-tmpfs=false"]
         if "runAsUser" in sc:
             opts += ["--user", str(sc["runAsUser"])]
     port = {p["name"]: p["containerPort"] for p in c["ports"]}["metrics"]
-    return opts, c.get("args", []), env, port, pod.get("terminationGracePeriodSeconds", 30)
+    grace = pod.get("terminationGracePeriodSeconds", 30)
+    return opts, c.get("args", []), env, port, grace, vols
 
 
 def get(pid, port, path):
@@ -198,124 +210,30 @@ def wait_until(what, fn, tries=600):
     raise AssertionError(f"never: {what}")
 
 
-@pytest.mark.parametrize("privileged", [True, False], ids=["privileged", "manifest-capabilities"])
-def test_image_under_podman_sees_host_and_container_processes(podman, privileged):
-    opts, args, env, port, grace = pod_options(privileged)
-    name = f"nodescope-test-agent-{os.getpid()}"
-    other = f"nodescope-test-other-{os.getpid()}"
-    # A host process running before the agent starts: found in /proc, which hostPID makes the host's.
-    before = subprocess.Popen(["sleep", "300"])
-    sleeper = None
-    podman("run", "-d", "--name", name, *limits(), *opts, podman.image, *args)
-    try:
-        pid = int(podman("inspect", "--format", "{{.State.Pid}}", name).stdout)
-        logs = lambda: podman("logs", name, check=False).stderr
-
-        def ready():
-            state = podman("inspect", "--format", "{{.State.Status}}", name).stdout.strip()
-            assert state == "running", (state, logs())
-            return re.search(r" info nodescope: ready$", logs(), re.M)
-
-        wait_until("the agent in the image ready", ready)
-        code, body = get(pid, port, "/healthz")
-        assert code == 200, (code, body, logs())
-
-        # A process of the host's, and one in another container, both started after the agent.
-        sleeper = subprocess.Popen(["sleep", "300"])
-        podman("run", "-d", "--name", other, "--network", "none", *limits(), podman.busybox,
-               "/bin/busybox", "sleep", "300")
-        cid = podman("inspect", "--format", "{{.Id}}", other).stdout.strip()
-        other_pid = int(podman("inspect", "--format", "{{.State.Pid}}", other).stdout)
-
-        def both_listed():
-            code, body = get(pid, port, "/api/processes")
-            assert code == 200, (code, body, logs())
-            procs = {p["pid"]: p for p in json.loads(body)}
-            if sleeper.pid in procs and other_pid in procs:
-                return procs
-
-        procs = wait_until("the agent listing both processes", both_listed)
-        assert procs[sleeper.pid]["comm"] == "sleep", procs[sleeper.pid]
-        assert procs.get(before.pid, {}).get("comm") == "sleep", \
-            f"the host process {before.pid} running before the agent is not listed (hostPID)"
-        # The other container's process, under that container's cgroup (its full id).
-        assert procs[other_pid]["exe"] == "/bin/busybox", procs[other_pid]
-        assert cid in procs[other_pid]["container"], (cid, procs[other_pid])
-        # Its memory, read from the host's cgroup tree the manifest mounts (CGROUPFS_ROOT).
-        rss = re.compile(r'^container_resources_memory_rss_bytes\{[^}]*container_id="[^"]*' + cid +
-                         r'"[^}]*\} [1-9]', re.M)
-
-        def scraped():
-            code, text = get(pid, port, "/metrics")
-            assert code == 200, (code, text[:2000])
-            return rss.search(text) and text
-
-        text = wait_until("the other container's memory in /metrics", scraped)
-        assert re.search(r'^node_agent_info\{.*\} 1$', text, re.M), text[:2000]
-        # The tracepoints' ids were read from the manifest's tracefs mount: the agent did not
-        # have to mount one itself (which AppArmor's runtime profiles deny).
-        assert "mounted tracefs" not in logs(), logs()
-    finally:
-        for p in (before, sleeper):
-            if p:
-                p.kill()
-                p.wait()
-        podman("rm", "-f", "-t", "0", other, check=False)
-        # Stopped as the kubelet stops it: SIGTERM, then the grace period.
-        podman("stop", "-t", str(grace), name, check=False, timeout=grace + 60)
-        exit_code = podman("inspect", "--format", "{{.State.ExitCode}}", name).stdout.strip()
-        err = podman("logs", name, check=False).stderr
-        podman("rm", "-f", name, check=False)
-    assert exit_code == "0", err
-    assert not re.search(r" error ", err), err
+def logs(podman, name):
+    return podman("logs", name, check=False).stderr
 
 
-# Coroot's operator's DaemonSet, from data/coroot_operator_node_agent.json.
+def is_running(podman, name):
+    state = podman("inspect", "--format", "{{.State.Status}}", name).stdout.strip()
+    assert state == "running", (state, logs(podman, name))
+    return True
+
+
+def stop(podman, name, grace):
+    """Stops the container as the kubelet does (SIGTERM, then the grace period) and removes
+    it: its exit code and its log."""
+    podman("stop", "-t", str(grace), name, check=False, timeout=grace + 60)
+    exit_code = podman("inspect", "--format", "{{.State.ExitCode}}", name).stdout.strip()
+    err = logs(podman, name)
+    podman("rm", "-f", name, check=False)
+    return exit_code, err
+
+
+# The pod's network namespace, and a Coroot server in it.
 
 API_KEY = "c0r00t-pr0ject-api-key"
 CLONE_NEWNET = 0x40000000
-
-
-def cpus(q):
-    """A Kubernetes CPU quantity ("500m", "2") in CPUs."""
-    m = re.fullmatch(r"(\d+)(m)?", q)
-    assert m, q
-    return int(m.group(1)) / (1000 if m.group(2) else 1)
-
-
-def operator_pod(values, node_env, pod_dir):
-    """The operator's pod as `podman run` options, and its container's command and args: its
-    host mounts, its emptyDir (a directory of the pod's own, as the kubelet makes it), its
-    environment filled in from values (an entry with a `when` only if values["on"] names it)
-    and then node_env (spec.nodeAgent.env), its privileges and limits. No network options: the
-    caller gives the pod's namespace."""
-    with open(OPERATOR) as f:
-        spec = json.load(f)
-    pod, c = spec["pod"], spec["container"]
-    assert pod["hostNetwork"] is False
-    opts = ["--pid=host"] if pod["hostPID"] else []
-    vols = {}
-    for v in spec["volumes"]:
-        if "hostPath" in v:
-            vols[v["name"]] = v["hostPath"]["path"]
-        else:
-            assert v.keys() == {"name", "emptyDir"}, v
-            vols[v["name"]] = str(pod_dir / v["name"])
-            os.makedirs(vols[v["name"]])
-    for m in c["volumeMounts"]:
-        opts += ["-v", f"{vols[m['name']]}:{m['mountPath']}" + (":ro" if m.get("readOnly") else "")]
-    for e in c["env"]:
-        if "when" not in e or e["name"] in values["on"]:
-            opts += ["-e", f"{e['name']}={e['value'].format(**values)}"]
-    for name, value in node_env:
-        opts += ["-e", f"{name}={value}"]
-    assert c["securityContext"] == {"privileged": True}
-    opts.append("--privileged")
-    lim = c["resources"]["limits"]
-    opts += ["--memory", str(quantity(lim["memory"])), "--cpus", str(cpus(lim["cpu"]))]
-    # Neither ports nor probes: the kubelet asks nothing of the agent.
-    assert c["ports"] == [] and c["probes"] == []
-    return opts, c["command"], c["args"], {m["mountPath"]: vols[m["name"]] for m in c["volumeMounts"]}
 
 
 def listen_in_netns(netns, port):
@@ -347,7 +265,7 @@ class CorootStandin:
     HANDED_ON = ("Content-Type", "Content-Encoding", "X-Prometheus-Remote-Write-Version")
 
     def __init__(self, netns, port, prometheus, tls_files=None):
-        self.requests, self.lock = [], threading.Lock()
+        self.requests, self.lock, self.prometheus = [], threading.Lock(), prometheus
         rec = self
 
         class Handler(http.server.BaseHTTPRequestHandler):
@@ -405,6 +323,158 @@ def pod_netns():
         subprocess.run(["ip", "netns", "del", name], check=False)
 
 
+@contextlib.contextmanager
+def coroot_server(tmp_path, netns, url, tls_files=None):
+    """A stand-in Coroot server at url's port in netns, before a Prometheus of its own."""
+    prometheus = Prometheus(tmp_path)
+    prometheus.start()
+    try:
+        coroot = CorootStandin(netns, urllib.parse.urlsplit(url).port, prometheus, tls_files)
+        try:
+            yield coroot
+        finally:
+            coroot.close()
+    finally:
+        prometheus.stop()
+
+
+def stored_through(coroot, what, running, tries=600):
+    """Until Prometheus holds node_agent_info sent through coroot (running() asserts the
+    agent still runs); then the checks that every write went to its metrics endpoint with the
+    API key, and the number of series stored."""
+    def stored():
+        running()
+        return coroot.prometheus.api("query",
+                                     query='node_agent_info{job="coroot-node-agent"}')["result"]
+
+    wait_until(what, stored, tries=tries)
+    up = coroot.prometheus.api("query", query="up")["result"]
+    assert [(u["metric"]["job"], u["value"][1]) for u in up] == [("coroot-node-agent", "1")], up
+    seen = coroot.seen()
+    assert seen and all(p == "/v1/metrics" for p, _ in seen), [p for p, _ in seen]
+    assert all(h.get("X-Api-Key") == API_KEY for _, h in seen)
+    return len(coroot.prometheus.api("series", **{"match[]": '{job="coroot-node-agent"}'}))
+
+
+@pytest.mark.parametrize("privileged", [True, False], ids=["privileged", "manifest-capabilities"])
+def test_image_under_podman_sees_host_and_container_processes(podman, tmp_path, pod_netns,
+                                                              privileged):
+    opts, args, env, port, grace, vols = pod_options(privileged, tmp_path / "pod", pod_netns)
+    # Remote write as the manifest's commented lines turn it on (the key as its Secret would
+    # give it), to a Coroot server in the pod's network; collected every second, not 15.
+    url = "http://coroot-coroot.coroot:8080"
+    opts += ["-e", f"COLLECTOR_ENDPOINT={url}", "-e", f"API_KEY={API_KEY}",
+             "-e", "SCRAPE_INTERVAL=1s", "--add-host", "coroot-coroot.coroot:127.0.0.1"]
+    name = f"nodescope-test-agent-{os.getpid()}"
+    other = f"nodescope-test-other-{os.getpid()}"
+    # A host process running before the agent starts: in /proc, which hostPID makes the host's.
+    before = subprocess.Popen(["sleep", "300"])
+    sleeper = None
+    with coroot_server(tmp_path, pod_netns, url) as coroot:
+        try:
+            podman("run", "-d", "--name", name, *limits(), *opts, podman.image, *args)
+            pid = int(podman("inspect", "--format", "{{.State.Pid}}", name).stdout)
+            running = lambda: is_running(podman, name)
+            wait_until("the agent in the image ready", lambda: running() and
+                       re.search(r" info nodescope: ready$", logs(podman, name), re.M))
+            code, body = get(pid, port, "/healthz")
+            assert code == 200, (code, body, logs(podman, name))
+
+            # A process of the host's, and one in another container, both started after the agent.
+            sleeper = subprocess.Popen(["sleep", "300"])
+            podman("run", "-d", "--name", other, "--network", "none", *limits(), podman.busybox,
+                   "/bin/busybox", "sleep", "300")
+            cid = podman("inspect", "--format", "{{.Id}}", other).stdout.strip()
+            other_pid = int(podman("inspect", "--format", "{{.State.Pid}}", other).stdout)
+
+            def both_listed():
+                code, body = get(pid, port, "/api/processes")
+                assert code == 200, (code, body, logs(podman, name))
+                procs = {p["pid"]: p for p in json.loads(body)}
+                if sleeper.pid in procs and other_pid in procs:
+                    return procs
+
+            procs = wait_until("the agent listing both processes", both_listed)
+            assert procs[sleeper.pid]["comm"] == "sleep", procs[sleeper.pid]
+            assert procs.get(before.pid, {}).get("comm") == "sleep", \
+                f"the host process {before.pid} running before the agent is not listed (hostPID)"
+            # The other container's process, under that container's cgroup (its full id).
+            assert procs[other_pid]["exe"] == "/bin/busybox", procs[other_pid]
+            assert cid in procs[other_pid]["container"], (cid, procs[other_pid])
+            # Its memory, read from the host's cgroup tree the manifest mounts (CGROUPFS_ROOT).
+            rss = re.compile(r'^container_resources_memory_rss_bytes\{[^}]*container_id="[^"]*' +
+                             cid + r'"[^}]*\} [1-9]', re.M)
+
+            def scraped():
+                code, text = get(pid, port, "/metrics")
+                assert code == 200, (code, text[:2000])
+                return rss.search(text) and text
+
+            text = wait_until("the other container's memory in /metrics", scraped)
+            assert re.search(r'^node_agent_info\{.*\} 1$', text, re.M), text[:2000]
+            # The tracepoints' ids were read from the manifest's tracefs mount: the agent did not
+            # have to mount one itself (which AppArmor's runtime profiles deny).
+            assert "mounted tracefs" not in logs(podman, name), logs(podman, name)
+            # Remote write through the read-only root: the spool on the manifest's volume.
+            assert stored_through(coroot, "series stored through the Coroot server", running) > 100
+            assert os.path.isdir(os.path.join(vols["spool"], "spool")), os.listdir(vols["spool"])
+        finally:
+            for p in (before, sleeper):
+                if p:
+                    p.kill()
+                    p.wait()
+            podman("rm", "-f", "-t", "0", other, check=False)
+            # Stopped as the kubelet stops it: SIGTERM, then the grace period.
+            exit_code, err = stop(podman, name, grace)
+    assert exit_code == "0", err
+    assert not re.search(r" error ", err), err
+
+
+# Coroot's operator's DaemonSet, from data/coroot_operator_node_agent.json.
+
+def cpus(q):
+    """A Kubernetes CPU quantity ("500m", "2") in CPUs."""
+    m = re.fullmatch(r"(\d+)(m)?", q)
+    assert m, q
+    return int(m.group(1)) / (1000 if m.group(2) else 1)
+
+
+def operator_pod(values, node_env, pod_dir):
+    """The operator's pod as `podman run` options, and its container's command and args: its
+    host mounts, its emptyDir (a directory of the pod's own, as the kubelet makes it), its
+    environment filled in from values (an entry with a `when` only if values["on"] names it)
+    and then node_env (spec.nodeAgent.env), its privileges and limits. No network options: the
+    caller gives the pod's namespace."""
+    with open(OPERATOR) as f:
+        spec = json.load(f)
+    pod, c = spec["pod"], spec["container"]
+    assert pod["hostNetwork"] is False
+    opts = ["--pid=host"] if pod["hostPID"] else []
+    vols = {}
+    for v in spec["volumes"]:
+        if "hostPath" in v:
+            vols[v["name"]] = v["hostPath"]["path"]
+        else:
+            assert v.keys() == {"name", "emptyDir"}, v
+            vols[v["name"]] = str(pod_dir / v["name"])
+            os.makedirs(vols[v["name"]])
+    for m in c["volumeMounts"]:
+        opts += ["-v", f"{vols[m['name']]}:{m['mountPath']}" + (":ro" if m.get("readOnly") else "")]
+    for e in c["env"]:
+        if "when" not in e or e["name"] in values["on"]:
+            opts += ["-e", f"{e['name']}={e['value'].format(**values)}"]
+    for name, value in node_env:
+        opts += ["-e", f"{name}={value}"]
+    assert c["securityContext"] == {"privileged": True}
+    opts.append("--privileged")
+    lim = c["resources"]["limits"]
+    opts += ["--memory", str(quantity(lim["memory"])), "--cpus", str(cpus(lim["cpu"]))]
+    # Neither ports nor probes: the kubelet asks nothing of the agent.
+    assert c["ports"] == [] and c["probes"] == []
+    mounts = {m["mountPath"]: vols[m["name"]] for m in c["volumeMounts"]}
+    return opts, c["command"], c["args"], mounts
+
+
 @pytest.fixture(scope="module")
 def coroot_cert(tmp_path_factory):
     """A self-signed certificate for the Coroot server's name outside the cluster (agentsOnly)."""
@@ -445,10 +515,6 @@ OPERATOR_CASES = {
 def test_image_as_coroot_operator_runs_it(podman, tmp_path, pod_netns, coroot_cert, case):
     cfg = OPERATOR_CASES[case]
     url = urllib.parse.urlsplit(cfg["url"])
-    https = url.scheme == "https"
-    prometheus = Prometheus(tmp_path)
-    prometheus.start()
-    coroot = CorootStandin(pod_netns, url.port, prometheus, coroot_cert if https else None)
     values = dict(on=cfg["on"], coroot_url=cfg["url"], scrape_interval=cfg["scrape_interval"],
                   api_key=API_KEY, traces_sampling="0.3",
                   track_public_networks="203.0.113.0/24\n198.51.100.0/24")
@@ -460,52 +526,31 @@ def test_image_as_coroot_operator_runs_it(podman, tmp_path, pod_netns, coroot_ce
     if command:
         opts += ["--entrypoint", json.dumps(command)]
     name = f"nodescope-test-operator-{os.getpid()}"
-    try:
-        podman("run", "-d", "--name", name, *limits(), *opts, podman.image, *args)
-        pid = int(podman("inspect", "--format", "{{.State.Pid}}", name).stdout)
-        logs = lambda: podman("logs", name, check=False).stderr
-
-        def running():
-            state = podman("inspect", "--format", "{{.State.Status}}", name).stdout.strip()
-            assert state == "running", (state, logs())
-            return True
-
-        wait_until("the agent ready", lambda: running() and
-                   re.search(r" info nodescope: ready$", logs(), re.M))
-        # Where it listens by default, in the pod's namespace (the operator asks no port of it).
-        code, body = get(pid, 9645, "/healthz")
-        assert code == 200, (code, body, logs())
-
-        # Series reach the Coroot server, and through it Prometheus, decoded and stored.
-        def stored():
-            running()
-            return prometheus.api("query", query='node_agent_info{job="coroot-node-agent"}')["result"]
-
-        wait_until("node_agent_info stored through the Coroot server", stored,
-                   tries=10 * (60 + 2 * int(cfg["scrape_interval"].rstrip("s"))))
-        up = prometheus.api("query", query="up")["result"]
-        assert [(u["metric"]["job"], u["value"][1]) for u in up] == [("coroot-node-agent", "1")], up
-        series = prometheus.api("series", **{"match[]": '{job="coroot-node-agent"}'})
-        assert len(series) > 100, len(series)
-        # Every request to the metrics endpoint the operator set, with its API key.
-        seen = coroot.seen()
-        assert seen and all(p == "/v1/metrics" for p, _ in seen), [p for p, _ in seen]
-        assert all(h.get("X-Api-Key") == API_KEY for _, h in seen)
-        code, text = get(pid, 9645, "/metrics")
-        assert code == 200
-        assert re.search(r"^nodescope_remote_write_requests_failed_total(\{[^}]*\})? 0$", text,
-                         re.M), [l for l in text.splitlines() if "requests_failed" in l]
-        # The spool is on the operator's /tmp (an emptyDir: kept across container restarts).
-        assert os.path.isdir(os.path.join(mounts["/tmp"], "nodescope", "spool")), \
-            os.listdir(mounts["/tmp"])
-        running()  # with every Coroot option the operator sets, implemented or not
-    finally:
-        coroot.close()
-        prometheus.stop()
-        # The operator sets no grace period: the kubelet's default, 30 s.
-        podman("stop", "-t", "30", name, check=False, timeout=90)
-        exit_code = podman("inspect", "--format", "{{.State.ExitCode}}", name).stdout.strip()
-        err = podman("logs", name, check=False).stderr
-        podman("rm", "-f", name, check=False)
+    tls = coroot_cert if url.scheme == "https" else None
+    with coroot_server(tmp_path, pod_netns, cfg["url"], tls) as coroot:
+        try:
+            podman("run", "-d", "--name", name, *limits(), *opts, podman.image, *args)
+            pid = int(podman("inspect", "--format", "{{.State.Pid}}", name).stdout)
+            running = lambda: is_running(podman, name)
+            wait_until("the agent ready", lambda: running() and
+                       re.search(r" info nodescope: ready$", logs(podman, name), re.M))
+            # Where it listens by default, in the pod's namespace (the operator asks no port).
+            code, body = get(pid, 9645, "/healthz")
+            assert code == 200, (code, body, logs(podman, name))
+            interval = int(cfg["scrape_interval"].rstrip("s"))
+            n = stored_through(coroot, "node_agent_info stored through the Coroot server",
+                               running, tries=10 * (60 + 2 * interval))
+            assert n > 100, n
+            code, text = get(pid, 9645, "/metrics")
+            assert code == 200
+            failed = re.compile(r"^nodescope_remote_write_requests_failed_total(\{.*\})? 0$", re.M)
+            assert failed.search(text), [ln for ln in text.splitlines() if "requests_failed" in ln]
+            # The spool is on the operator's /tmp (an emptyDir: kept across container restarts).
+            assert os.path.isdir(os.path.join(mounts["/tmp"], "nodescope", "spool")), \
+                os.listdir(mounts["/tmp"])
+            running()  # with every Coroot option the operator sets, implemented or not
+        finally:
+            # The operator sets no grace period: the kubelet's default, 30 s.
+            exit_code, err = stop(podman, name, 30)
     assert exit_code == "0", err
     assert not re.search(r" error ", err), err

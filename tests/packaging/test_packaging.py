@@ -91,13 +91,18 @@ def test_daemonset_manifest():
     for cap in sc["capabilities"]["add"]:
         m = re.search(rf"((?:^ *#.*\n)+)^ *- {cap}$", raw, re.M)
         assert m and len(m.group(1)) > 40, f"capability {cap} without its reason"
-    # Two host mounts, both read-only: tracefs and the cgroup tree, which CGROUPFS_ROOT names.
+    # Three host mounts: tracefs and the cgroup tree (which CGROUPFS_ROOT names) read-only, and
+    # the remote-write spool (WAL_DIR), kept on the node across the pod's restarts, the one
+    # writable path.
     vols = {v["name"]: v["hostPath"]["path"] for v in pod["volumes"]}
-    assert vols == {"tracefs": "/sys/kernel/tracing", "cgroup": "/sys/fs/cgroup"}
+    assert vols == {"tracefs": "/sys/kernel/tracing", "cgroup": "/sys/fs/cgroup",
+                    "spool": "/var/lib/nodescope"}
     mounts = {m["name"]: m for m in c["volumeMounts"]}
-    assert set(mounts) == set(vols) and all(m["readOnly"] for m in mounts.values())
+    assert set(mounts) == set(vols)
+    assert [n for n, m in mounts.items() if not m.get("readOnly")] == ["spool"]
     env = {e["name"]: e for e in c["env"]}
     assert env["CGROUPFS_ROOT"]["value"] == mounts["cgroup"]["mountPath"]
+    assert env["WAL_DIR"]["value"] == mounts["spool"]["mountPath"]
     assert mounts["tracefs"]["mountPath"] == "/sys/kernel/tracing"
     # It listens on the pod's address, where the probes and Prometheus reach it.
     assert env["LISTEN"]["value"] == "$(POD_IP):9645"
@@ -110,9 +115,18 @@ def test_daemonset_manifest():
     res = c["resources"]
     assert res["requests"]["cpu"] and res["requests"]["memory"] and res["limits"]["memory"]
     assert "cpu" not in res["limits"]
-    # Every option the manifest sets is one the agent reads (its --help names the variables).
+    # Remote write, commented out: uncommented, its entries are env entries; the endpoints and
+    # the API key, the key from a Secret.
+    m = re.search(r"((?:^ +# - name: .*\n(?:^ +#  .*\n)*)+)", raw, re.M)
+    assert m, "no commented remote-write env"
+    remote = {e["name"]: e for e in yaml.safe_load(re.sub(r"^( +)# ", r"\1", m.group(1), flags=re.M))}
+    assert set(remote) == {"COLLECTOR_ENDPOINT", "METRICS_ENDPOINT", "API_KEY"}, remote
+    assert remote["METRICS_ENDPOINT"]["value"].startswith(("http://", "https://"))
+    assert remote["API_KEY"]["valueFrom"]["secretKeyRef"]["key"]
+    # Every option the manifest sets, or has commented out, is one the agent reads (its --help
+    # names the variables).
     helptext = run(os.path.join(BUILD, "nodescope"), "--help").stdout
-    for name in env:
+    for name in [*env, *remote]:
         assert name == "POD_IP" or re.search(rf"^ +env {name}$", helptext, re.M), name
 
 
@@ -211,3 +225,36 @@ def test_image_holds_a_running_agent(image_root):
     assert rc == 0, err
     assert f'version="{version}"' in text
     assert seen, "the agent in the image did not list a process started on the host"
+
+
+def pems(text):
+    return set(re.findall(r"-----BEGIN CERTIFICATE-----\n.*?-----END CERTIFICATE-----", text, re.S))
+
+
+def test_image_answers_as_coroots(image_root):
+    """What Coroot's DaemonSets ask of the image besides the agent: the command name
+    coroot-node-agent in PATH, Debian's CA certificates for an https endpoint, and a spool on
+    the operator's writable /tmp."""
+    root, version = image_root
+    r = run("chroot", root, "/usr/bin/coroot-node-agent", "--version")
+    assert r.returncode == 0 and r.stdout == f"nodescope {version}\n", r
+    assert os.path.realpath(f"{root}/usr/bin/coroot-node-agent") == f"{root}/usr/sbin/nodescope"
+    # The bundle at libcurl's default path holds the ca-certificates package's certificates,
+    # and nothing this machine added to its own.
+    shipped = [f for f in run("dpkg-query", "-L", "ca-certificates").stdout.split()
+               if f.startswith("/usr/share/ca-certificates/") and f.endswith(".crt")]
+    assert len(shipped) > 100, shipped
+    want = set()
+    for f in shipped:
+        with open(f) as fh:
+            want |= pems(fh.read())
+    with open(f"{root}/etc/ssl/certs/ca-certificates.crt") as f:
+        assert pems(f.read()) == want
+    assert "/etc/ssl/certs/ca-certificates.crt" in run("curl-config", "--ca").stdout
+    with open(f"{root}/etc/nsswitch.conf") as f:
+        assert re.search(r"^hosts: +files dns$", f.read(), re.M)
+    config = json.loads(buildah("inspect", "--type", "image", f"nodescope:{version}").stdout)
+    env = dict(e.split("=", 1) for e in config["OCIv1"]["config"]["Env"])
+    assert "/usr/bin" in env["PATH"].split(":")
+    assert env["WAL_DIR"].startswith("/tmp/")
+    assert os.stat(f"{root}/tmp").st_mode & 0o7777 == 0o1777
