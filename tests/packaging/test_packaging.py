@@ -1,6 +1,7 @@
 """The packages, as a user gets them: the .deb installs on this machine, its agent starts, serves
 /metrics and stops cleanly, its systemd unit verifies, and it purges without a trace; the OCI
-image's rootfs holds an agent that runs; the DaemonSet manifest asks for what the agent needs.
+image's rootfs holds an agent that runs, under Coroot's command name too, with Debian's CA
+certificates; the DaemonSet manifest asks for what the agent needs.
 
 Run by `make test-packaging` (in `make check`) after `make deb image`; as root.
 """
@@ -231,7 +232,7 @@ def pems(text):
     return set(re.findall(r"-----BEGIN CERTIFICATE-----\n.*?-----END CERTIFICATE-----", text, re.S))
 
 
-def test_image_answers_as_coroots(image_root):
+def test_image_has_what_coroot_daemonsets_ask(image_root):
     """What Coroot's DaemonSets ask of the image besides the agent: the command name
     coroot-node-agent in PATH, Debian's CA certificates for an https endpoint, and a spool on
     the operator's writable /tmp."""
