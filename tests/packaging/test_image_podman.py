@@ -313,8 +313,8 @@ class CorootStandin:
 
 @pytest.fixture
 def pod_netns():
-    """A network namespace of the test's own, loopback up: the operator's pod's."""
-    name = f"nodescope-test-operator-{os.getpid()}"
+    """A network namespace of the test's own, loopback up: the pod's."""
+    name = f"nodescope-test-pod-{os.getpid()}"
     subprocess.run(["ip", "netns", "add", name], check=True)
     try:
         subprocess.run(["ip", "-n", name, "link", "set", "lo", "up"], check=True)
