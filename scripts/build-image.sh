@@ -36,17 +36,20 @@ mkdir -p "$root/usr/share/doc/nodescope"
 cp LICENSE "$root/usr/share/doc/nodescope/"
 cp -r LICENSES "$root/usr/share/doc/nodescope/"
 echo "root:x:0:0:root:/:/usr/sbin/nodescope" > "$root/etc/passwd"
+echo "root:x:0:" > "$root/etc/group"
 # Debian's CA certificates, so that an https remote-write endpoint verifies: the ones the
 # ca-certificates package ships, at the bundle path libcurl reads by default, never the
 # machine's own additions (/usr/local/share/ca-certificates).
 mkdir -p "$root/etc/ssl/certs"
 dpkg-query -L ca-certificates | grep '^/usr/share/ca-certificates/.*\.crt$' | sort |
 	xargs cat > "$root/etc/ssl/certs/ca-certificates.crt"
-[ -s "$root/etc/ssl/certs/ca-certificates.crt" ] || { echo "build-image: no CA certificates (apt-get install ca-certificates)" >&2; exit 1; }
+if [ ! -s "$root/etc/ssl/certs/ca-certificates.crt" ]; then
+	echo "build-image: no CA certificates: apt-get install ca-certificates (make deps)" >&2
+	exit 1
+fi
 # /etc/hosts before DNS, as in Debian (glibc's default without this file asks DNS first and
 # stops at its answer, so a pod's hostAliases would never be read).
 echo "hosts: files dns" > "$root/etc/nsswitch.conf"
-echo "root:x:0:" > "$root/etc/group"
 
 name="nodescope:$version"
 bah rmi -f "$name" nodescope:latest >/dev/null 2>&1 || true
