@@ -57,10 +57,10 @@ struct node_metrics {
 	struct cloud_fetch *fetch; /* while the metadata service's answer is awaited */
 	void (*on_zone)(void *ctx, const char *availability_zone, const char *region);
 	void *zone_ctx;
-	struct metric *m_cloud_errors, *m_info, *m_cloud, *m_uptime, *m_cpu, *m_cores, *m_mem[NODE_MEM_FIELDS],
+	struct metric *m_info, *m_cloud, *m_uptime, *m_cpu, *m_cores, *m_mem[NODE_MEM_FIELDS],
 		*m_disk_reads, *m_disk_writes, *m_disk_read_bytes, *m_disk_written_bytes,
 		*m_disk_read_time, *m_disk_write_time, *m_disk_io_time, *m_rx_bytes, *m_tx_bytes,
-		*m_rx_packets, *m_tx_packets, *m_up, *m_ip, *m_errors;
+		*m_rx_packets, *m_tx_packets, *m_up, *m_ip, *m_errors, *m_cloud_errors;
 };
 
 #define T struct node_metrics

@@ -1324,7 +1324,7 @@ static void test_const_labels(void **state)
 			 "d_bucket{le=\"+Inf\"} 1\nd_sum 0.5\nd_count 1\n");
 }
 
-/* A second set for the families of some prefixes only (az, region on container_ series and ip_to_fqdn). */
+/* A second set for some prefixes only (az, region on container_ series and ip_to_fqdn). */
 static void test_prefix_labels(void **state)
 {
 	struct metric_registry *r = *state;
