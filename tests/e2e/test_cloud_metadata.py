@@ -97,6 +97,8 @@ class MetadataService:
         run(ip, "-n", ns, "route", "add", "default", "dev", self.ns_if)
         run(ip, "route", "add", f"{self.address}/32", "dev", self.host_if)
         self.routed = True
+        if mode == "closed":  # the address is there, nothing listens: connections are refused
+            return
         self.proc = subprocess.Popen([ip, "netns", "exec", ns, sys.executable, SERVER, provider, mode],
                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         threading.Thread(target=self._read, daemon=True).start()
@@ -108,11 +110,12 @@ class MetadataService:
             self.lines.put(json.loads(line))
 
     def requests(self):
-        while True:
+        while self.proc:
             try:
                 self.log.append(self.lines.get_nowait())
             except queue.Empty:
                 return list(self.log)
+        return []
 
     def close(self):
         if self.proc:
@@ -325,6 +328,19 @@ def test_service_that_never_answers(service, on_cloud):
     assert [r["path"] for r in svc.requests()] == ["(connection)"]  # the token's PUT, never answered
     assert os.system("true") == 0  # and the agent still captures events
     a.wait_for(lambda evs: any(e["type"] == "exit" for e in evs), what="a process")
+
+
+def test_nothing_listens_at_the_address(service, on_cloud):
+    """DMI says AWS, nothing listens at its address: one warning, one count, DMI's provider."""
+    service("AWS", mode="closed")
+    a = on_cloud("AWS")
+    deadline = time.monotonic() + 20
+    while errors(a, "unreachable") != 1:
+        assert time.monotonic() < deadline, a.stderr()
+        time.sleep(0.1)
+    assert cloud_info(a) == ("AWS",) + ("",) * 9
+    warned = [l for l in a.stderr().splitlines() if "cloud metadata: the AWS service did not answer" in l]
+    assert len(warned) == 1 and "Couldn't connect" in warned[0], a.stderr()
 
 
 def test_stop_while_the_service_is_asked(service, on_cloud):
