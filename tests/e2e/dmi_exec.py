@@ -1,6 +1,7 @@
 """Runs a command with DMI values of the test's making: run under `unshare -m` (a private mount
-namespace), it mounts DIR over /sys/class/dmi/id and an empty directory over /sys/hypervisor, then
-execs the command (same pid).
+namespace), it mounts DIR over /sys/class/dmi/id and an empty directory over /sys/hypervisor, and
+WORKDIR/hosts over /etc/hosts when the test made one (a name for a stand-in's address), then execs
+the command (same pid).
 
     unshare -m --propagation private python3 dmi_exec.py DIR WORKDIR -- COMMAND...
 
@@ -35,6 +36,9 @@ def main():
         empty = os.path.join(work, "hypervisor")
         os.makedirs(empty, exist_ok=True)
         mount("--bind", empty, "/sys/hypervisor")
+    hosts = os.path.join(work, "hosts")
+    if os.path.exists(hosts):
+        mount("--bind", hosts, "/etc/hosts")
     os.execv(cmd[0], cmd)
 
 

@@ -5,7 +5,7 @@ inside a network namespace that holds the provider's link-local address.
 
 MODE "serve" answers as the provider does, checking what the provider checks (AWS: the IMDSv2
 token from a PUT, 401 without it; GCP: Metadata-Flavor: Google; Azure: Metadata: True and the
-api-version; Oracle: its bearer header); "garbage" answers every request with 200 and a page that
+api-version; Oracle: its bearer header; IBM: a token from a PUT, then sent as a bearer); "garbage" answers every request with 200 and a page that
 is no metadata; "silent" accepts connections and never answers. Each request is printed as a JSON
 line on stdout ({"method", "path", "headers", "status"}), after {"ready": true}.
 """
@@ -16,6 +16,7 @@ import sys
 import threading
 
 AWS_TOKEN = "AQAEAHtoken-of-the-stand-in=="
+IBM_TOKEN = "eyJhbGciOiJSUzI1NiJ9.stand-in.token"
 
 # The answers, by provider: path (with query) -> body. What test_cloud_metadata.py expects of
 # node_cloud_info is next to them there.
@@ -79,6 +80,13 @@ DOCS = {
             "availabilityDomain": "Uocm:EU-FRANKFURT-1-AD-2", "shape": "VM.Standard.E4.Flex",
             "region": "fra"}),
     },
+    "IBM": {
+        "/metadata/v1/instance?version=2025-04-22": json.dumps({
+            "id": "0717_6d9a8b1c-2e3f-4a5b-9c8d-7e6f5a4b3c2d", "name": "node-5",
+            "profile": {"name": "bx2-2x8", "href": "https://x/profiles/bx2-2x8"},
+            "zone": {"name": "us-south-3", "href": "https://x/zones/us-south-3"},
+            "vpc": {"id": "r006-1"}}),
+    },
 }
 
 
@@ -94,6 +102,10 @@ def refusal(provider, method, path, headers):
         return 0 if headers.get("Metadata") == "True" and "api-version=" in path else 400
     if provider == "Oracle":
         return 0 if headers.get("Authorization") == "Bearer Oracle" else 401
+    if provider == "IBM":
+        if path.startswith("/instance_identity/v1/token?"):
+            return 0 if method == "PUT" and headers.get("Metadata-Flavor") == "ibm" else 400
+        return 0 if headers.get("Authorization") == f"Bearer {IBM_TOKEN}" else 401
     return 0
 
 
@@ -125,6 +137,8 @@ def main():
                 return self.answer(status, "refused")
             if provider == "AWS" and self.path == "/latest/api/token":
                 return self.answer(200, AWS_TOKEN)
+            if provider == "IBM" and self.path.startswith("/instance_identity/v1/token?"):
+                return self.answer(200, json.dumps({"access_token": IBM_TOKEN, "expires_in": 300}))
             body = DOCS[provider].get(self.path)
             if self.command != "GET" or body is None:
                 return self.answer(404, "not found")

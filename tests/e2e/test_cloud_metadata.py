@@ -59,7 +59,12 @@ PROVIDERS = {
     "Oracle": (("chassis_asset_tag", "OracleCloud.com"), "169.254.169.254",
                ("Oracle", "", "ocid1.instance.oc1.eu-frankfurt-1.abcdef", "VM.Standard.E4.Flex",
                 "", "eu-frankfurt-1", "eu-frankfurt-1-ad-2", "", "", "")),
+    # IBM's service has a name: the agent's /etc/hosts gives it the stand-in's address
+    "IBM": (("chassis_vendor", "IBM:Cloud Compute Server 1.0"), "169.254.169.254",
+            ("IBM", "", "0717_6d9a8b1c-2e3f-4a5b-9c8d-7e6f5a4b3c2d", "bx2-2x8", "", "us-south",
+             "us-south-3", "", "", "")),
 }
+IBM_HOST = "api.metadata.cloud.ibm.com"
 ADDRESSES = sorted({p[1] for p in PROVIDERS.values()})
 
 
@@ -152,6 +157,9 @@ def on_cloud(agent_factory, tmp_path):
         work.mkdir()
         field, value = dmi or PROVIDERS[provider][0]
         (d / field).write_text(value + "\n")
+        if provider == "IBM":
+            with open("/etc/hosts") as f:
+                (work / "hosts").write_text(f.read() + f"\n{PROVIDERS['IBM'][1]} {IBM_HOST}\n")
         prefix = (tool_unshare(), "-m", "--propagation", "private", sys.executable, DMI_EXEC,
                   str(d), str(work), "--")
         if in_pod:  # as a DaemonSet runs it: its own network namespace, PID 1 in the host's
@@ -241,13 +249,19 @@ def test_azure_instance_document(service, on_cloud):
         ("/metadata/instance?api-version=2021-05-01&format=json", "True", 200)]
 
 
-@pytest.mark.parametrize("provider", ["Hetzner", "DigitalOcean", "Alibaba", "Scaleway", "Oracle"])
+@pytest.mark.parametrize("provider", ["Hetzner", "DigitalOcean", "Alibaba", "Scaleway", "Oracle",
+                                      "IBM"])
 def test_other_providers(service, on_cloud, provider):
     """Each other provider at its own address, read as Coroot reads it."""
     svc = service(provider)
     a = on_cloud(provider)
     assert wait_answered(a) == PROVIDERS[provider][2]
-    assert svc.requests() and all(r["status"] == 200 for r in svc.requests())
+    reqs = svc.requests()
+    assert reqs and all(r["status"] == 200 for r in reqs), reqs
+    if provider == "IBM":  # a token's PUT, then the instance with it, by the service's name
+        assert [(r["method"], r["path"].split("?")[0]) for r in reqs] == [
+            ("PUT", "/instance_identity/v1/token"), ("GET", "/metadata/v1/instance")], reqs
+        assert all(r["headers"]["Host"] == IBM_HOST for r in reqs), reqs
 
 
 def test_asked_from_pid1s_network_namespace(service, on_cloud):
