@@ -15,8 +15,9 @@
 static const struct cloud_provider providers[] = {
 	{ "AWS", { "http://169.254.169.254/latest" }, NULL, "X-aws-ec2-metadata-token: %s",
 	  CLOUD_DERIVE_NONE, {
-		{ "PUT", "/api/token", "X-aws-ec2-metadata-token-ttl-seconds: 21600", CLOUD_TEXT,
-		  false, { { CLOUD_TOKEN } } },
+		{ .method = "PUT", .path = "/api/token",
+		  .header = "X-aws-ec2-metadata-token-ttl-seconds: 21600",
+		  .fields = { { CLOUD_TOKEN } } },
 		AWS_MD("instance-id", NODE_CLOUD_INSTANCE_ID),
 		AWS_MD("instance-life-cycle", NODE_CLOUD_INSTANCE_LIFE_CYCLE),
 		AWS_MD("instance-type", NODE_CLOUD_INSTANCE_TYPE),
@@ -31,7 +32,8 @@ static const struct cloud_provider providers[] = {
 	{ "GCP", { "http://169.254.169.254/computeMetadata/v1/" }, "Metadata-Flavor: Google", NULL,
 	  CLOUD_REGION_BEFORE_LAST_DASH, {
 		/* Without the project there is no answer at all. */
-		GET("project/project-id", NODE_CLOUD_ACCOUNT_ID),
+		{ .path = "project/project-id", .nonempty = true,
+		  .fields = { { NODE_CLOUD_ACCOUNT_ID } } },
 		GCP_MD("instance/id", NODE_CLOUD_INSTANCE_ID, CLOUD_AS_IS),
 		GCP_MD("instance/network-interfaces/0/ip", NODE_CLOUD_LOCAL_IPV4, CLOUD_AS_IS),
 		GCP_MD("instance/network-interfaces/0/access-configs/0/external-ip",
@@ -95,8 +97,9 @@ static const struct cloud_provider providers[] = {
 	} },
 	{ "IBM", { "http://api.metadata.cloud.ibm.com", "https://api.metadata.cloud.ibm.com" }, NULL,
 	  "Authorization: Bearer %s", CLOUD_REGION_WITHOUT_NUMBER, {
-		{ "PUT", "/instance_identity/v1/token?version=2025-04-22", "Metadata-Flavor: ibm",
-		  CLOUD_JSON, false, { { CLOUD_TOKEN, "access_token" } } },
+		{ .method = "PUT", .path = "/instance_identity/v1/token?version=2025-04-22",
+		  .header = "Metadata-Flavor: ibm", .body = CLOUD_JSON,
+		  .fields = { { CLOUD_TOKEN, "access_token" } } },
 		{ .path = "/metadata/v1/instance?version=2025-04-22", .body = CLOUD_JSON, .fields = {
 			{ NODE_CLOUD_INSTANCE_ID, "id" },
 			{ NODE_CLOUD_INSTANCE_TYPE, "profile.name" },
@@ -271,6 +274,8 @@ int cloud_parse(const struct cloud_request *rq, const char *body, size_t len,
 	case CLOUD_TEXT:
 		if (len && body[len - 1] == '\n')
 			len -= len > 1 && body[len - 2] == '\r' ? 2 : 1;
+		if (!len && rq->nonempty)
+			return -EINVAL;
 		return keep(a, &rq->fields[0], body, len);
 	case CLOUD_JSON:
 		return parse_json(rq, body, len, a);

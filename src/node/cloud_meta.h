@@ -44,6 +44,7 @@ struct cloud_request {
 	const char *header; /* one fixed header of this request, or NULL */
 	enum cloud_body body;
 	bool optional; /* a status other than 200 or a bad body leaves its labels "" */
+	bool nonempty; /* an empty value is no answer (GCP's project) */
 	struct cloud_field fields[CLOUD_MAX_FIELDS];
 };
 

@@ -104,6 +104,11 @@ static void test_gcp_values(void **state)
 	assert_int_equal(parse(lc, "maybe"), 0);
 	assert_string_equal(V(INSTANCE_LIFE_CYCLE), "");
 
+	/* no project, no answer (Coroot gives up there) */
+	assert_int_equal(parse(request("GCP", NODE_CLOUD_ACCOUNT_ID), "\n"), -EINVAL);
+	assert_int_equal(parse(request("GCP", NODE_CLOUD_ACCOUNT_ID), "proj"), 0);
+	assert_string_equal(V(ACCOUNT_ID), "proj");
+
 	assert_int_equal(parse(request("GCP", NODE_CLOUD_AVAILABILITY_ZONE),
 			       "projects/123/zones/us-central1-a"), 0);
 	cloud_derive(cloud_provider_find("GCP"), &ans.cloud);
