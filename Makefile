@@ -326,6 +326,8 @@ $(BUILD)/fuzz/fuzz_cgroup_files: src/resources/cgroup_parse.c src/resources/cgro
 # Libraries a target links besides its src files (not instrumented: jansson
 # is Debian's; the target fuzzes our use of it).
 $(BUILD)/fuzz/fuzz_runtime_json: FUZZ_LDLIBS = -ljansson
+$(BUILD)/fuzz/fuzz_cloud_meta: src/node/cloud_meta.c src/node/cloud_meta.h
+$(BUILD)/fuzz/fuzz_cloud_meta: FUZZ_LDLIBS = -ljansson
 # The node targets' src files.
 $(BUILD)/fuzz/fuzz_node_netlink: src/node/netlink.c src/node/netlink.h src/util/netlink.c
 $(BUILD)/fuzz/fuzz_node_proc: src/node/stat.c src/node/meminfo.c src/node/diskstats.c \

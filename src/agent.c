@@ -62,6 +62,8 @@ struct agent {
 	struct http_server *http;
 	struct http_page *page; /* the web page's data, with --listen */
 	struct node_identity id;
+	/* node_cloud_info's zone and region, from the metadata service or the flags ("": unknown). */
+	char az[128], region[128];
 	struct remote_write *rw; /* NULL unless remote write is configured */
 	int sigfd;
 	bool ready; /* started (programs loaded, probes attached) and not stopping */
@@ -106,6 +108,32 @@ static void agent_app_id(const char *container_id, char *out, size_t outlen)
 }
 
 /*
+ * As Coroot: az and region on the series of its container registry (every
+ * container_* family and ip_to_fqdn) when both are known, from the metadata
+ * service or the flags. They are written at exposition, so series made
+ * before the service answered carry them too.
+ */
+static int agent_zone_labels(struct agent *a)
+{
+	static const char *const zoned[] = { "container_", "ip_to_fqdn", NULL };
+	static const char *const names[] = { "az", "region" };
+	const char *values[] = { a->az, a->region };
+	bool known = a->az[0] && a->region[0];
+
+	return metric_registry_set_const_labels(a->registry, zoned, known ? 2 : 0, names, values);
+}
+
+static void agent_on_zone(void *ctx, const char *availability_zone, const char *region)
+{
+	struct agent *a = ctx;
+
+	snprintf(a->az, sizeof(a->az), "%s", availability_zone);
+	snprintf(a->region, sizeof(a->region), "%s", region);
+	if (agent_zone_labels(a))
+		log_error("cannot set the az and region labels");
+}
+
+/*
  * machine_id and system_uuid on every series, as the Coroot server keys
  * nodes, read from the host's root (file_host_root).
  */
@@ -128,13 +156,7 @@ static int agent_node_identity(struct agent *a)
 	if (metric_registry_set_const_labels(a->registry, NULL, 2, names, values) ||
 	    metric_registry_derive_label(a->registry, "container_id", "app_id", agent_app_id))
 		return -1;
-	/* As Coroot: the zone on container series, when both are known (flags here). */
-	const struct ns_config *c = a->cfg;
-	if (!c->availability_zone || !c->region)
-		return 0;
-	static const char *const zone[] = { "az", "region" };
-	const char *zone_v[] = { c->availability_zone, c->region };
-	return metric_registry_set_const_labels(a->registry, "container_", 2, zone, zone_v);
+	return agent_zone_labels(a);
 }
 
 #define T struct agent
@@ -495,9 +517,12 @@ static int agent_start(struct agent *a)
 	struct node_metrics_opts no = {
 		.registry = a->registry,
 		.proc_root = "/proc",
-		.host_root = file_host_root(),
+		.dmi_root = "",
 		.cloud = { c->provider, c->region, c->availability_zone, c->instance_type,
 			   c->instance_life_cycle },
+		.loop = a->loop,
+		.on_zone = agent_on_zone,
+		.zone_ctx = a,
 	};
 	if (process_metrics_new(a->registry, "/proc", &a->self) ||
 	    node_metrics_new(&no, &a->node)) {

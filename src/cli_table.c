@@ -251,16 +251,17 @@ const struct cli_opt cli_opts[] = {
 	  .help = "stop a process that runs or maps a file not probed yet until its TLS probes "
 		  "are in place (SIGSTOP, SIGCONT), so even its first run is seen; see README" },
 
-	{ CLI_HEADING, "node metadata (no cloud metadata service is asked)" },
+	{ CLI_HEADING, "node metadata (each wins over the cloud provider's metadata service)" },
 	{ CLI_STRING, "provider", .env = "PROVIDER", .metavar = "NAME", FIELD(provider),
-	  .help = "the node's cloud provider" },
+	  .help = "the node's cloud provider (else the one DMI names; only that one's metadata "
+		  "service is asked)" },
 	{ CLI_STRING, "region", .env = "REGION", .metavar = "NAME", FIELD(region),
-	  .help = "the node's cloud region: with --availability-zone, the region label of "
-		  "every container series" },
+	  .help = "the node's cloud region: with the availability zone, the region label of "
+		  "every container series and ip_to_fqdn" },
 	{ CLI_STRING, "availability-zone", .env = "AVAILABILITY_ZONE", .metavar = "NAME",
 	  FIELD(availability_zone),
-	  .help = "the node's availability zone: with --region, the az label of every "
-		  "container series" },
+	  .help = "the node's availability zone: with the region, the az label of every "
+		  "container series and ip_to_fqdn" },
 	{ CLI_STRING, "instance-type", .env = "INSTANCE_TYPE", .metavar = "NAME",
 	  FIELD(instance_type), .help = "the node's instance type" },
 	{ CLI_STRING, "instance-life-cycle", .env = "INSTANCE_LIFE_CYCLE", .metavar = "NAME",

@@ -105,7 +105,7 @@ struct metric_registry {
 	uint64_t idle_expiry_ns; /* metric_registry_set_idle_expiry (0: never) */
 	char derive_from[64], derive_name[64]; /* metric_registry_derive_label */
 	metric_derive_fn derive;
-	char *prefix;	     /* families whose name starts with this ... */
+	char **prefixes;     /* families whose name starts with one of these (NULL-ended) ... */
 	struct label_set *prefix_labels; /* ... also get these, or NULL */
 	char policy_label[64]; /* metric_registry_set_label_policy ("" when none) */
 	struct metric_label_policy policy;
@@ -300,7 +300,7 @@ void metric_registry_free(struct metric_registry *r)
 	free(r->collectors);
 	free(r->bound);
 	free(r->const_labels);
-	free(r->prefix);
+	free(r->prefixes);
 	free(r->prefix_labels);
 	verdicts_clear(r);
 	free(r);
@@ -1048,8 +1048,36 @@ int metric_registry_derive_label(struct metric_registry *r, const char *from, co
 	return 0;
 }
 
-int metric_registry_set_const_labels(struct metric_registry *r, const char *prefix, unsigned n,
-				     const char *const *names, const char *const *values)
+/* A NULL-ended copy of prefixes in one allocation. */
+static char **copy_prefixes(const char *const *prefixes)
+{
+	size_t n = 0, len = 0;
+
+	for (; prefixes[n]; n++)
+		len += strlen(prefixes[n]) + 1;
+	char **out = malloc((n + 1) * sizeof(*out) + len);
+	if (!out)
+		return NULL;
+	char *p = (char *)(out + n + 1);
+	for (size_t i = 0; i < n; i++) {
+		out[i] = strcpy(p, prefixes[i]);
+		p += strlen(p) + 1;
+	}
+	out[n] = NULL;
+	return out;
+}
+
+static bool has_prefix_labels(const struct metric_registry *r, const char *name)
+{
+	for (char **p = r->prefixes; r->prefix_labels && p && *p; p++)
+		if (!strncmp(name, *p, strlen(*p)))
+			return true;
+	return false;
+}
+
+int metric_registry_set_const_labels(struct metric_registry *r, const char *const *prefixes,
+				     unsigned n, const char *const *names,
+				     const char *const *values)
 {
 	size_t len = 0;
 
@@ -1074,15 +1102,15 @@ int metric_registry_set_const_labels(struct metric_registry *r, const char *pref
 			p += strlen(p) + 1;
 		}
 	}
-	if (prefix && *prefix) {
-		char *p = strdup(prefix);
+	if (prefixes && prefixes[0]) {
+		char **p = copy_prefixes(prefixes);
 		if (!p) {
 			free(set);
 			return -ENOMEM;
 		}
-		free(r->prefix);
+		free(r->prefixes);
 		free(r->prefix_labels);
-		r->prefix = p;
+		r->prefixes = p;
 		r->prefix_labels = set;
 	} else {
 		free(r->const_labels);
@@ -1127,7 +1155,7 @@ static void sample_labels(struct metric_sample *smp, const struct metric *m,
 
 	smp->n_labels = 0;
 	sample_label_set(smp, r->const_labels);
-	if (r->prefix_labels && !strncmp(m->name, r->prefix, strlen(r->prefix)))
+	if (has_prefix_labels(r, m->name))
 		sample_label_set(smp, r->prefix_labels);
 	for (unsigned i = 0; i < m->n_labels; i++) {
 		sample_label(smp, m->label_names[i], s->values[i]);

@@ -107,15 +107,17 @@ void metric_series_observe(const struct metric *m, struct metric_series *s, doub
 unsigned long long metric_histogram_count(struct metric *m, const char *const *label_values);
 
 /*
- * Labels every series carries (prefix NULL: the node's identity, machine_id
- * and system_uuid), or every series of the families whose name starts with
- * prefix (one such set: "container_" gets az and region), written before
- * each series' own labels. Names must be valid label names; values are
- * copied and escaped once here. Replaces the earlier set of the same kind.
- * Returns 0, or -EINVAL/-ENOMEM.
+ * Labels every series carries (prefixes NULL: the node's identity,
+ * machine_id and system_uuid), or every series of the families whose name
+ * starts with one of prefixes, a NULL-ended list (one such set: "container_"
+ * and "ip_to_fqdn" get az and region), written before each series' own
+ * labels. Names must be valid label names; values are copied and escaped
+ * once here. Replaces the earlier set of the same kind. Returns 0, or
+ * -EINVAL/-ENOMEM.
  */
-int metric_registry_set_const_labels(struct metric_registry *r, const char *prefix, unsigned n,
-				     const char *const *names, const char *const *values);
+int metric_registry_set_const_labels(struct metric_registry *r, const char *const *prefixes,
+				     unsigned n, const char *const *names,
+				     const char *const *values);
 
 /*
  * A label written after the label `from` in every family that has it, its

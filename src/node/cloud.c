@@ -15,7 +15,7 @@ const char *const node_cloud_label_names[NODE_CLOUD_LABELS] = {
 };
 
 /* Coroot's provider names, from the same DMI values it tests, in its order. */
-static const char *provider_of(const struct node_dmi *d)
+const char *node_cloud_provider(const struct node_dmi *d)
 {
 	static const struct { const char *board, *sys, *provider; } vendors[] = {
 		{ "Amazon EC2", NULL, "AWS" },
@@ -63,14 +63,22 @@ void node_cloud_detect(const struct node_dmi *dmi, const struct node_cloud_flags
 		       struct node_cloud *out)
 {
 	*out = (struct node_cloud){ 0 };
-	put(out, NODE_CLOUD_PROVIDER, provider_of(dmi));
+	put(out, NODE_CLOUD_PROVIDER, node_cloud_provider(dmi));
 	if (!strcmp(out->v[NODE_CLOUD_PROVIDER], "AWS") && is_instance_id(dmi->board_asset_tag))
 		put(out, NODE_CLOUD_INSTANCE_ID, dmi->board_asset_tag);
-	put(out, NODE_CLOUD_PROVIDER, flags->provider);
-	put(out, NODE_CLOUD_REGION, flags->region);
-	put(out, NODE_CLOUD_AVAILABILITY_ZONE, flags->availability_zone);
-	put(out, NODE_CLOUD_INSTANCE_TYPE, flags->instance_type);
-	put(out, NODE_CLOUD_INSTANCE_LIFE_CYCLE, flags->instance_life_cycle);
+	node_cloud_apply(out, &(struct node_cloud){ 0 }, flags);
+}
+
+void node_cloud_apply(struct node_cloud *c, const struct node_cloud *service,
+		      const struct node_cloud_flags *flags)
+{
+	for (int l = 0; l < NODE_CLOUD_LABELS; l++)
+		put(c, l, service->v[l]);
+	put(c, NODE_CLOUD_PROVIDER, flags->provider);
+	put(c, NODE_CLOUD_REGION, flags->region);
+	put(c, NODE_CLOUD_AVAILABILITY_ZONE, flags->availability_zone);
+	put(c, NODE_CLOUD_INSTANCE_TYPE, flags->instance_type);
+	put(c, NODE_CLOUD_INSTANCE_LIFE_CYCLE, flags->instance_life_cycle);
 }
 
 static int read_one(const char *root, const char *path, char *out)

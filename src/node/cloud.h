@@ -1,10 +1,9 @@
 /*
- * node_cloud_info from what is known locally: the cloud provider as Coroot
- * tells it from DMI, what DMI says besides (an EC2 Nitro instance's id), and
- * the --provider, --region, --availability-zone, --instance-type and
- * --instance-life-cycle flags, which win as in Coroot. Coroot also asks the
- * provider's metadata service; nodescope makes no network call, so the
- * account, zone id and IPs stay "" unless a flag gives them.
+ * node_cloud_info's labels: the cloud provider as Coroot tells it from DMI,
+ * what DMI says besides (an EC2 Nitro instance's id), what the provider's
+ * metadata service answers (node/cloud_meta.h, asked by node/cloud_fetch.h),
+ * and the --provider, --region, --availability-zone, --instance-type and
+ * --instance-life-cycle flags, which win as in Coroot.
  */
 #ifndef NODESCOPE_NODE_CLOUD_H
 #define NODESCOPE_NODE_CLOUD_H
@@ -51,6 +50,13 @@ struct node_cloud {
 /* The labels from dmi and the flags (NULL or "": not given). Pure. */
 void node_cloud_detect(const struct node_dmi *dmi, const struct node_cloud_flags *flags,
 		       struct node_cloud *out);
+
+/* The provider DMI names ("AWS", ..., "" for none), by Coroot's rules. Pure. */
+const char *node_cloud_provider(const struct node_dmi *dmi);
+
+/* The service's non-empty labels over c, then the flags over both. Pure. */
+void node_cloud_apply(struct node_cloud *c, const struct node_cloud *service,
+		      const struct node_cloud_flags *flags);
 
 /* Reads the DMI files under root ("" for the agent's own view). Returns how many were found. */
 int node_dmi_read(const char *root, struct node_dmi *out);

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "node/cloud_fetch.h"
 #include "node/diskstats.h"
 #include "node/meminfo.h"
 #include "node/net.h"
@@ -17,6 +18,13 @@
 #include "util/file.h"
 #include "util/strbuf.h"
 #include "util/log.h"
+
+/*
+ * The metadata service's whole exchange (AWS: ten requests) within this:
+ * Coroot's per-request timeout, once, so a dead service costs 5 s in a
+ * thread and not ten times that.
+ */
+#define CLOUD_DEADLINE_MS 5000
 
 /* A /proc table larger than this is no /proc table. */
 #define PROC_FILE_MAX (16u << 20)
@@ -43,10 +51,16 @@ struct node_metrics {
 	struct node_link *links; /* the kept interfaces of the last link dump */
 	size_t n_links, cap_links;
 	bool links_oom;
+	struct node_dmi dmi;
+	struct node_cloud_flags flags;
+	const char *provider;	   /* DMI's */
+	struct cloud_fetch *fetch; /* while the metadata service's answer is awaited */
+	void (*on_zone)(void *ctx, const char *availability_zone, const char *region);
+	void *zone_ctx;
 	struct metric *m_info, *m_cloud, *m_uptime, *m_cpu, *m_cores, *m_mem[NODE_MEM_FIELDS],
 		*m_disk_reads, *m_disk_writes, *m_disk_read_bytes, *m_disk_written_bytes,
 		*m_disk_read_time, *m_disk_write_time, *m_disk_io_time, *m_rx_bytes, *m_tx_bytes,
-		*m_rx_packets, *m_tx_packets, *m_up, *m_ip, *m_errors;
+		*m_rx_packets, *m_tx_packets, *m_up, *m_ip, *m_errors, *m_cloud_errors;
 };
 
 #define T struct node_metrics
@@ -107,6 +121,10 @@ static const struct metric_def node_defs[] = {
 	  "failed or were malformed: that scrape shows nothing from it (diskstats: malformed "
 	  "lines, each skipped).",
 	  METRIC_COUNTER, METRIC_LABELS("source"), METRIC_HANDLE(T, m_errors) },
+	{ "nodescope_cloud_metadata_errors_total",
+	  "Asks of the cloud provider's instance metadata service (once, at the start) that "
+	  "failed, by why: node_cloud_info then has DMI's and the flags' values only.",
+	  METRIC_COUNTER, METRIC_LABELS("reason"), METRIC_HANDLE(T, m_cloud_errors) },
 };
 #undef IFACE
 #undef DEVICE
@@ -284,12 +302,53 @@ static void node_collect(void *ctx)
 	collect_net(n);
 }
 
-/* node_info and node_cloud_info: read once, as Coroot does at its start. */
+/* node_cloud_info from DMI, the service's labels and the flags, and the zone to the agent. */
+static void set_cloud(struct node_metrics *n, const struct node_cloud *service)
+{
+	struct node_cloud cloud;
+
+	node_cloud_detect(&n->dmi, &n->flags, &cloud);
+	node_cloud_apply(&cloud, service, &n->flags);
+	const char *labels[NODE_CLOUD_LABELS];
+	for (int i = 0; i < NODE_CLOUD_LABELS; i++)
+		labels[i] = cloud.v[i];
+	metric_clear(n->m_cloud);
+	metric_set(n->m_cloud, labels, 1);
+	if (n->on_zone)
+		n->on_zone(n->zone_ctx, cloud.v[NODE_CLOUD_AVAILABILITY_ZONE],
+			   cloud.v[NODE_CLOUD_REGION]);
+}
+
+static void on_cloud_answer(void *ctx, const struct cloud_result *r)
+{
+	struct node_metrics *n = ctx;
+
+	cloud_fetch_free(n->fetch);
+	n->fetch = NULL;
+	if (r->netns[0])
+		log_warn("cloud metadata: %s: the %s service was asked from the agent's own "
+			 "network namespace",
+			 r->netns, n->provider);
+	if (r->outcome != CLOUD_ANSWERED) {
+		log_warn("cloud metadata: the %s service did not answer (%s): node_cloud_info "
+			 "has DMI's and the flags' values only",
+			 n->provider, r->error);
+		metric_add(n->m_cloud_errors, &cloud_outcome_names[r->outcome], 1);
+		return;
+	}
+	log_info("cloud metadata: %s answered: region \"%s\", zone \"%s\", instance type \"%s\"",
+		 n->provider, r->cloud.v[NODE_CLOUD_REGION],
+		 r->cloud.v[NODE_CLOUD_AVAILABILITY_ZONE], r->cloud.v[NODE_CLOUD_INSTANCE_TYPE]);
+	set_cloud(n, &r->cloud);
+}
+
+/*
+ * node_info, and node_cloud_info from what is known locally; then, as
+ * Coroot at its start, the provider's metadata service is asked once.
+ */
 static void set_info(struct node_metrics *n, const struct node_metrics_opts *o)
 {
 	struct node_uname u;
-	struct node_dmi dmi;
-	struct node_cloud cloud;
 
 	int err = node_uname_host(&u);
 	if (err) {
@@ -300,12 +359,23 @@ static void set_info(struct node_metrics *n, const struct node_metrics_opts *o)
 	const char *info[] = { u.hostname, u.kernel_version };
 	metric_set(n->m_info, info, 1);
 
-	node_dmi_read(o->host_root ? o->host_root : "", &dmi);
-	node_cloud_detect(&dmi, &o->cloud, &cloud);
-	const char *labels[NODE_CLOUD_LABELS];
-	for (int i = 0; i < NODE_CLOUD_LABELS; i++)
-		labels[i] = cloud.v[i];
-	metric_set(n->m_cloud, labels, 1);
+	node_dmi_read(o->dmi_root ? o->dmi_root : "", &n->dmi);
+	n->flags = o->cloud;
+	n->provider = node_cloud_provider(&n->dmi);
+	set_cloud(n, &(struct node_cloud){ 0 });
+	for (int r = CLOUD_ANSWERED + 1; r < CLOUD_OUTCOMES; r++)
+		metric_add(n->m_cloud_errors, &cloud_outcome_names[r], 0);
+
+	const struct cloud_provider *p = cloud_provider_find(n->provider);
+	if (!o->loop || !p)
+		return;
+	err = cloud_fetch_start(o->loop, p, "/proc/1/ns/net", CLOUD_DEADLINE_MS, on_cloud_answer,
+				n, &n->fetch);
+	if (err) {
+		log_warn("cloud metadata: cannot ask the %s service (%s)", n->provider,
+			 strerror(-err));
+		metric_add(n->m_cloud_errors, &cloud_outcome_names[CLOUD_UNREACHABLE], 1);
+	}
 }
 
 int node_metrics_new(const struct node_metrics_opts *o, struct node_metrics **out)
@@ -317,6 +387,8 @@ int node_metrics_new(const struct node_metrics_opts *o, struct node_metrics **ou
 		return -ENOMEM;
 	n->registry = o->registry;
 	n->net_fd = -1;
+	n->on_zone = o->on_zone;
+	n->zone_ctx = o->zone_ctx;
 	/* /proc/stat counts in USER_HZ, which the kernel tells (Coroot assumes 100). */
 	n->user_hz = hz > 0 ? (double)hz : 100;
 	snprintf(n->proc_root, sizeof(n->proc_root), "%s", o->proc_root ? o->proc_root : "/proc");
@@ -344,6 +416,7 @@ void node_metrics_free(struct node_metrics *n)
 {
 	if (!n)
 		return;
+	cloud_fetch_free(n->fetch);
 	if (n->net_fd >= 0)
 		close(n->net_fd);
 	strbuf_free(&n->text);

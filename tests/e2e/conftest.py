@@ -129,9 +129,11 @@ class Agent:
 
     started = []  # the Agents of the running test (and of wider fixtures), checked at its end
 
-    def __init__(self, *args, trace=True, listen=True, ephemeral_ports="", keep_standalone=True):
+    def __init__(self, *args, trace=True, listen=True, ephemeral_ports="", keep_standalone=True,
+                 prefix=()):
         self.port = free_port() if listen else None
-        cmd = [AGENT] + (["trace"] if trace else [])
+        # prefix: a command that sets the agent's surroundings up and execs it (same pid)
+        cmd = [*prefix, AGENT] + (["trace"] if trace else [])
         if listen:
             cmd += ["--listen", f"127.0.0.1:{self.port}"]
         # The test servers listen on ports the kernel hands out, which the default

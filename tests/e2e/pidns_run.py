@@ -1,12 +1,13 @@
 """Runs a program the way a container with its own hostname but the host's PID 1 would see the
 node (tests of what an agent reads "as PID 1 sees it"):
 
-    pidns_run.py HOSTNAME PROGRAM [ARGS...]
+    pidns_run.py [--own-net] HOSTNAME PROGRAM [ARGS...]
 
 It enters a new PID and mount namespace, where its child is PID 1 (in the caller's UTS namespace,
 with a /proc of the new PID namespace mounted), and that PID 1 runs PROGRAM in a UTS namespace
 of its own named HOSTNAME. SIGTERM, SIGINT and SIGHUP are passed down to PROGRAM, and each level
-exits as PROGRAM did, so the caller sees PROGRAM's exit.
+exits as PROGRAM did, so the caller sees PROGRAM's exit. --own-net: PROGRAM also gets a network
+namespace of its own, empty (a pod's, where the host's is PID 1's).
 """
 import ctypes
 import os
@@ -14,7 +15,7 @@ import signal
 import socket
 import sys
 
-CLONE_NEWNS, CLONE_NEWUTS, CLONE_NEWPID = 0x00020000, 0x04000000, 0x20000000
+CLONE_NEWNS, CLONE_NEWUTS, CLONE_NEWPID, CLONE_NEWNET = 0x00020000, 0x04000000, 0x20000000, 0x40000000
 MS_REC, MS_PRIVATE = 0x4000, 1 << 18
 libc = ctypes.CDLL(None, use_errno=True)
 
@@ -38,7 +39,8 @@ def relay(pid):
 
 
 def main():
-    hostname, argv = sys.argv[1], sys.argv[2:]
+    own_net = sys.argv[1] == "--own-net"
+    hostname, argv = sys.argv[1 + own_net], sys.argv[2 + own_net:]
     check(libc.unshare(CLONE_NEWPID | CLONE_NEWNS), "unshare(PID, mount)")
     pid = os.fork()
     if pid:
@@ -49,7 +51,7 @@ def main():
     pid = os.fork()
     if pid:
         relay(pid)
-    check(libc.unshare(CLONE_NEWUTS), "unshare(UTS)")
+    check(libc.unshare(CLONE_NEWUTS | (CLONE_NEWNET if own_net else 0)), "unshare(UTS, net)")
     socket.sethostname(hostname)
     os.execv(argv[0], argv)
 

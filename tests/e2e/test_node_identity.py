@@ -38,7 +38,8 @@ def test_every_series_carries_the_node_identity(agent_factory):
 
 
 def test_zone_on_container_series_when_known(agent_factory):
-    """As Coroot: az and region on container series when both are known, never on node series."""
+    """As Coroot: az and region on container series (and ip_to_fqdn) when both are known, never on
+    node series."""
     a = agent_factory("--events", "proc", "--availability-zone", "zone-a1", "--region", "region-1")
     assert os.system("true") == 0
     a.wait_for(lambda evs: any(e["type"] == "exit" for e in evs), what="a process")
@@ -46,9 +47,11 @@ def test_zone_on_container_series_when_known(agent_factory):
     container = [dict(k) for name, fam in metrics.items() if name.startswith("container_") for k in fam]
     assert container
     assert all(l.get("az") == "zone-a1" and l.get("region") == "region-1" for l in container), container
-    # node_cloud_info's own region label (Coroot's) is the one exception.
+    # node_cloud_info's own region label (Coroot's) is the one exception; ip_to_fqdn is in
+    # Coroot's container registry (test_cloud_metadata.py has it).
     others = [dict(k) for name, fam in metrics.items()
-              if not name.startswith("container_") and name != "node_cloud_info" for k in fam]
+              if not name.startswith("container_") and name not in ("node_cloud_info", "ip_to_fqdn")
+              for k in fam]
     assert not [l for l in others if "az" in l or "region" in l]
     b = agent_factory("--events", "proc", "--region", "region-1")  # one of the two: neither
     assert not [k for name, fam in b.metrics().items() if name != "node_cloud_info" for k in fam

@@ -46,7 +46,7 @@ static int setup(void **state)
 	struct node_metrics_opts o = {
 		.registry = f->r,
 		.proc_root = f->dir,
-		.host_root = f->dir, /* no DMI there */
+		.dmi_root = f->dir, /* no DMI there */
 		.cloud = { .region = "r1", .instance_type = "t3.small" },
 		.no_net = true,
 	};

@@ -1324,7 +1324,7 @@ static void test_const_labels(void **state)
 			 "d_bucket{le=\"+Inf\"} 1\nd_sum 0.5\nd_count 1\n");
 }
 
-/* A second set for the families of a prefix only (az, region on container_ series). */
+/* A second set for some prefixes only (az, region on container_ series and ip_to_fqdn). */
 static void test_prefix_labels(void **state)
 {
 	struct metric_registry *r = *state;
@@ -1332,14 +1332,20 @@ static void test_prefix_labels(void **state)
 	const char *const zone[] = { "az", "region" }, *const zone_v[] = { "a1", "r1" };
 
 	assert_int_equal(metric_registry_set_const_labels(r, NULL, 1, node, node_v), 0);
-	assert_int_equal(metric_registry_set_const_labels(r, "container_", 2, zone, zone_v), 0);
+	const char *const zoned[] = { "container_", "ip_to_fqdn", NULL };
+	assert_int_equal(metric_registry_set_const_labels(r, zoned, 2, zone, zone_v), 0);
 	metric_set(metric_register(r, "node_x", "N.", METRIC_GAUGE, 0, 0, NULL), NULL, 1);
 	metric_set(metric_register(r, "container_y", "C.", METRIC_GAUGE, 0, 1,
 				   (const char *const[]){ "container_id" }),
 		   (const char *const[]){ "/a" }, 2);
+	metric_set(metric_register(r, "ip_to_fqdn", "F.", METRIC_GAUGE, 0, 1,
+				   (const char *const[]){ "ip" }),
+		   (const char *const[]){ "10.0.0.1" }, 1);
 	assert_output(r, "# HELP node_x N.\n# TYPE node_x gauge\nnode_x{machine_id=\"m\"} 1\n"
 			 "# HELP container_y C.\n# TYPE container_y gauge\n"
-			 "container_y{machine_id=\"m\",az=\"a1\",region=\"r1\",container_id=\"/a\"} 2\n");
+			 "container_y{machine_id=\"m\",az=\"a1\",region=\"r1\",container_id=\"/a\"} 2\n"
+			 "# HELP ip_to_fqdn F.\n# TYPE ip_to_fqdn gauge\n"
+			 "ip_to_fqdn{machine_id=\"m\",az=\"a1\",region=\"r1\",ip=\"10.0.0.1\"} 1\n");
 }
 
 static void app_of(const char *container, char *out, size_t len)
