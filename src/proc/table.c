@@ -122,7 +122,7 @@ void proc_table_set_observer(struct proc_table *t, proc_table_observer_fn fn, vo
 
 int proc_table_set_container(struct proc_table *t, struct proc_entry *e, const char *name)
 {
-	if (!name || !*name)
+	if (!name)
 		name = "/";
 	if (e->container && !strcmp(e->container->name, name))
 		return 0;

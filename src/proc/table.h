@@ -44,7 +44,14 @@ struct proc_entry *proc_table_get(struct proc_table *t, uint32_t pid);
 struct proc_entry *proc_table_upsert(struct proc_table *t, uint32_t pid, bool *created);
 void proc_table_remove(struct proc_table *t, uint32_t pid);
 
-/* Sets e's container to name (interned; "/" when name is NULL or empty). */
+/*
+ * The container of a process whose container could not be named (its
+ * cgroups and its /proc entry gone before they were read): no container,
+ * rather than its parent's or the host's. Makes no series.
+ */
+#define PROC_CONTAINER_UNNAMED ""
+
+/* Sets e's container to name (interned; "/" when name is NULL). */
 int proc_table_set_container(struct proc_table *t, struct proc_entry *e, const char *name);
 const char *proc_entry_container(const struct proc_entry *e);
 /* The container of pid, "/" when the table does not know it. */

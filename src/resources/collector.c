@@ -454,6 +454,8 @@ static void read_disks(struct resources *r, struct ctr *c, int *work)
 static bool container_admitted(void *ctx, const char *id)
 {
 	const struct resources *r = ctx;
+	if (!*id)
+		return false; /* PROC_CONTAINER_UNNAMED: no container at all */
 	return r->o.keep_standalone || containers_id_reported(id);
 }
 

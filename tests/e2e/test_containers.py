@@ -81,6 +81,59 @@ def test_container_named_at_its_first_exec_though_its_cgroup_is_gone_when_the_ex
     assert a.metric("nodescope_proc_cgroups_first_execs_total") >= 1
 
 
+def run_while_agent_stopped(agent, dirs, script="exec /bin/true"):
+    """Runs script with sh moved into the cgroup directories dirs (made here) while the agent
+    is stopped; the process exits and the cgroups are removed before the agent reads a record
+    of it, as a `docker run --rm` container's on a busy node. Returns sh's pid."""
+    for d in dirs:
+        os.makedirs(d, exist_ok=True)
+    moves = "; ".join(f"echo $$ > {d}/cgroup.procs" for d in dirs)
+    agent.proc.send_signal(signal.SIGSTOP)
+    try:
+        p = subprocess.Popen(["/bin/sh", "-c", f"{moves}; {script}"])
+        assert p.wait(10) == 0
+        for d in dirs:
+            while d.count("/") > 4:  # the ones made here, deepest first; never a mount's root
+                try:
+                    os.rmdir(d)
+                except OSError:
+                    break
+                d = os.path.dirname(d)
+        assert not any(os.path.exists(d) for d in dirs)
+    finally:
+        agent.proc.send_signal(signal.SIGCONT)
+    return p.pid
+
+
+@pytest.mark.parametrize("hierarchies", ["v2", "v1 cpu and memory"])
+def test_container_named_from_the_cgroup_path_the_kernel_gave_though_all_is_gone(
+        agent_factory, hierarchies):
+    """The first exec in a set of cgroups carries their paths, read in the kernel at the exec:
+    a container whose process and cgroups are gone before the agent reads any record of it (the
+    agent stopped here, a busy node or a slow build in life) is still named from them. Docker's
+    cgroups on this hybrid machine are v1 (cpu, memory), a systemd host's v2."""
+    rel = f"/system.slice/nodescope-e2e-path{os.getpid()}-{hierarchies[:2]}.service"
+    roots = [cgroup2_root()] if hierarchies == "v2" else ["/sys/fs/cgroup/cpu", "/sys/fs/cgroup/memory"]
+    a = agent_factory("--events", "proc")
+    pid = run_while_agent_stopped(a, [r + rel for r in roots])
+    assert container_of(a, pid) == rel
+    first = a.wait_for(lambda evs: [e for e in evs if e["type"] == "first_exec" and e["pid"] == pid],
+                       what="the cgroups' first exec")
+    assert first[-1]["container"] == rel, first
+
+
+def test_process_whose_container_cannot_be_named_is_attributed_to_none(agent_factory):
+    """A cgroup deeper than the kernel side walks (10 levels) has no path in the record: gone
+    before it is read, with the process gone from /proc, its exec cannot be named. It is
+    counted and attributed to no container (""), never to its parent's."""
+    deep = "".join(f"/nodescope-e2e-deep{os.getpid()}-{i}" for i in range(11))
+    a = agent_factory("--events", "proc")
+    pid = run_while_agent_stopped(a, [cgroup2_root() + deep])
+    assert container_of(a, pid) == ""
+    assert a.metric("nodescope_proc_unnamed_total") >= 1
+    assert not a.has_series("container_process_exits_total", container_id="")
+
+
 def test_standalone_processes_left_out_as_coroot_does(agent_factory):
     """A user session's process is traced under its cgroup path but makes no series (counted);
     a systemd service's does; --keep-standalone-processes reports both."""
