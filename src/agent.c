@@ -66,6 +66,10 @@ struct agent {
 	int sigfd;
 	bool ready; /* started (programs loaded, probes attached) and not stopping */
 	bool reaping; /* agent_proc_drained is reading the other streams */
+	/* The files stream's file records of the read in progress (agent_files_drained). */
+	struct ns_file_event *files_queued;
+	size_t n_files_queued, cap_files_queued;
+	bool files_probing;
 	struct metric *m_info, *m_events, *m_lost, *m_malformed, *m_wakeups, *m_loop_wakeups,
 		*m_probes, *m_trace_lines, *m_trace_dropped, *m_misses, *m_features;
 };
@@ -336,7 +340,12 @@ static int agent_discard_record(void *ctx, const void *data, size_t len)
 	return 0;
 }
 
-/* The files stream: a set of cgroups' first exec names its container; files go to TLS. */
+/*
+ * The files stream: a set of cgroups' first exec names its container now;
+ * files go to TLS once the read is over (agent_files_drained), so that a
+ * container that started while earlier files were probed (an ELF symbol
+ * table read, slow on a busy node) is named before it is gone.
+ */
 static int agent_files_record(void *ctx, const void *data, size_t len)
 {
 	struct agent *a = ctx;
@@ -347,7 +356,37 @@ static int agent_files_record(void *ctx, const void *data, size_t len)
 	memcpy(&type, data, sizeof(type));
 	if (type == NS_FILE_CGROUPS)
 		return proc_tracker_on_cgroups(a->procs, data, len);
-	return a->tls ? tls_manager_on_record(a->tls, data, len) : 0;
+	if (!a->tls)
+		return 0;
+	if (len < sizeof(struct ns_file_event))
+		return tls_manager_on_record(a->tls, data, len); /* says it is malformed */
+	if (a->n_files_queued == a->cap_files_queued) {
+		size_t cap = a->cap_files_queued ? 2 * a->cap_files_queued : 64;
+		struct ns_file_event *q = reallocarray(a->files_queued, cap, sizeof(*q));
+		if (!q) /* probed now, as it comes */
+			return tls_manager_on_record(a->tls, data, len);
+		a->files_queued = q;
+		a->cap_files_queued = cap;
+	}
+	memcpy(&a->files_queued[a->n_files_queued++], data, sizeof(struct ns_file_event));
+	return 0;
+}
+
+/* After a read of files: its files are probed, and the stream read again between two. */
+static void agent_files_drained(void *ctx)
+{
+	struct agent *a = ctx;
+
+	if (a->files_probing)
+		return; /* a read from the loop below: that loop probes what it queued */
+	a->files_probing = true;
+	for (size_t i = 0; i < a->n_files_queued; i++) {
+		struct ns_file_event e = a->files_queued[i];
+		tls_manager_on_record(a->tls, &e, sizeof(e));
+		stream_drain(a->streams[NS_STREAM_FILES]);
+	}
+	a->n_files_queued = 0;
+	a->files_probing = false;
 }
 
 static int agent_open_streams(struct agent *a)
@@ -388,6 +427,8 @@ static int agent_open_streams(struct agent *a)
 		case NS_STREAM_FILES:
 			p.fn = agent_files_record;
 			p.ctx = a;
+			p.after_drain = agent_files_drained;
+			p.after_drain_ctx = a;
 			break;
 		}
 		int err = stream_open(a->loop, &p, &a->streams[i]);
@@ -649,6 +690,7 @@ static void agent_stop(struct agent *a)
 	for (int i = 0; i < NS_STREAM_COUNT; i++)
 		stream_close(a->streams[i]);
 	tls_manager_free(a->tls); /* hands its links to the closer */
+	free(a->files_queued);
 	probes_stop(p);
 	/* Their grace periods overlapped with the above: wait until every link is gone. */
 	link_closer_free(a->closer);
