@@ -16,6 +16,7 @@
 #include "bpf/preflight.h"
 #include "node/identity.h"
 #include "node/metrics.h"
+#include "containers/filter.h"
 #include "containers/name.h"
 #include "util/file.h"
 #include "bpf/probes.h"
@@ -54,6 +55,7 @@ struct agent {
 	struct l7_tracker *l7;
 	struct tls_manager *tls;
 	struct tls_hold *hold;
+	struct containers_filter *filter; /* which named containers make series */
 	struct link_closer *closer;
 	struct node_metrics *node;
 	struct process_metrics *self;
@@ -557,12 +559,27 @@ static int agent_start(struct agent *a)
 	};
 	if (proc_tracker_new(&po, &a->procs))
 		return NS_EXIT_RUNTIME;
+	struct containers_filter_opts fo = {
+		.allow = c->container_allowlist.v,
+		.n_allow = c->container_allowlist.n,
+		.deny = c->container_denylist.v,
+		.n_deny = c->container_denylist.n,
+		.skip_system_services = c->skip_systemd_system_services,
+		.root = file_host_root(),
+	};
+	char why[256];
+	int ferr = containers_filter_new(&fo, &a->filter, why, sizeof(why));
+	if (ferr) { /* the patterns were checked as options: only memory can fail here */
+		log_error("container filters: %s", ferr == -EINVAL ? why : strerror(-ferr));
+		return NS_EXIT_RUNTIME;
+	}
 	struct resources_opts ro = {
 		.registry = a->registry,
 		.procs = proc_tracker_table(a->procs),
 		.loop = a->loop,
 		.cgroupfs_root = c->cgroupfs_root,
 		.keep_standalone = c->keep_standalone,
+		.filter = a->filter,
 		.max_series = c->max_series,
 		.gone_after_ns = (uint64_t)c->series_idle_s * 1000000000ull,
 		.min_container_age_ns = (uint64_t)c->min_container_age_s * 1000000000ull,
@@ -697,6 +714,7 @@ static void agent_stop(struct agent *a)
 	l7_tracker_free(a->l7);
 	tcp_tracker_free(a->tcp);
 	resources_free(a->resources); /* before the process table it observes */
+	containers_filter_free(a->filter);
 	proc_tracker_free(a->procs);
 	metric_registry_free(a->registry);
 	a->trace.tap = NULL;
