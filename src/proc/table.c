@@ -147,6 +147,12 @@ const char *proc_table_container_of(struct proc_table *t, uint32_t pid)
 	return e ? proc_entry_container(e) : "/";
 }
 
+uint8_t proc_table_optouts_of(struct proc_table *t, uint32_t pid)
+{
+	struct proc_entry *e = proc_table_get(t, pid);
+	return e ? e->optouts : 0;
+}
+
 size_t proc_table_count(const struct proc_table *t)
 {
 	return t->procs.count;

@@ -15,6 +15,7 @@
 #include "event.h"
 #include "loop/loop.h"
 #include "metrics/registry.h"
+#include "optouts.h"
 #include "procfs.h"
 #include "trace/trace.h"
 #include "util/log.h"
@@ -49,6 +50,8 @@ struct proc_tracker {
 
 	/* cgroup paths -> Coroot's container ids (runtime metadata read once per container). */
 	struct containers_resolver *names;
+
+	char *environ_buf; /* PROC_ENVIRON_MAX: a process's environment, for its opt-outs */
 
 	/* Pids whose exit was read, oldest first, waiting to be reaped. */
 	uint32_t *exited;
@@ -302,9 +305,11 @@ int proc_tracker_new(const struct proc_tracker_opts *o, struct proc_tracker **ou
 	for (int h = 0; h < CG_COUNT; h++)
 		t->mounts[h].fd = -1;
 	t->table = proc_table_new(o->max_processes);
-	if (!t->table || hmap_init(&t->id_paths, ID_CACHE) || hmap_init(&t->picks, ID_CACHE) ||
+	t->environ_buf = malloc(PROC_ENVIRON_MAX);
+	if (!t->table || !t->environ_buf || hmap_init(&t->id_paths, ID_CACHE) || hmap_init(&t->picks, ID_CACHE) ||
 	    containers_resolver_new(file_host_root(), container_named, t, &t->names)) {
 		proc_table_free(t->table);
+		free(t->environ_buf);
 		free(t);
 		return -ENOMEM;
 	}
@@ -341,6 +346,7 @@ void proc_tracker_free(struct proc_tracker *t)
 	if (!t)
 		return;
 	proc_table_free(t->table);
+	free(t->environ_buf);
 	free(t->exited);
 	containers_resolver_free(t->names);
 	id_cache_clear(t);
@@ -379,6 +385,7 @@ static void scan_one(void *ctx, pid_t pid)
 	e->inspected = true;
 	memcpy(e->comm, st.comm, sizeof(e->comm));
 	procfs_read_exe(pid, e->exe, sizeof(e->exe));
+	proc_optouts_read(pid, t->environ_buf, &e->optouts);
 	proc_table_set_container(t->table, e, container);
 }
 
@@ -400,6 +407,7 @@ static struct proc_entry *tracker_adopt(struct proc_tracker *t, uint32_t pid, ui
 	struct proc_entry *parent = proc_table_get(t->table, ppid);
 	e->ppid = ppid;
 	proc_table_set_container(t->table, e, parent ? proc_entry_container(parent) : "/");
+	e->optouts = parent ? parent->optouts : 0; /* a fork's environment is its parent's */
 	return e;
 }
 
@@ -494,6 +502,8 @@ int proc_tracker_on_record(void *ctx, const void *data, size_t len)
 			memcpy(e->comm, ev.comm, sizeof(e->comm));
 			memcpy(e->exe, ev.exe, sizeof(e->exe));
 			e->netns = 0; /* an unshare before the exec is the usual way to change it */
+			/* The new program's environment; gone already: as inherited. */
+			proc_optouts_read(ev.pid, t->environ_buf, &e->optouts);
 			/* Runtimes move a process into its container's cgroup before exec:
 			 * the cgroup ids in the record say so at once. */
 			const char *named = NULL;
