@@ -299,6 +299,17 @@ static int agent_signals(struct agent *a)
 	return loop_add_fd(a->loop, a->sigfd, EPOLLIN, agent_on_signal, a);
 }
 
+/*
+ * An exec record may be of a set of cgroups whose first exec the files
+ * stream brought with their paths (gone since, on a late read): name those first.
+ */
+static void agent_read_files_first(void *ctx)
+{
+	struct agent *a = ctx;
+	if (a->streams[NS_STREAM_FILES])
+		stream_drain(a->streams[NS_STREAM_FILES]);
+}
+
 /* Batched records refer to processes: learn about those first. */
 static void agent_read_proc_first(void *ctx)
 {
@@ -413,6 +424,8 @@ static int agent_open_streams(struct agent *a)
 		case NS_STREAM_PROC:
 			p.fn = proc_tracker_on_record;
 			p.ctx = a->procs;
+			p.before_drain = agent_read_files_first;
+			p.before_drain_ctx = a;
 			p.after_drain = agent_proc_drained;
 			p.after_drain_ctx = a;
 			break;
