@@ -71,6 +71,21 @@ static __always_inline bool ns_process_dying(struct trace_event_raw_sched_proces
 	return BPF_CORE_READ(task, signal, live.counter) == 0;
 }
 
+/* kernfs_node's parent before 6.15, when it became __parent (read under RCU). */
+struct kernfs_node___parent {
+	struct kernfs_node *parent;
+} __attribute__((preserve_access_index));
+
+/* The parent of a kernfs node (a cgroup's directory): NULL at its hierarchy's root. */
+static __always_inline struct kernfs_node *ns_kn_parent(struct kernfs_node *kn)
+{
+	struct kernfs_node___parent *old = (void *)kn;
+
+	if (bpf_core_field_exists(old->parent))
+		return BPF_CORE_READ(old, parent);
+	return BPF_CORE_READ(kn, __parent);
+}
+
 /*
  * The calling thread's entry in a per-thread map (tls_calls, l7_calls).
  * Tracing programs may use task storage from 5.13: the entry lives in the

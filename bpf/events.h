@@ -268,14 +268,35 @@ enum ns_file_event_type {
 	NS_FILE_CGROUPS = 3, /* the first exec seen in these cgroups: struct ns_cgroups_event */
 };
 
-/* NS_FILE_CGROUPS: the ids of a set of cgroups an exec was first seen in. */
+/*
+ * A cgroup's path in its hierarchy as the kernel names it at the event
+ * ("/docker/<id>"), read from the kernfs nodes up from the task's cgroup: a
+ * container whose cgroups are gone before the record is read (`docker run
+ * --rm` on a slow or busy node) is still named from it. Deeper or longer
+ * paths are not sent (""), and the cgroup is then looked up by its id.
+ */
+#define NS_CGROUP_PATH_LEN 256 /* with its NUL; a power of two */
+#define NS_CGROUP_DEPTH 10     /* components below the hierarchy's root */
+
+/* The hierarchies of struct ns_cgroup_ids, in its order. */
+enum ns_cgroup_hierarchy {
+	NS_CGROUP_V2 = 0,
+	NS_CGROUP_CPU = 1,
+	NS_CGROUP_MEMORY = 2,
+	NS_CGROUP_HIERARCHIES,
+};
+
+/* NS_FILE_CGROUPS: the ids and paths of a set of cgroups an exec was first seen in. */
 struct ns_cgroups_event {
 	__u32 type; /* NS_FILE_CGROUPS */
 	__u32 pid;  /* the process whose exec it was */
 	__u64 ts_ns;
 	struct ns_cgroup_ids ids;
+	/* by enum ns_cgroup_hierarchy; "" when not known (id 0, too deep, too long) */
+	char paths[NS_CGROUP_HIERARCHIES][NS_CGROUP_PATH_LEN];
 };
-_Static_assert(sizeof(struct ns_cgroups_event) == 40, "ns_cgroups_event is ABI");
+_Static_assert(sizeof(struct ns_cgroups_event) == 40 + 3 * NS_CGROUP_PATH_LEN,
+	       "ns_cgroups_event is ABI");
 
 /*
  * --hold-first-runs: the process was stopped (SIGSTOP) when it mapped this
@@ -301,7 +322,7 @@ struct ns_file_event {
 	__u32 pad;
 };
 _Static_assert(sizeof(struct ns_file_event) == 56, "ns_file_event is ABI");
-_Static_assert(sizeof(struct ns_cgroups_event) <= sizeof(struct ns_file_event),
+_Static_assert(sizeof(struct ns_file_event) <= sizeof(struct ns_cgroups_event),
 	       "the files stream's records fit its biggest");
 
 /* The files_seen map's value, by (dev, ino). */

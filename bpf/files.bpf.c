@@ -14,7 +14,7 @@
 
 char LICENSE[] SEC("license") = "GPL";
 
-NS_STREAM_DEFINE(files, sizeof(struct ns_file_event))
+NS_STREAM_DEFINE(files, sizeof(struct ns_cgroups_event))
 
 #define NS_PROT_EXEC 0x4
 #define NS_MAP_DENYWRITE 0x0800 /* ignored by the kernel since 5.14; glibc's loader still passes it */
@@ -125,6 +125,68 @@ static __always_inline void files_report(void *ctx, struct file *f, __u32 type, 
 }
 
 /*
+ * Where a path is put together: twice its length, so that a name copied at
+ * any offset below NS_CGROUP_PATH_LEN stays inside (what the verifier can
+ * prove of an offset masked to the path's length).
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, char[2 * NS_CGROUP_PATH_LEN]);
+} cgroup_path_buf SEC(".maps");
+
+/*
+ * The path of cgroup node kn below its hierarchy's root ("/" for the root,
+ * "/docker/<id>"), into out (NS_CGROUP_PATH_LEN bytes); out[0] stays 0 when
+ * kn is NULL, deeper than NS_CGROUP_DEPTH or the path longer than out.
+ * The names are the kernel's own, read while the cgroup exists: the cgroup
+ * may be gone by the time user space reads the record.
+ */
+static __always_inline void ns_cgroup_path(struct kernfs_node *kn, char *out)
+{
+	struct kernfs_node *chain[NS_CGROUP_DEPTH] = {};
+	__u32 zero = 0, n = 0, off = 0;
+	char *buf;
+
+	out[0] = 0;
+	if (!kn)
+		return;
+#pragma unroll
+	for (int i = 0; i < NS_CGROUP_DEPTH; i++) {
+		struct kernfs_node *parent = ns_kn_parent(kn);
+		if (!parent)
+			break; /* kn is the root, whose name is not part of the path */
+		chain[i] = kn;
+		n = i + 1;
+		kn = parent;
+	}
+	if (ns_kn_parent(kn))
+		return; /* deeper than NS_CGROUP_DEPTH */
+	buf = bpf_map_lookup_elem(&cgroup_path_buf, &zero);
+	if (!buf)
+		return;
+	buf[0] = '/';
+	buf[1] = 0;
+#pragma unroll
+	for (int i = NS_CGROUP_DEPTH - 1; i >= 0; i--) {
+		if ((__u32)i >= n)
+			continue;
+		const char *name = BPF_CORE_READ(chain[i], name);
+		buf[off & (NS_CGROUP_PATH_LEN - 1)] = '/';
+		off++;
+		long len = bpf_probe_read_kernel_str(&buf[off & (NS_CGROUP_PATH_LEN - 1)],
+						     NS_CGROUP_PATH_LEN, name);
+		if (len <= 0)
+			return;
+		off += len - 1; /* onto its NUL, which the next '/' replaces */
+		if (off >= NS_CGROUP_PATH_LEN)
+			return; /* too long: out stays "" */
+	}
+	bpf_probe_read_kernel(out, NS_CGROUP_PATH_LEN, buf);
+}
+
+/*
  * Sets of cgroups an exec was seen in. LRU: a container long gone makes
  * room by itself; one evicted while alive is reported again, which costs
  * user space a cached look-up.
@@ -141,7 +203,8 @@ struct {
  * files, both gone soon after its last process: `ctr run --rm` removes them
  * within tens of ms of a 1 ms process's exit, while the proc stream's exec
  * record may wait for its batch. So the first exec in a set of cgroups is
- * reported here, where the reader wakes at once.
+ * reported here, where the reader wakes at once, with the cgroups' paths as
+ * they are now: a reader late all the same (a busy node) still has them.
  */
 static __always_inline void files_report_cgroups(void *ctx, struct task_struct *task)
 {
@@ -163,6 +226,9 @@ static __always_inline void files_report_cgroups(void *ctx, struct task_struct *
 	e->pid = ns_current_tgid();
 	e->ts_ns = bpf_ktime_get_ns();
 	e->ids = ids;
+	ns_cgroup_path(BPF_CORE_READ(task, cgroups, dfl_cgrp, kn), e->paths[NS_CGROUP_V2]);
+	ns_cgroup_path(ns_cpu_cgroup_kn(task), e->paths[NS_CGROUP_CPU]);
+	ns_cgroup_path(ns_memory_cgroup_kn(task), e->paths[NS_CGROUP_MEMORY]);
 	files_submit(ctx, e, sizeof(*e));
 }
 

@@ -16,6 +16,7 @@
 #include "bpf/preflight.h"
 #include "node/identity.h"
 #include "node/metrics.h"
+#include "containers/filter.h"
 #include "containers/name.h"
 #include "util/file.h"
 #include "bpf/probes.h"
@@ -54,6 +55,7 @@ struct agent {
 	struct l7_tracker *l7;
 	struct tls_manager *tls;
 	struct tls_hold *hold;
+	struct containers_filter *filter; /* which named containers make series */
 	struct link_closer *closer;
 	struct node_metrics *node;
 	struct process_metrics *self;
@@ -68,6 +70,10 @@ struct agent {
 	int sigfd;
 	bool ready; /* started (programs loaded, probes attached) and not stopping */
 	bool reaping; /* agent_proc_drained is reading the other streams */
+	/* The files stream's file records of the read in progress (agent_files_drained). */
+	struct ns_file_event *files_queued;
+	size_t n_files_queued, cap_files_queued;
+	bool files_probing;
 	struct metric *m_info, *m_events, *m_lost, *m_malformed, *m_wakeups, *m_loop_wakeups,
 		*m_probes, *m_trace_lines, *m_trace_dropped, *m_misses, *m_features;
 };
@@ -315,6 +321,17 @@ static int agent_signals(struct agent *a)
 	return loop_add_fd(a->loop, a->sigfd, EPOLLIN, agent_on_signal, a);
 }
 
+/*
+ * An exec record may be of a set of cgroups whose first exec the files
+ * stream brought with their paths (gone since, on a late read): name those first.
+ */
+static void agent_read_files_first(void *ctx)
+{
+	struct agent *a = ctx;
+	if (a->streams[NS_STREAM_FILES])
+		stream_drain(a->streams[NS_STREAM_FILES]);
+}
+
 /* Batched records refer to processes: learn about those first. */
 static void agent_read_proc_first(void *ctx)
 {
@@ -358,7 +375,12 @@ static int agent_discard_record(void *ctx, const void *data, size_t len)
 	return 0;
 }
 
-/* The files stream: a set of cgroups' first exec names its container; files go to TLS. */
+/*
+ * The files stream: a set of cgroups' first exec names its container now;
+ * files go to TLS once the read is over (agent_files_drained), so that a
+ * container that started while earlier files were probed (an ELF symbol
+ * table read, slow on a busy node) is named before it is gone.
+ */
 static int agent_files_record(void *ctx, const void *data, size_t len)
 {
 	struct agent *a = ctx;
@@ -369,7 +391,37 @@ static int agent_files_record(void *ctx, const void *data, size_t len)
 	memcpy(&type, data, sizeof(type));
 	if (type == NS_FILE_CGROUPS)
 		return proc_tracker_on_cgroups(a->procs, data, len);
-	return a->tls ? tls_manager_on_record(a->tls, data, len) : 0;
+	if (!a->tls)
+		return 0;
+	if (len < sizeof(struct ns_file_event))
+		return tls_manager_on_record(a->tls, data, len); /* says it is malformed */
+	if (a->n_files_queued == a->cap_files_queued) {
+		size_t cap = a->cap_files_queued ? 2 * a->cap_files_queued : 64;
+		struct ns_file_event *q = reallocarray(a->files_queued, cap, sizeof(*q));
+		if (!q) /* probed now, as it comes */
+			return tls_manager_on_record(a->tls, data, len);
+		a->files_queued = q;
+		a->cap_files_queued = cap;
+	}
+	memcpy(&a->files_queued[a->n_files_queued++], data, sizeof(struct ns_file_event));
+	return 0;
+}
+
+/* After a read of files: its files are probed, and the stream read again between two. */
+static void agent_files_drained(void *ctx)
+{
+	struct agent *a = ctx;
+
+	if (a->files_probing)
+		return; /* a read from the loop below: that loop probes what it queued */
+	a->files_probing = true;
+	for (size_t i = 0; i < a->n_files_queued; i++) {
+		struct ns_file_event e = a->files_queued[i];
+		tls_manager_on_record(a->tls, &e, sizeof(e));
+		stream_drain(a->streams[NS_STREAM_FILES]);
+	}
+	a->n_files_queued = 0;
+	a->files_probing = false;
 }
 
 static int agent_open_streams(struct agent *a)
@@ -394,6 +446,8 @@ static int agent_open_streams(struct agent *a)
 		case NS_STREAM_PROC:
 			p.fn = proc_tracker_on_record;
 			p.ctx = a->procs;
+			p.before_drain = agent_read_files_first;
+			p.before_drain_ctx = a;
 			p.after_drain = agent_proc_drained;
 			p.after_drain_ctx = a;
 			break;
@@ -410,6 +464,8 @@ static int agent_open_streams(struct agent *a)
 		case NS_STREAM_FILES:
 			p.fn = agent_files_record;
 			p.ctx = a;
+			p.after_drain = agent_files_drained;
+			p.after_drain_ctx = a;
 			break;
 		}
 		int err = stream_open(a->loop, &p, &a->streams[i]);
@@ -541,12 +597,27 @@ static int agent_start(struct agent *a)
 	};
 	if (proc_tracker_new(&po, &a->procs))
 		return NS_EXIT_RUNTIME;
+	struct containers_filter_opts fo = {
+		.allow = c->container_allowlist.v,
+		.n_allow = c->container_allowlist.n,
+		.deny = c->container_denylist.v,
+		.n_deny = c->container_denylist.n,
+		.skip_system_services = c->skip_systemd_system_services,
+		.root = file_host_root(),
+	};
+	char why[256];
+	int ferr = containers_filter_new(&fo, &a->filter, why, sizeof(why));
+	if (ferr) { /* the patterns were checked as options: only memory can fail here */
+		log_error("container filters: %s", ferr == -EINVAL ? why : strerror(-ferr));
+		return NS_EXIT_RUNTIME;
+	}
 	struct resources_opts ro = {
 		.registry = a->registry,
 		.procs = proc_tracker_table(a->procs),
 		.loop = a->loop,
 		.cgroupfs_root = c->cgroupfs_root,
 		.keep_standalone = c->keep_standalone,
+		.filter = a->filter,
 		.max_series = c->max_series,
 		.gone_after_ns = (uint64_t)c->series_idle_s * 1000000000ull,
 		.min_container_age_ns = (uint64_t)c->min_container_age_s * 1000000000ull,
@@ -674,12 +745,14 @@ static void agent_stop(struct agent *a)
 	for (int i = 0; i < NS_STREAM_COUNT; i++)
 		stream_close(a->streams[i]);
 	tls_manager_free(a->tls); /* hands its links to the closer */
+	free(a->files_queued);
 	probes_stop(p);
 	/* Their grace periods overlapped with the above: wait until every link is gone. */
 	link_closer_free(a->closer);
 	l7_tracker_free(a->l7);
 	tcp_tracker_free(a->tcp);
 	resources_free(a->resources); /* before the process table it observes */
+	containers_filter_free(a->filter);
 	proc_tracker_free(a->procs);
 	metric_registry_free(a->registry);
 	a->trace.tap = NULL;

@@ -63,8 +63,7 @@ static int apply(const struct cli_opt *o, const char *val, enum cli_source from,
 			b = true;
 		else if (cli_parse_bool(val, &b))
 			return -EINVAL;
-		if (b)
-			*(bool *)field = o->min;
+		*(bool *)field = b ? o->min : !o->min;
 		return 0;
 	case CLI_INT:
 		if (cli_parse_int(val, o->min, o->max, &v))
@@ -121,7 +120,7 @@ static int apply_defaults(struct ns_config *c, struct strbuf *out)
 	};
 	for (size_t i = 0; i < cli_opts_count && !err; i++) {
 		const struct cli_opt *o = &cli_opts[i];
-		if (o->kind == CLI_FLAG)
+		if (o->kind == CLI_FLAG && !o->def)
 			*(bool *)((char *)c + o->off) = !o->min;
 		else if (o->def && (err = apply(o, o->def, FROM_DEFAULT, c, &why)))
 			bad_value(out, o, FROM_DEFAULT, o->def, &why);
@@ -135,8 +134,14 @@ static bool takes_value(const struct cli_opt *o)
 	return o->kind != CLI_FLAG && o->kind != CLI_HELP && o->kind != CLI_VERSION;
 }
 
-/* getopt_long's option array and short options from the table; val is 256 + row. */
-static void getopt_tables(struct option *opts, char *shorts)
+/* Where a row's --no-NAME is (CLI_NEGATABLE): getopt's val. */
+#define NEGATED 1024
+
+/*
+ * getopt_long's option array and short options from the table; val is 256 +
+ * row, NEGATED + row for a --no-NAME (its name written into negated).
+ */
+static void getopt_tables(struct option *opts, char *shorts, char (*negated)[64])
 {
 	size_t n = 0;
 
@@ -148,6 +153,10 @@ static void getopt_tables(struct option *opts, char *shorts)
 		opts[n++] =
 			(struct option){ o->name, takes_value(o) ? required_argument : no_argument,
 					 NULL, 256 + (int)i };
+		if (o->kind == CLI_FLAG && (o->flags & CLI_NEGATABLE)) {
+			snprintf(negated[i], sizeof(negated[i]), "no-%s", o->name);
+			opts[n++] = (struct option){ negated[i], no_argument, NULL, NEGATED + (int)i };
+		}
 		if (o->short_name) {
 			*shorts++ = o->short_name;
 			if (takes_value(o))
@@ -173,13 +182,14 @@ static int short_row(int opt)
 static enum cli_result parse_argv(int argc, char **argv, struct ns_config *c, enum cli_source *from,
 				  struct strbuf *out)
 {
-	struct option opts[CLI_OPTS_MAX + 1];
+	struct option opts[2 * CLI_OPTS_MAX + 1];
+	char negated[CLI_OPTS_MAX][64];
 	char shorts[2 * CLI_OPTS_MAX + 2];
 	struct strbuf why = STRBUF_INIT;
 	enum cli_result r = CLI_RUN;
 	int opt;
 
-	getopt_tables(opts, shorts);
+	getopt_tables(opts, shorts, negated);
 	/*
 	 * optind = 0 (not 1) makes getopt drop all its state from an earlier
 	 * call (glibc keeps the permutation bounds and the position inside "-xy"
@@ -188,14 +198,20 @@ static enum cli_result parse_argv(int argc, char **argv, struct ns_config *c, en
 	optind = 0;
 	opterr = 0;
 	while (r == CLI_RUN && (opt = getopt_long(argc, argv, shorts, opts, NULL)) != -1) {
-		int row = opt >= 256 ? opt - 256 : short_row(opt);
-		if (opt == ':') {
+		int row = opt >= NEGATED ? opt - NEGATED : opt >= 256 ? opt - 256 : short_row(opt);
+		if (opt >= NEGATED) {
+			*(bool *)((char *)c + cli_opts[row].off) = !cli_opts[row].min;
+			from[row] = FROM_FLAG;
+		} else if (opt == ':') {
 			strbuf_printf(out, "nodescope: %s needs a value\n%s", argv[optind - 1],
 				      usage_short);
 			r = CLI_ERROR;
 		} else if (row < 0) {
 			/* A short one may sit inside "-xy", where optind has not moved on. */
-			if (optopt >= 256) /* "--verbose=1": a known one given a value */
+			if (optopt >= NEGATED) /* "--no-x=1" */
+				strbuf_printf(out, "nodescope: --no-%s takes no value\n%s",
+					      cli_opts[optopt - NEGATED].name, usage_short);
+			else if (optopt >= 256) /* "--verbose=1": a known one given a value */
 				strbuf_printf(out, "nodescope: --%s takes no value\n%s",
 					      cli_opts[optopt - 256].name, usage_short);
 			else if (optopt > 0 && optopt < 256)

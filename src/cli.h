@@ -21,6 +21,13 @@ struct ns_port_range {
 	uint16_t lo, hi;
 };
 
+/* An option given several times: its values as given, in order. */
+#define NS_LIST_MAX 32
+struct ns_list {
+	const char *v[NS_LIST_MAX];
+	unsigned n;
+};
+
 struct ns_config {
 	bool trace;		/* `nodescope trace`: JSON lines on stdout */
 	const char *listen;	/* NULL: no HTTP server */
@@ -48,6 +55,10 @@ struct ns_config {
 	const char *cgroupfs_root;	/* where the host's cgroup hierarchies are mounted */
 	unsigned min_container_age_s;	/* Coroot's: series of younger containers not written */
 	bool keep_standalone;		/* report processes outside containers too */
+	/* Coroot's container filters (src/containers/filter.h): values of one pattern a line */
+	struct ns_list container_allowlist;
+	struct ns_list container_denylist;
+	bool skip_systemd_system_services; /* Coroot's: systemd's own services make no series */
 	struct ns_port_range ephemeral_ports; /* TCP ports left out of the metrics (lo > hi: none) */
 	bool tls;			/* probe TLS libraries (--no-tls: off) */
 	unsigned tls_release_after_s;	/* a file unmapped this long loses its probes (0: never) */

@@ -26,7 +26,7 @@ static void left_column(const struct cli_opt *o, struct strbuf *sb)
 {
 	if (o->short_name)
 		strbuf_printf(sb, "-%c, ", o->short_name);
-	strbuf_printf(sb, "--%s", o->name);
+	strbuf_printf(sb, "--%s%s", o->flags & CLI_NEGATABLE ? "[no-]" : "", o->name);
 	if (o->metavar)
 		strbuf_printf(sb, " %s", o->metavar);
 }

@@ -10,6 +10,7 @@
 
 #include <sys/socket.h>
 
+#include "containers/filter.h"
 #include "http/server.h"
 #include "loop/stream.h"
 
@@ -143,6 +144,24 @@ static int parse_abs_path(const char *val, void *field, struct strbuf *why)
 	return 0;
 }
 
+/* One more value of a repeatable option of container patterns, each of its lines checked. */
+static int parse_container_patterns(const char *val, void *field, struct strbuf *why)
+{
+	struct ns_list *l = field;
+	char msg[256];
+
+	if (l->n == NS_LIST_MAX) {
+		strbuf_printf(why, "at most %d values", NS_LIST_MAX);
+		return -EINVAL;
+	}
+	if (containers_filter_check(val, msg, sizeof(msg))) {
+		strbuf_printf(why, "bad regular expression %s", msg);
+		return -EINVAL;
+	}
+	l->v[l->n++] = val;
+	return 0;
+}
+
 static int parse_url(const char *val, void *field, struct strbuf *why)
 {
 	if (strncmp(val, "http://", 7) && strncmp(val, "https://", 8))
@@ -234,6 +253,24 @@ const struct cli_opt cli_opts[] = {
 	  .help = "also report processes outside any container (the root cgroup, user "
 		  "sessions, *.scope), pod sandboxes and runtime monitors, which Coroot leaves "
 		  "out (their events are traced either way)" },
+	{ CLI_CUSTOM, "container-allowlist", .env = "CONTAINER_ALLOWLIST", .metavar = "REGEX",
+	  FIELD(container_allowlist), .parse = parse_container_patterns,
+	  .form = "POSIX extended regular expressions, one a line",
+	  .help = "Coroot's, repeatable: only containers whose container_id matches one of "
+		  "these make series (POSIX extended regular expressions, regcomp's: Coroot's Go "
+		  "syntax without \\d, (?i) or lazy quantifiers; the variable holds one a line)" },
+	{ CLI_CUSTOM, "container-denylist", .env = "CONTAINER_DENYLIST", .metavar = "REGEX",
+	  FIELD(container_denylist), .parse = parse_container_patterns,
+	  .form = "POSIX extended regular expressions, one a line",
+	  .help = "Coroot's, repeatable: containers whose container_id matches one of these "
+		  "make no series, whatever the allowlist says (same syntax; their events are "
+		  "still traced)" },
+	{ CLI_FLAG, "skip-systemd-system-services", .env = "SKIP_SYSTEMD_SYSTEM_SERVICES",
+	  FIELD(skip_systemd_system_services), .min = true, .def = "true",
+	  .flags = CLI_NEGATABLE,
+	  .help = "Coroot's: systemd's own services (systemd-*, dbus, getty, snapd, ...; "
+		  "oneshot, D-Bus and timer-started units, from their unit files) make no "
+		  "series; --no-skip-systemd-system-services keeps them" },
 	{ CLI_CUSTOM, "ephemeral-port-range", .env = "EPHEMERAL_PORT_RANGE", .metavar = "LO-HI",
 	  FIELD(ephemeral_ports), .def = "32768-60999", .parse = parse_port_range,
 	  .form = "LO-HI, ports 1..65535, LO <= HI; \"\" for none",

@@ -13,7 +13,8 @@
 
 enum cli_kind {
 	CLI_HEADING,	/* not an option: the title of the rows after it in --help */
-	CLI_FLAG,	/* no value: stores .min into a bool; the default is its opposite */
+	CLI_FLAG,	/* no value: stores .min into a bool; the default is its opposite
+			 * unless .def says (a variable saying no stores the opposite) */
 	CLI_INT,	/* an integer in .min...max, stored by the field's size */
 	CLI_SECONDS,	/* a duration (cli_parse_seconds) in .min...max seconds */
 	CLI_STRING,	/* any text, stored as given; "" stores NULL (not given) */
@@ -25,6 +26,7 @@ enum cli_kind {
 enum cli_opt_flags {
 	CLI_HIDDEN = 1 << 0,	/* left out of --help (tests and benches) */
 	CLI_ENV_EMPTY = 1 << 1, /* an empty variable is a value; otherwise it counts as unset */
+	CLI_NEGATABLE = 1 << 2, /* CLI_FLAG: --no-NAME stores the opposite (kingpin's negation) */
 };
 
 /*

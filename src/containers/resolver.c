@@ -76,19 +76,10 @@ static struct resolved *cache_find(struct containers_resolver *r, const char *pa
 /* A systemd service's Type and TriggeredBy, from its unit files (Coroot asks systemd). */
 static void name_service(struct containers_resolver *r, const char *id)
 {
-	char unit[256] = "";
+	char unit[256];
 	struct containers_systemd sd;
 
-	/* As Coroot: the first path element that is a .service, else the last one. */
-	for (const char *p = id; *p; p += strcspn(p, "/")) {
-		p += strspn(p, "/");
-		size_t len = strcspn(p, "/");
-		if (!len)
-			break;
-		snprintf(unit, sizeof(unit), "%.*s", (int)len, p);
-		if (len > 8 && !strncmp(p + len - 8, ".service", 8))
-			break;
-	}
+	containers_systemd_unit_of(id, unit, sizeof(unit));
 	if (!unit[0] || containers_systemd_read(r->root, unit, &sd))
 		return;
 	if (r->on_named)

@@ -183,3 +183,39 @@ int containers_systemd_read(const char *root, const char *service, struct contai
 			break;
 	return 0;
 }
+
+void containers_systemd_unit_of(const char *id, char *out, size_t outlen)
+{
+	out[0] = '\0';
+	for (const char *p = id; *p; p += strcspn(p, "/")) {
+		p += strspn(p, "/");
+		size_t len = strcspn(p, "/");
+		if (!len)
+			break;
+		snprintf(out, outlen, "%.*s", (int)len, p);
+		if (len > 8 && !strncmp(p + len - 8, ".service", 8))
+			break;
+	}
+}
+
+/* Coroot's list (containers/systemd.go, systemServicePrefixes). */
+static const char *const system_service_prefixes[] = {
+	"systemd-",	      "dbus",	       "getty",		    "system-serial",
+	"system-getty",	      "serial-getty",  "snapd",		    "packagekit",
+	"unattended-upgrades", "multipathd",   "qemu-guest-agent", "irqbalance",
+	"networkd-dispatcher", "rpcbind",
+};
+
+bool containers_systemd_system_service(const char *unit, const struct containers_systemd *sd)
+{
+	size_t tl = strlen(sd->triggered_by);
+
+	if (!strcmp(sd->type, "oneshot") || !strcmp(sd->type, "dbus"))
+		return true;
+	if (tl >= 6 && !strcmp(sd->triggered_by + tl - 6, ".timer"))
+		return true;
+	for (size_t i = 0; i < sizeof(system_service_prefixes) / sizeof(system_service_prefixes[0]); i++)
+		if (!strncmp(unit, system_service_prefixes[i], strlen(system_service_prefixes[i])))
+			return true;
+	return false;
+}

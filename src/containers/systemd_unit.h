@@ -9,6 +9,7 @@
 #ifndef NODESCOPE_CONTAINERS_SYSTEMD_UNIT_H
 #define NODESCOPE_CONTAINERS_SYSTEMD_UNIT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 struct containers_systemd {
@@ -34,5 +35,21 @@ int containers_unit_value(const char *text, const char *section, const char *key
  * Unit= names the service. 0, or -ENOENT when no unit file is found.
  */
 int containers_systemd_read(const char *root, const char *service, struct containers_systemd *out);
+
+/*
+ * The unit a systemd container_id ("/system.slice/x.service") names, as
+ * Coroot takes it: the first path element ending in ".service", else the
+ * last element. "" when there is none.
+ */
+void containers_systemd_unit_of(const char *id, char *out, size_t outlen);
+
+/*
+ * Coroot's system services (IsSystemService), skipped by default
+ * (--skip-systemd-system-services): Type oneshot or dbus, triggered by a
+ * timer, or a unit whose name starts with one of systemd's, D-Bus's, a
+ * getty's or a distribution's own daemons' prefixes. sd: what the unit files
+ * say (empty when there are none). Pure.
+ */
+bool containers_systemd_system_service(const char *unit, const struct containers_systemd *sd);
 
 #endif

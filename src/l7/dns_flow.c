@@ -12,6 +12,7 @@
 #include "events.h"
 #include "metrics/registry.h"
 #include "tcp/addr.h"
+#include "proc/optouts.h"
 #include "proc/table.h"
 #include "tcp/addr.h"
 #include "trace/trace.h"
@@ -298,7 +299,8 @@ static void answer(struct l7_dns *d, const struct ns_l7_event *e, const struct d
 	const char *labels[] = { container, type, domain_label(d, container, fqdn), status };
 	metric_add(d->requests, labels, 1);
 	metric_observe(d->duration, &container, dur / 1e9);
-	if (!trace_wanted(d->o.trace)) /* trace, or the page's recent requests */
+	if (!trace_wanted(d->o.trace) || /* trace, or the page's recent requests */
+	    (proc_table_optouts_of(d->o.procs, e->pid) & PROC_OPTOUT_TRACES))
 		return;
 	char local[TCP_ADDR_STRLEN], remote[TCP_ADDR_STRLEN];
 	const struct ns_l7_sock *s = &e->conn;

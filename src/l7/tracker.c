@@ -15,6 +15,7 @@
 #include "pair.h"
 #include "proto.h"
 #include "metrics/registry.h"
+#include "proc/optouts.h"
 #include "proc/table.h"
 #include "tcp/addr.h"
 #include "trace/trace.h"
@@ -477,7 +478,8 @@ static void record_pair(struct l7_chunk *k, uint64_t req_ts, uint64_t resp_ts, c
 	metric_series_add(series->count, 1);
 	const struct l7_families *f = conn_families(t, c);
 	metric_series_observe(c->inbound ? f->in_duration : f->duration, series->duration, dur / 1e9);
-	if (!trace_wanted(t->o.trace))
+	if (!trace_wanted(t->o.trace) ||
+	    (proc_table_optouts_of(t->o.procs, k->e->pid) & PROC_OPTOUT_TRACES))
 		return;
 	r->pid = k->e->pid;
 	r->inbound = c->inbound;

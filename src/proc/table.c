@@ -122,7 +122,7 @@ void proc_table_set_observer(struct proc_table *t, proc_table_observer_fn fn, vo
 
 int proc_table_set_container(struct proc_table *t, struct proc_entry *e, const char *name)
 {
-	if (!name || !*name)
+	if (!name)
 		name = "/";
 	if (e->container && !strcmp(e->container->name, name))
 		return 0;
@@ -145,6 +145,12 @@ const char *proc_table_container_of(struct proc_table *t, uint32_t pid)
 {
 	struct proc_entry *e = pid ? proc_table_get(t, pid) : NULL;
 	return e ? proc_entry_container(e) : "/";
+}
+
+uint8_t proc_table_optouts_of(struct proc_table *t, uint32_t pid)
+{
+	struct proc_entry *e = proc_table_get(t, pid);
+	return e ? e->optouts : 0;
 }
 
 size_t proc_table_count(const struct proc_table *t)

@@ -27,6 +27,7 @@ struct proc_entry {
 	/* Its network namespace's inode, 0 until asked (tcp/tracker.c); forgotten at exec. */
 	uint64_t netns;
 	bool start_counted;
+	uint8_t optouts; /* Coroot's COROOT_* opt-outs (enum proc_optout, optouts.h) */
 	char comm[NS_COMM_LEN + 1];
 	char exe[NS_PATH_LEN + 1];
 	struct proc_container *container;
@@ -44,11 +45,20 @@ struct proc_entry *proc_table_get(struct proc_table *t, uint32_t pid);
 struct proc_entry *proc_table_upsert(struct proc_table *t, uint32_t pid, bool *created);
 void proc_table_remove(struct proc_table *t, uint32_t pid);
 
-/* Sets e's container to name (interned; "/" when name is NULL or empty). */
+/*
+ * The container of a process whose container could not be named (its
+ * cgroups and its /proc entry gone before they were read): no container,
+ * rather than its parent's or the host's. Makes no series.
+ */
+#define PROC_CONTAINER_UNNAMED ""
+
+/* Sets e's container to name (interned; "/" when name is NULL). */
 int proc_table_set_container(struct proc_table *t, struct proc_entry *e, const char *name);
 const char *proc_entry_container(const struct proc_entry *e);
 /* The container of pid, "/" when the table does not know it. */
 const char *proc_table_container_of(struct proc_table *t, uint32_t pid);
+/* The opt-outs of pid (enum proc_optout), 0 when the table does not know it. */
+uint8_t proc_table_optouts_of(struct proc_table *t, uint32_t pid);
 
 size_t proc_table_count(const struct proc_table *t);
 size_t proc_table_containers(const struct proc_table *t);

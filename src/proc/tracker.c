@@ -15,6 +15,7 @@
 #include "event.h"
 #include "loop/loop.h"
 #include "metrics/registry.h"
+#include "optouts.h"
 #include "procfs.h"
 #include "trace/trace.h"
 #include "util/log.h"
@@ -23,7 +24,8 @@
 #define ID_CACHE 4096	   /* cgroup ids -> paths remembered */
 
 /* The hierarchies the kernel's cgroup ids come from, in /proc/PID/cgroup's terms. */
-enum { CG_V2, CG_CPU, CG_MEMORY, CG_COUNT };
+enum { CG_V2 = NS_CGROUP_V2, CG_CPU = NS_CGROUP_CPU, CG_MEMORY = NS_CGROUP_MEMORY, CG_COUNT };
+_Static_assert((int)CG_COUNT == (int)NS_CGROUP_HIERARCHIES, "the records' hierarchies, in their order");
 static const char *const cg_controller[CG_COUNT] = { "", "cpu", "memory" };
 #define INSPECT_SLICE 64
 
@@ -49,13 +51,15 @@ struct proc_tracker {
 	/* cgroup paths -> Coroot's container ids (runtime metadata read once per container). */
 	struct containers_resolver *names;
 
+	char *environ_buf; /* PROC_ENVIRON_MAX: a process's environment, for its opt-outs */
+
 	/* Pids whose exit was read, oldest first, waiting to be reaped. */
 	uint32_t *exited;
 	size_t n_exited, cap_exited;
 
 	struct metric *starts, *exits, *oom_kills, *m_metadata, *info;
 	struct metric *table_size, *table_refused;
-	uint64_t n_missed, n_dropped, n_untracked, n_proc_reads, n_cgroups_new;
+	uint64_t n_missed, n_dropped, n_untracked, n_proc_reads, n_cgroups_new, n_unnamed;
 };
 
 
@@ -91,17 +95,16 @@ static void id_cache_clear(struct proc_tracker *t)
 		free(hmap_entry(n, struct pick, node));
 }
 
-/* The path of cgroup `id` in hierarchy h, or NULL (gone, or not readable). */
-static const char *id_path(struct proc_tracker *t, int h, uint64_t id)
+static uint64_t id_key(int h, uint64_t id)
 {
-	char path[CONTAINERS_PATH_MAX];
-	uint64_t key = id << 2 | (uint64_t)h; /* ids are per hierarchy */
-	struct hmap_node *n = hmap_get(&t->id_paths, key);
+	return id << 2 | (uint64_t)h; /* ids are per hierarchy */
+}
 
-	if (n)
-		return hmap_entry(n, struct id_path, node)->path;
-	if (cgroup_path_of_id(t->mounts[h].fd, t->mounts[h].path, id, path, sizeof(path)))
-		return NULL;
+/* Remembers that cgroup `id` of hierarchy h is at path. */
+static const char *id_path_put(struct proc_tracker *t, int h, uint64_t id, const char *path)
+{
+	uint64_t key = id_key(h, id);
+
 	if (t->id_paths.count >= ID_CACHE)
 		id_cache_clear(t);
 	size_t len = strlen(path);
@@ -113,14 +116,36 @@ static const char *id_path(struct proc_tracker *t, int h, uint64_t id)
 	return p->path;
 }
 
+/* The path of cgroup `id` in hierarchy h, or NULL (gone, or not readable). */
+static const char *id_path(struct proc_tracker *t, int h, uint64_t id)
+{
+	char path[CONTAINERS_PATH_MAX];
+	struct hmap_node *n = hmap_get(&t->id_paths, id_key(h, id));
+
+	if (n)
+		return hmap_entry(n, struct id_path, node)->path;
+	if (cgroup_path_of_id(t->mounts[h].fd, t->mounts[h].path, id, path, sizeof(path)))
+		return NULL;
+	return id_path_put(t, h, id, path);
+}
+
+/* What the cgroup ids of a record say (ids_container). */
+enum ids_answer {
+	IDS_NAMED,   /* the container */
+	IDS_AT_ROOT, /* every hierarchy they cover at its root (or none covered) */
+	IDS_GONE,    /* a cgroup not found by id: gone (it was empty), or unreadable */
+};
+
 /*
  * The container the cgroup ids of an exec or exit name, as /proc/PID/cgroup
  * would (the same text, made from the ids' paths, goes through the same
- * rules). NULL when they cannot say: a cgroup unreadable, or every one of
- * them at its root (the name=systemd hierarchy, which no id covers, may still
- * name it): /proc is read then.
+ * rules), into *out when IDS_NAMED. At the root, the name=systemd hierarchy,
+ * which no id covers, may still name it: /proc is read then. A cgroup not
+ * found can only be one its processes left: named by the path the files
+ * stream brought for it if any (cached by proc_tracker_on_cgroups).
  */
-static const char *ids_container(struct proc_tracker *t, const struct ns_cgroup_ids *cg)
+static enum ids_answer ids_container(struct proc_tracker *t, const struct ns_cgroup_ids *cg,
+				     const char **out)
 {
 	const uint64_t ids[CG_COUNT] = { cg->v2, cg->cpu, cg->memory };
 	char text[CG_COUNT * (CONTAINERS_PATH_MAX + 16)], pick[CONTAINERS_PATH_MAX];
@@ -130,19 +155,23 @@ static const char *ids_container(struct proc_tracker *t, const struct ns_cgroup_
 	/* The same cgroups again (a fork-exec storm in one container): one look-up. */
 	for (struct hmap_node *h = hmap_get(&t->picks, key); h; h = hmap_next_same(h)) {
 		struct pick *p = hmap_entry(h, struct pick, node);
-		if (!memcmp(p->ids, ids, sizeof(ids)))
-			return p->path[0] ? containers_resolve(t->names, p->path, clock_mono_ns()) : NULL;
+		if (!memcmp(p->ids, ids, sizeof(ids))) {
+			if (!p->path[0])
+				return IDS_AT_ROOT;
+			*out = containers_resolve(t->names, p->path, clock_mono_ns());
+			return IDS_NAMED;
+		}
 	}
 	for (int h = 0; h < CG_COUNT; h++) {
 		if (t->mounts[h].fd < 0 || !ids[h])
 			continue; /* no such hierarchy here: no such line in /proc either */
 		const char *p = id_path(t, h, ids[h]);
 		if (!p)
-			return NULL;
+			return IDS_GONE;
 		n += snprintf(text + n, sizeof(text) - n, "%d:%s:%s\n", h, cg_controller[h], p);
 	}
 	if (!n || containers_cgroup_path(text, "", pick, sizeof(pick)))
-		return NULL;
+		return IDS_AT_ROOT;
 	if (t->picks.count >= ID_CACHE)
 		id_cache_clear(t);
 	size_t len = strlen(pick);
@@ -152,7 +181,10 @@ static const char *ids_container(struct proc_tracker *t, const struct ns_cgroup_
 		memcpy(p->path, pick, len + 1);
 		hmap_insert(&t->picks, &p->node, key);
 	}
-	return pick[0] ? containers_resolve(t->names, pick, clock_mono_ns()) : NULL;
+	if (!pick[0])
+		return IDS_AT_ROOT;
+	*out = containers_resolve(t->names, pick, clock_mono_ns());
+	return IDS_NAMED;
 }
 
 /* A process's container from /proc/PID/cgroup (hierarchies chosen as Coroot does). */
@@ -180,7 +212,7 @@ static void container_named(void *ctx, const char *id, const char *image,
 static void queue_inspect(struct proc_tracker *t, uint32_t pid)
 {
 	if (t->q_tail - t->q_head == INSPECT_QUEUE) {
-		t->n_dropped++; /* the process keeps the container it inherited */
+		t->n_dropped++; /* the process keeps what its exec's cgroup ids said */
 		return;
 	}
 	t->queue[t->q_tail++ & (INSPECT_QUEUE - 1)] = pid;
@@ -193,7 +225,7 @@ static void inspect(struct proc_tracker *t, struct proc_entry *e)
 
 	t->n_proc_reads++;
 	if (read_container(t, e->pid, &container) < 0) {
-		t->n_missed++; /* gone already: it keeps the inherited container */
+		t->n_missed++; /* gone already: it keeps what its exec's cgroup ids said */
 		return;
 	}
 	proc_table_set_container(t->table, e, container);
@@ -247,9 +279,15 @@ static const struct metric_def proc_metrics[] = {
 	  "at once so the container is named while it exists.",
 	  METRIC_COUNTER, METRIC_VALUE(struct proc_tracker, n_cgroups_new) },
 	{ "nodescope_proc_inspect_missed_total",
-	  "Processes gone before their container was read from /proc (they keep the "
-	  "container inherited from their parent).",
+	  "Processes gone before their container was read from /proc (they keep what their "
+	  "exec's cgroup ids said: the host's at the root, else no container).",
 	  METRIC_COUNTER, METRIC_VALUE(struct proc_tracker, n_missed) },
+	{ "nodescope_proc_unnamed_total",
+	  "Processes that exited with their container not named: the cgroups of their exec gone "
+	  "before the agent read its record, with no path for them from the kernel, and the "
+	  "process gone from /proc. Attributed to no container (container \"\" in traces, no "
+	  "series), never to another one.",
+	  METRIC_COUNTER, METRIC_VALUE(struct proc_tracker, n_unnamed) },
 	{ "nodescope_proc_inspect_dropped_total",
 	  "Container look-ups dropped because the queue was full.", METRIC_COUNTER,
 	  METRIC_VALUE(struct proc_tracker, n_dropped) },
@@ -267,9 +305,11 @@ int proc_tracker_new(const struct proc_tracker_opts *o, struct proc_tracker **ou
 	for (int h = 0; h < CG_COUNT; h++)
 		t->mounts[h].fd = -1;
 	t->table = proc_table_new(o->max_processes);
-	if (!t->table || hmap_init(&t->id_paths, ID_CACHE) || hmap_init(&t->picks, ID_CACHE) ||
+	t->environ_buf = malloc(PROC_ENVIRON_MAX);
+	if (!t->table || !t->environ_buf || hmap_init(&t->id_paths, ID_CACHE) || hmap_init(&t->picks, ID_CACHE) ||
 	    containers_resolver_new(file_host_root(), container_named, t, &t->names)) {
 		proc_table_free(t->table);
+		free(t->environ_buf);
 		free(t);
 		return -ENOMEM;
 	}
@@ -306,6 +346,7 @@ void proc_tracker_free(struct proc_tracker *t)
 	if (!t)
 		return;
 	proc_table_free(t->table);
+	free(t->environ_buf);
 	free(t->exited);
 	containers_resolver_free(t->names);
 	id_cache_clear(t);
@@ -344,6 +385,7 @@ static void scan_one(void *ctx, pid_t pid)
 	e->inspected = true;
 	memcpy(e->comm, st.comm, sizeof(e->comm));
 	procfs_read_exe(pid, e->exe, sizeof(e->exe));
+	proc_optouts_read(pid, t->environ_buf, &e->optouts);
 	proc_table_set_container(t->table, e, container);
 }
 
@@ -365,6 +407,7 @@ static struct proc_entry *tracker_adopt(struct proc_tracker *t, uint32_t pid, ui
 	struct proc_entry *parent = proc_table_get(t->table, ppid);
 	e->ppid = ppid;
 	proc_table_set_container(t->table, e, parent ? proc_entry_container(parent) : "/");
+	e->optouts = parent ? parent->optouts : 0; /* a fork's environment is its parent's */
 	return e;
 }
 
@@ -417,8 +460,17 @@ int proc_tracker_on_cgroups(struct proc_tracker *t, const void *data, size_t len
 	if (len < sizeof(*e) || e->type != NS_FILE_CGROUPS)
 		return -EINVAL;
 	t->n_cgroups_new++;
+	/* The paths the kernel gave, in case the cgroups are gone already (a late read). */
+	const uint64_t ids[CG_COUNT] = { e->ids.v2, e->ids.cpu, e->ids.memory };
+	for (int h = 0; h < CG_COUNT; h++) {
+		size_t len = strnlen(e->paths[h], sizeof(e->paths[h]));
+		if (ids[h] && t->mounts[h].fd >= 0 && len && len < sizeof(e->paths[h]) &&
+		    e->paths[h][0] == '/' && !hmap_get(&t->id_paths, id_key(h, ids[h])))
+			id_path_put(t, h, ids[h], e->paths[h]);
+	}
 	/* Both answers are cached: the exec's record, read later, finds them. */
-	const char *named = ids_container(t, &e->ids);
+	const char *named = NULL;
+	ids_container(t, &e->ids, &named);
 	trace_first_exec(t->o.trace, e->ts_ns, e->pid, e->ids.v2, named);
 	return 0;
 }
@@ -450,13 +502,19 @@ int proc_tracker_on_record(void *ctx, const void *data, size_t len)
 			memcpy(e->comm, ev.comm, sizeof(e->comm));
 			memcpy(e->exe, ev.exe, sizeof(e->exe));
 			e->netns = 0; /* an unshare before the exec is the usual way to change it */
+			/* The new program's environment; gone already: as inherited. */
+			proc_optouts_read(ev.pid, t->environ_buf, &e->optouts);
 			/* Runtimes move a process into its container's cgroup before exec:
 			 * the cgroup ids in the record say so at once. */
-			const char *named = ids_container(t, &ev.cgroups);
-			if (named) {
+			const char *named = NULL;
+			enum ids_answer a = ids_container(t, &ev.cgroups, &named);
+			if (a == IDS_NAMED) {
 				proc_table_set_container(t->table, e, named);
 				e->inspected = true;
 			} else {
+				/* Never the parent's: the exec may have been into another container. */
+				proc_table_set_container(t->table, e,
+							 a == IDS_AT_ROOT ? "/" : PROC_CONTAINER_UNNAMED);
 				e->inspected = false;
 				queue_inspect(t, ev.pid);
 			}
@@ -468,10 +526,12 @@ int proc_tracker_on_record(void *ctx, const void *data, size_t len)
 		if (e && e->exited)
 			e = NULL; /* a second exit of one pid: the first owner's entry */
 		if (e && !e->inspected) {
-			const char *named = ids_container(t, &ev.cgroups);
-			if (named)
+			const char *named = NULL;
+			if (ids_container(t, &ev.cgroups, &named) == IDS_NAMED)
 				proc_table_set_container(t->table, e, named);
 		}
+		if (e && !strcmp(proc_entry_container(e), PROC_CONTAINER_UNNAMED))
+			t->n_unnamed++;
 		if (e) {
 			const char *labels[] = { proc_entry_container(e), exit_status(&ev) };
 			metric_add(t->exits, labels, 1);

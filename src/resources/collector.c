@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "containers/filter.h"
 #include "containers/rules.h"
 #include "loop/loop.h"
 #include "metrics/registry.h"
@@ -450,10 +451,17 @@ static void read_disks(struct resources *r, struct ctr *c, int *work)
 	}
 }
 
-/* Coroot's rule on what is a container, unless --keep-standalone-processes. */
+/*
+ * Coroot's rule on what is a container, unless --keep-standalone-processes;
+ * and its filters (allow and deny lists, systemd's own services) in any case.
+ */
 static bool container_admitted(void *ctx, const char *id)
 {
 	const struct resources *r = ctx;
+	if (!*id)
+		return false; /* PROC_CONTAINER_UNNAMED: no container at all */
+	if (containers_filter_skips(r->o.filter, id))
+		return false;
 	return r->o.keep_standalone || containers_id_reported(id);
 }
 

@@ -22,6 +22,7 @@ struct loop;
 struct metric_registry;
 struct proc_table;
 struct resources;
+struct containers_filter;
 
 struct resources_opts {
 	struct metric_registry *registry;
@@ -29,6 +30,7 @@ struct resources_opts {
 	struct loop *loop;
 	const char *cgroupfs_root; /* where the cgroup hierarchies are mounted */
 	bool keep_standalone;	   /* --keep-standalone-processes: read those containers too */
+	const struct containers_filter *filter; /* containers left out whatever their kind; may be NULL */
 	unsigned max_series;
 	uint64_t gone_after_ns;	   /* a container without processes is forgotten after this */
 	uint64_t min_container_age_ns; /* --min-container-age: younger containers' series not written */
@@ -37,6 +39,7 @@ struct resources_opts {
 /*
  * Also sets the registry's container_id policy (metric_registry_set_label_policy):
  * what Coroot makes no container of makes no series (unless keep_standalone),
+ * nor what filter leaves out,
  * and a container that lives or lived less than min_container_age_ns is not
  * written, judged from its record here, kept gone_after_ns after its last process.
  */

@@ -707,6 +707,26 @@ static int pcln_spot_check(const struct go_binary *g, const struct pcln *t)
 }
 
 /*
+ * The first "\xff\xff\xff" in p[0..len), or NULL. Not memmem: a sanitizer's
+ * memmem checks the whole rest of the segment at each call, and a big Go
+ * program's segments hold thousands of candidates (seconds per file under
+ * ASan, while the loop is blocked); memchr's checks stop at what it found.
+ */
+static const uint8_t *find_ff3(const uint8_t *p, size_t len)
+{
+	for (const uint8_t *end = p + len; len >= 3;) {
+		const uint8_t *ff = memchr(p, 0xff, len - 2);
+		if (!ff)
+			return NULL;
+		if (ff[1] == 0xff && ff[2] == 0xff)
+			return ff;
+		p = ff + 1;
+		len = (size_t)(end - p);
+	}
+	return NULL;
+}
+
+/*
  * The pclntab is in read-only data; a PIE puts it in the relro segment, and
  * old external links in the text segment. Candidates are 4-byte aligned
  * magics followed by two zero bytes; the first one whose header and first
@@ -724,7 +744,7 @@ static int pcln_scan(const struct go_binary *g, struct pcln *t)
 			if (kind != pass)
 				continue;
 			while (pos < len) {
-				const uint8_t *hit = memmem(p + pos, (size_t)(len - pos), "\xff\xff\xff", 3);
+				const uint8_t *hit = find_ff3(p + pos, (size_t)(len - pos));
 				uint64_t h, c;
 
 				if (!hit)

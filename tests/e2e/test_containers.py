@@ -81,6 +81,59 @@ def test_container_named_at_its_first_exec_though_its_cgroup_is_gone_when_the_ex
     assert a.metric("nodescope_proc_cgroups_first_execs_total") >= 1
 
 
+def run_while_agent_stopped(agent, dirs, script="exec /bin/true"):
+    """Runs script with sh moved into the cgroup directories dirs (made here) while the agent
+    is stopped; the process exits and the cgroups are removed before the agent reads a record
+    of it, as a `docker run --rm` container's on a busy node. Returns sh's pid."""
+    for d in dirs:
+        os.makedirs(d, exist_ok=True)
+    moves = "; ".join(f"echo $$ > {d}/cgroup.procs" for d in dirs)
+    agent.proc.send_signal(signal.SIGSTOP)
+    try:
+        p = subprocess.Popen(["/bin/sh", "-c", f"{moves}; {script}"])
+        assert p.wait(10) == 0
+        for d in dirs:
+            while d.count("/") > 4:  # the ones made here, deepest first; never a mount's root
+                try:
+                    os.rmdir(d)
+                except OSError:
+                    break
+                d = os.path.dirname(d)
+        assert not any(os.path.exists(d) for d in dirs)
+    finally:
+        agent.proc.send_signal(signal.SIGCONT)
+    return p.pid
+
+
+@pytest.mark.parametrize("hierarchies", ["v2", "v1 cpu and memory"])
+def test_container_named_from_the_cgroup_path_the_kernel_gave_though_all_is_gone(
+        agent_factory, hierarchies):
+    """The first exec in a set of cgroups carries their paths, read in the kernel at the exec:
+    a container whose process and cgroups are gone before the agent reads any record of it (the
+    agent stopped here, a busy node or a slow build in life) is still named from them. Docker's
+    cgroups on this hybrid machine are v1 (cpu, memory), a systemd host's v2."""
+    rel = f"/system.slice/nodescope-e2e-path{os.getpid()}-{hierarchies[:2]}.service"
+    roots = [cgroup2_root()] if hierarchies == "v2" else ["/sys/fs/cgroup/cpu", "/sys/fs/cgroup/memory"]
+    a = agent_factory("--events", "proc")
+    pid = run_while_agent_stopped(a, [r + rel for r in roots])
+    assert container_of(a, pid) == rel
+    first = a.wait_for(lambda evs: [e for e in evs if e["type"] == "first_exec" and e["pid"] == pid],
+                       what="the cgroups' first exec")
+    assert first[-1]["container"] == rel, first
+
+
+def test_process_whose_container_cannot_be_named_is_attributed_to_none(agent_factory):
+    """A cgroup deeper than the kernel side walks (10 levels) has no path in the record: gone
+    before it is read, with the process gone from /proc, its exec cannot be named. It is
+    counted and attributed to no container (""), never to its parent's."""
+    deep = "".join(f"/nodescope-e2e-deep{os.getpid()}-{i}" for i in range(11))
+    a = agent_factory("--events", "proc")
+    pid = run_while_agent_stopped(a, [cgroup2_root() + deep])
+    assert container_of(a, pid) == ""
+    assert a.metric("nodescope_proc_unnamed_total") >= 1
+    assert not a.has_series("container_process_exits_total", container_id="")
+
+
 def test_standalone_processes_left_out_as_coroot_does(agent_factory):
     """A user session's process is traced under its cgroup path but makes no series (counted);
     a systemd service's does; --keep-standalone-processes reports both."""
@@ -139,7 +192,9 @@ def test_systemd_service_named_as_coroot(agent_factory):
 
 def test_systemd_service_info_from_its_unit_files(agent_factory):
     """container_info's systemd labels, as Coroot asks systemd for them: the service's Type and
-    the timer that triggers it, here from unit files the test writes in /run/systemd/system."""
+    the timer that triggers it, here from unit files the test writes in /run/systemd/system.
+    A oneshot started by a timer is one of systemd's system services, which Coroot skips by
+    default: kept here with --no-skip-systemd-system-services, left out (but traced) without."""
     name = f"nodescope-e2e-unit{os.getpid()}"
     rel = f"/system.slice/{name}.service"
     units = "/run/systemd/system"
@@ -151,12 +206,16 @@ def test_systemd_service_info_from_its_unit_files(agent_factory):
         for path, text in files.items():
             with open(path, "w") as f:
                 f.write(text)
-        a = agent_factory("--events", "proc")
+        a = agent_factory("--events", "proc", "--no-skip-systemd-system-services")
+        skipping = agent_factory("--events", "proc")
         pid = run_in_cgroup(rel)
         assert container_of(a, pid) == rel
         assert a.metric("container_info", container_id=rel, image="",
                         systemd_triggered_by=f"{name}.timer", systemd_type="oneshot") == 1, \
             [dict(k) for k in a.metrics().get("container_info", {})]
+        assert container_of(skipping, pid) == rel
+        assert not skipping.has_series("container_info", container_id=rel)
+        assert not skipping.has_series("container_process_exits_total", container_id=rel)
     finally:
         remove_cgroups(rel)
         for path in files:
@@ -164,6 +223,57 @@ def test_systemd_service_info_from_its_unit_files(agent_factory):
                 os.unlink(path)
         if made:
             os.removedirs(units)
+
+
+def test_systemd_system_services_skipped_as_coroot_does(agent_factory, monkeypatch):
+    """--skip-systemd-system-services (on by default): a unit named as systemd's own
+    (systemd-*, no unit file needed) makes no series, another service does; turned off by its
+    variable, both do."""
+    own = f"/system.slice/systemd-e2e{os.getpid()}.service"
+    other = f"/system.slice/nodescope-e2e-svc{os.getpid()}.service"
+    default = agent_factory("--events", "proc")
+    monkeypatch.setenv("SKIP_SYSTEMD_SYSTEM_SERVICES", "false")
+    keep = agent_factory("--events", "proc")
+    try:
+        pids = {rel: run_in_cgroup(rel) for rel in (own, other)}
+        for a in (default, keep):
+            for rel, pid in pids.items():
+                assert container_of(a, pid) == rel
+        assert not default.has_series("container_process_exits_total", container_id=own)
+        assert default.metric("container_process_exits_total", container_id=other,
+                              status="success") == 1
+        for rel in (own, other):
+            assert keep.metric("container_process_exits_total", container_id=rel,
+                               status="success") == 1
+    finally:
+        remove_cgroups(own)
+        remove_cgroups(other)
+
+
+def test_container_allowlist_and_denylist(agent_factory, monkeypatch):
+    """Coroot's lists: regular expressions on container_id, repeatable, the variable one a
+    line. A container the denylist matches, or that no allowlist pattern matches, makes no
+    series; its events are traced all the same. A bad pattern stops the agent with exit 2."""
+    base = f"/system.slice/nodescope-e2e-list{os.getpid()}"
+    a_rel, b_rel, c_rel = (f"{base}-{x}.service" for x in "abc")
+    deny = agent_factory("--events", "proc", "--container-denylist", r"list[0-9]+-a\.",
+                         "--container-denylist", "-b[.]service$")
+    monkeypatch.setenv("CONTAINER_ALLOWLIST", "^/nothing$\n-a\\.service\n")
+    allow = agent_factory("--events", "proc")
+    try:
+        pids = {rel: run_in_cgroup(rel) for rel in (a_rel, b_rel, c_rel)}
+        for ag in (deny, allow):
+            for rel, pid in pids.items():
+                assert container_of(ag, pid) == rel
+        exits = lambda ag, rel: ag.has_series("container_process_exits_total", container_id=rel)
+        assert [exits(deny, r) for r in (a_rel, b_rel, c_rel)] == [False, False, True]
+        assert [exits(allow, r) for r in (a_rel, b_rel, c_rel)] == [True, False, False]
+    finally:
+        for rel in (a_rel, b_rel, c_rel):
+            remove_cgroups(rel)
+    bad = subprocess.run([deny.cmd[0], "--container-denylist", "(unclosed"], capture_output=True,
+                         text=True, timeout=30)
+    assert bad.returncode == 2 and "--container-denylist '(unclosed'" in bad.stderr, bad.stderr
 
 
 def test_kubernetes_container_named_from_containerd_state(agent_factory):

@@ -59,7 +59,8 @@ BTF_FEATURES = {
     "socket_hooks": b"btf_trace_sock_send_length\0",
 }
 # What the workload must produce, in the order checked.
-WORKLOAD_CHECKS = ("proc.exec", "proc.exit_code", "proc.fork", "tcp.listen", "tcp.connect",
+WORKLOAD_CHECKS = ("proc.exec", "proc.exit_code", "proc.fork", "proc.cgroup_path_from_kernel",
+                   "tcp.listen", "tcp.connect",
                    "tcp.accept", "tcp.close_out", "tcp.close_in", "tcp.connect_refused",
                    "l7.http_out", "l7.http_in", "tls.libssl_probed", "tls.https_out",
                    "tls.https_in", "tls.go_probed", "tls.go_out", "compat.not_misread")
@@ -331,6 +332,36 @@ def reported_features(m):
             if k.startswith("nodescope_feature_enabled{")}
 
 
+def cgroup2_root():
+    with open("/proc/mounts") as f:
+        for line in f:
+            fields = line.split()
+            if fields[2] == "cgroup2":
+                return fields[1]
+    return None
+
+
+def run_in_gone_cgroup(agent, n):
+    """A short-lived container: with the agent stopped, /bin/true runs in a cgroup v2 made here,
+    which is removed before the agent reads anything of it. Its exec must still be named from
+    the cgroup path the kernel read at the exec (the first exec in a set of cgroups carries it:
+    kernfs names walked up, a field renamed in 6.15). Returns (path, pid)."""
+    root = cgroup2_root()
+    rel = f"/nodescope-smoke-{os.getpid()}-{n}/gone"
+    if root is None:
+        return rel, None
+    os.makedirs(root + rel)
+    agent.proc.send_signal(signal.SIGSTOP)
+    try:
+        p = subprocess.Popen(["/bin/sh", "-c", f"echo $$ > {root}{rel}/cgroup.procs; exec /bin/true"])
+        p.wait()
+        os.rmdir(root + rel)
+        os.rmdir(os.path.dirname(root + rel))
+    finally:
+        agent.proc.send_signal(signal.SIGCONT)
+    return rel, p.pid
+
+
 def workload_round(agent, n, go_client, tls_on, ia32_client):
     """nginx (new ports), a short-lived process, a refused connect from this process, an HTTP
     request from the 32-bit client where the kernel runs it (ia32_client, else None), an HTTP and
@@ -342,6 +373,7 @@ def workload_round(agent, n, go_client, tls_on, ia32_client):
     curl, sh and this process is printed by then. nginx's events are not ordered by it (curl may
     read a response before nginx's write returns, and nginx sees the FIN when it does): they are
     waited for up to the deadline."""
+    cg_rel, cg_pid = run_in_gone_cgroup(agent, n)
     tmp = tempfile.mkdtemp(prefix="nodescope-smoke.")
     nginx, http_port, https_port = start_nginx(tmp)
     try:
@@ -412,6 +444,8 @@ def workload_round(agent, n, go_client, tls_on, ia32_client):
                              args=lambda s: s and "nodescope-smoke" in s),
             "proc.exit_code": has(type="exit", pid=sh.pid, code=3, signal=0),
             "proc.fork": has(type="fork", pid=http_pid, ppid=me),
+            "proc.cgroup_path_from_kernel": has(type="exec", pid=cg_pid, exe="/bin/true",
+                                                container=cg_rel),
             "tcp.listen": has(type="listen", addr=port(http_port)),
             "tcp.connect": has(type="connect", pid=http_pid, dst=port(http_port), dir="out"),
             "tcp.accept": has(type="accept", pid=worker, src=client(http_pid), dir="in"),

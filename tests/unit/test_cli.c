@@ -640,6 +640,22 @@ static void check_keep_standalone(const struct ns_config *c)
 {
 	assert_true(c->keep_standalone);
 }
+static void check_allowlist(const struct ns_config *c)
+{
+	assert_int_equal(c->container_allowlist.n, 1);
+	assert_string_equal(c->container_allowlist.v[0], "^/k8s/prod/");
+	assert_int_equal(c->container_denylist.n, 0);
+}
+static void check_denylist(const struct ns_config *c)
+{
+	assert_int_equal(c->container_denylist.n, 1);
+	assert_string_equal(c->container_denylist.v[0], "canary|debug");
+	assert_int_equal(c->container_allowlist.n, 0);
+}
+static void check_skip_systemd(const struct ns_config *c)
+{
+	assert_true(c->skip_systemd_system_services); /* the default too: see test_container_filters */
+}
 static void check_provider(const struct ns_config *c)
 {
 	assert_string_equal(c->provider, "aws");
@@ -778,6 +794,12 @@ static const struct option_case {
 	{ "hold-first-runs", "NODESCOPE_HOLD_FIRST_RUNS", NULL, check_hold, "2", "yes or no" },
 	{ "keep-standalone-processes", "NODESCOPE_KEEP_STANDALONE_PROCESSES", NULL,
 	  check_keep_standalone, "2", "yes or no" },
+	{ "container-allowlist", "CONTAINER_ALLOWLIST", "^/k8s/prod/", check_allowlist, "(",
+	  "bad regular expression '('" },
+	{ "container-denylist", "CONTAINER_DENYLIST", "canary|debug", check_denylist, "a[",
+	  "bad regular expression 'a['" },
+	{ "skip-systemd-system-services", "SKIP_SYSTEMD_SYSTEM_SERVICES", NULL, check_skip_systemd,
+	  "sometimes", "yes or no" },
 	{ "provider", "PROVIDER", "aws", check_provider },
 	{ "region", "REGION", "eu-west-1", check_region },
 	{ "availability-zone", "AVAILABILITY_ZONE", "eu-west-1a", check_zone },
@@ -978,6 +1000,52 @@ static void test_message_forms(void **state)
 		strbuf_str(&p->out),
 		"nodescope: bad --listen 'localhost:80' (HOST:PORT, [IPV6]:PORT or :PORT, "
 		"numeric; \"\" for none)\n");
+}
+
+/* Coroot's container filters: repeatable lists, a variable's lines, a default-on flag's negation. */
+static void test_container_filters(void **state)
+{
+	struct parsed *p = *state;
+
+	env_clear(NULL);
+	assert_int_equal(PARSE0(p), CLI_RUN);
+	assert_true(p->c.skip_systemd_system_services);
+	assert_int_equal(p->c.container_allowlist.n + p->c.container_denylist.n, 0);
+
+	assert_int_equal(PARSE(p, "--no-skip-systemd-system-services"), CLI_RUN);
+	assert_false(p->c.skip_systemd_system_services);
+	assert_int_equal(PARSE(p, "--no-skip-systemd-system-services=1"), CLI_ERROR);
+	assert_non_null(strstr(p->out.buf, "--no-skip-systemd-system-services takes no value"));
+	env_set("SKIP_SYSTEMD_SYSTEM_SERVICES", "false");
+	assert_int_equal(PARSE0(p), CLI_RUN);
+	assert_false(p->c.skip_systemd_system_services);
+	assert_int_equal(PARSE(p, "--skip-systemd-system-services"), CLI_RUN); /* the flag wins */
+	assert_true(p->c.skip_systemd_system_services);
+	env_clear(NULL);
+
+	assert_int_equal(PARSE(p, "--container-denylist", "a", "--container-denylist=b",
+			       "--container-allowlist", "c"), CLI_RUN);
+	assert_int_equal(p->c.container_denylist.n, 2);
+	assert_string_equal(p->c.container_denylist.v[0], "a");
+	assert_string_equal(p->c.container_denylist.v[1], "b");
+	assert_int_equal(p->c.container_allowlist.n, 1);
+	/* a variable holds one pattern a line, each checked (the filter splits them) */
+	env_set("CONTAINER_DENYLIST", "ok\nalso(ok)\n");
+	assert_int_equal(PARSE0(p), CLI_RUN);
+	assert_int_equal(p->c.container_denylist.n, 1);
+	env_set("CONTAINER_DENYLIST", "ok\n(bad");
+	assert_int_equal(PARSE0(p), CLI_ERROR);
+	assert_non_null(strstr(p->out.buf, "'(bad'"));
+	env_clear(NULL);
+	/* bounded */
+	char *many[NS_LIST_MAX + 3] = { "nodescope" };
+	struct ns_config c;
+	struct strbuf out = STRBUF_INIT;
+	for (int i = 0; i <= NS_LIST_MAX; i++)
+		many[1 + i] = "--container-allowlist=x";
+	assert_int_equal(cli_parse(NS_LIST_MAX + 2, many, fake_getenv, &c, &out), CLI_ERROR);
+	assert_non_null(strstr(strbuf_str(&out), "at most 32 values"));
+	strbuf_free(&out);
 }
 
 static void test_new_options_defaults(void **state)
@@ -1197,6 +1265,9 @@ static void test_env_names_follow_the_rule(void **state)
 		"max-spool-size",
 		"ca-file",
 		"insecure-skip-verify",
+		"container-allowlist",
+		"container-denylist",
+		"skip-systemd-system-services",
 	};
 	int wrong = 0;
 
@@ -1238,7 +1309,8 @@ static void test_help_and_table_agree(void **state)
 				print_error("heading '%s' missing\n", o->name), wrong++;
 			continue;
 		}
-		snprintf(name, sizeof(name), "--%s%s", o->name, o->metavar ? " " : "");
+		snprintf(name, sizeof(name), "--%s%s%s", o->flags & CLI_NEGATABLE ? "[no-]" : "",
+			 o->name, o->metavar ? " " : "");
 		snprintf(env, sizeof(env), " env %s\n", o->env ? o->env : "");
 		bool hidden = o->flags & CLI_HIDDEN;
 		shown += !hidden;
@@ -1260,6 +1332,8 @@ static void test_help_and_table_agree(void **state)
 		if (!dd)
 			continue;
 		char name[64];
+		if (!strncmp(dd, "[no-]", 5))
+			dd += 5;
 		size_t n = strcspn(dd, " \n");
 		snprintf(name, sizeof(name), "%.*s", (int)n, dd);
 		const struct cli_opt *o = cli_opt_find(name);
@@ -1507,6 +1581,7 @@ int main(void)
 		T(test_every_bad_value_has_a_message),
 		T(test_message_forms),
 		T(test_new_options_defaults),
+		T(test_container_filters),
 		T(test_precedence),
 		T(test_env_empty),
 		T(test_env_booleans),

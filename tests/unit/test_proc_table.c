@@ -212,12 +212,17 @@ static void test_container_root_default(void **state)
 	assert_int_equal(proc_table_set_container(t, a, NULL), 0);
 	assert_string_equal(proc_entry_container(a), "/");
 	assert_non_null(a->container);
-	assert_int_equal(proc_table_set_container(t, b, ""), 0);
-	assert_string_equal(proc_entry_container(b), "/");
-	assert_int_equal(proc_table_set_container(t, c, "/"), 0);
-	/* NULL, "" and "/" all intern to the one "/" */
+	assert_int_equal(proc_table_set_container(t, b, "/"), 0);
+	/* NULL and "/" intern to the one "/" */
 	assert_ptr_equal(a->container, b->container);
-	assert_ptr_equal(a->container, c->container);
+	assert_int_equal(a->container->refs, 2);
+	assert_int_equal(proc_table_containers(t), 1);
+	/* "" is no container at all (PROC_CONTAINER_UNNAMED), not the host's */
+	assert_int_equal(proc_table_set_container(t, c, PROC_CONTAINER_UNNAMED), 0);
+	assert_string_equal(proc_entry_container(c), "");
+	assert_ptr_not_equal(a->container, c->container);
+	assert_int_equal(proc_table_containers(t), 2);
+	assert_int_equal(proc_table_set_container(t, c, "/"), 0);
 	assert_int_equal(a->container->refs, 3);
 	assert_int_equal(proc_table_containers(t), 1);
 
