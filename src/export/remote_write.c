@@ -172,7 +172,7 @@ static void rw_on_done(void *ctx, long status, const char *err)
 		rw->spool.busy = false;
 		uint64_t min = (uint64_t)RW_BACKOFF_MIN_S * 1000000000ull;
 		uint64_t max = (uint64_t)RW_BACKOFF_MAX_S * 1000000000ull;
-		uint64_t interval = (uint64_t)rw->o.interval_s * 1000000000ull;
+		uint64_t interval = (uint64_t)rw->o.interval_ms * 1000000ull;
 		if (interval < min)
 			min = interval; /* no longer than a collection apart */
 		rw->backoff_ns = rw->backoff_ns ? rw->backoff_ns * 2 : min;
@@ -298,7 +298,7 @@ int remote_write_new(const struct remote_write_opts *o, struct remote_write **ou
 	    (err = loop_timer_new(o->loop, rw_on_tick, rw, &rw->tick)) ||
 	    (err = loop_timer_new(o->loop, rw_on_backoff, rw, &rw->backoff)) ||
 	    /* Periodic; the first collection one interval after start, when the streams filled. */
-	    (err = loop_timer_arm_every(rw->tick, (uint64_t)o->interval_s * 1000000000ull)) ||
+	    (err = loop_timer_arm_every(rw->tick, (uint64_t)o->interval_ms * 1000000ull)) ||
 	    /* Last: the registry keeps pointers into rw from here on. */
 	    (err = metric_register_defs(o->registry, rw_metrics, METRIC_DEFS_COUNT(rw_metrics), rw,
 					0))) {

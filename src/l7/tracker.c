@@ -18,6 +18,7 @@
 #include "proc/table.h"
 #include "tcp/addr.h"
 #include "trace/trace.h"
+#include "util/glob.h"
 #include "util/hmap.h"
 
 #define L7_PENDING 16	  /* requests awaiting a response per connection (pipelining) */
@@ -132,6 +133,7 @@ struct l7_tracker {
 	/* Closed connections whose last records may be unread, oldest first. */
 	struct l7_conn *closing, **closing_tail;
 	uint64_t n_refused, n_unknown, n_truncated;
+	uint64_t n_http_excluded; /* requests left out by --exclude-http-requests-by-path */
 	struct l7_counters http_cnt; /* HTTP/1's drop points, in the table protocols' terms */
 	struct l7_families fam[1 + L7_MAX_PROTOS];
 	/* The table protocols' drop points: what forgotten connections counted. */
@@ -160,6 +162,10 @@ static const struct metric_def l7_metrics[] = {
 	{ "nodescope_l7_captures_truncated_total",
 	  "Reads and writes captured only in part (longer than the capture size).",
 	  METRIC_COUNTER, METRIC_VALUE(T, n_truncated) },
+	{ "nodescope_l7_http_requests_excluded_total",
+	  "HTTP requests left out of the metrics and the trace by their path "
+	  "(--exclude-http-requests-by-path).",
+	  METRIC_COUNTER, METRIC_VALUE(T, n_http_excluded) },
 };
 #undef T
 static const char *const http_proto = "http";
@@ -490,6 +496,20 @@ static void record_pair(struct l7_chunk *k, uint64_t req_ts, uint64_t resp_ts, c
 	trace_l7(t->o.trace, r);
 }
 
+/* Coroot's --exclude-http-requests-by-path: the request is not counted, nor traced. */
+static bool http_excluded(struct l7_tracker *t, const char *path)
+{
+	const struct ns_globs *g = t->o.http_exclude;
+	size_t n = strlen(path);
+
+	for (unsigned i = 0; g && i < g->n; i++)
+		if (glob_match(g->v[i].p, g->v[i].len, path, n)) {
+			t->n_http_excluded++;
+			return true;
+		}
+	return false;
+}
+
 static void record_http(struct l7_chunk *k, const struct l7_request *rq, int status)
 {
 	struct trace_l7 r = {
@@ -548,7 +568,9 @@ static int on_http_msg(void *ctx, const struct http_msg *m)
 	if (m->resp.status >= 100 && m->resp.status < 200 && m->resp.status != 101)
 		return 0;
 	c->p_head++;
-	record_http(k, rq, m->resp.status);
+	/* As Coroot: HTTP/1 requests by path only outbound (its inbound side keeps no path). */
+	if (c->inbound || !http_excluded(k->t, rq->path))
+		record_http(k, rq, m->resp.status);
 	return verdict;
 }
 
@@ -596,6 +618,11 @@ static void on_table_pair(void *ctx, const struct l7_pending *req, enum l7_statu
 {
 	struct l7_chunk *k = ctx;
 	bool http = k->c->tab->p->family == L7_FAMILY_HTTP;
+	uint64_t began = message_began(k->c->tab, L7_DIR_RESPONSE, k->e);
+	/* HTTP/2's text is "METHOD /path": by path both ways, as Coroot. */
+	const char *path = http ? strchr(req->text, ' ') : NULL;
+	if (path && http_excluded(k->t, path + 1))
+		return;
 	struct trace_l7 r = {
 		.proto = k->c->tab->p->name,
 		.op = req->op,
@@ -604,7 +631,7 @@ static void on_table_pair(void *ctx, const struct l7_pending *req, enum l7_statu
 		.error_code = http ? "" : code,
 		.skipped = skipped,
 	};
-	record_pair(k, req->ts_ns, message_began(k->c->tab, L7_DIR_RESPONSE, k->e), r.status_name, &r);
+	record_pair(k, req->ts_ns, began, r.status_name, &r);
 }
 
 /* A message of a messaging protocol (produce, consume): counted by method, not paired. */

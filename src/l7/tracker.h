@@ -13,6 +13,7 @@ struct proc_table;
 struct trace;
 struct l7_tracker;
 struct ns_l7_sock;
+struct ns_globs;
 
 struct l7_tracker_opts {
 	struct metric_registry *registry;
@@ -21,6 +22,8 @@ struct l7_tracker_opts {
 	size_t max_connections;
 	unsigned max_series;
 	unsigned max_fqdns; /* DNS domains per container (0: 50) */
+	/* Coroot's --exclude-http-requests-by-path (NULL: none); outlives the tracker. */
+	const struct ns_globs *http_exclude;
 	/*
 	 * An outbound connection's destination and actual_destination labels
 	 * (tcp_tracker_destination), TCP_ADDR_STRLEN bytes each; may be NULL:

@@ -9,6 +9,8 @@
 #include <stdint.h>
 
 struct ns_l7_filter;
+struct ns_port_ranges;
+struct ns_cidrs;
 
 struct metric_registry;
 struct proc_table;
@@ -29,8 +31,10 @@ struct tcp_tracker_opts {
 	size_t max_connections;
 	unsigned max_destinations; /* per container */
 	unsigned max_series;
-	/* Destination and listen ports left out of the metrics (lo > hi: none). */
-	uint16_t ephemeral_lo, ephemeral_hi;
+	/* Destination and listen ports left out of the metrics (outlives the tracker). */
+	const struct ns_port_ranges *ephemeral;
+	/* Coroot's --track-public-network (src/tcp/public_net.h; outlives the tracker). */
+	const struct ns_cidrs *public_networks;
 	/* Called before a connection's state goes, so data still queued for it is read. */
 	void (*on_close)(void *ctx, uint64_t sock, uint64_t start_ns);
 	void *on_close_ctx;
