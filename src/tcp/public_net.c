@@ -50,8 +50,7 @@ void tcp_public_net_add_node(struct tcp_public_net *f, const struct ns_cidr *net
 		f->node.v[f->node.n++] = *net;
 }
 
-/* Coroot lets in the networks of the node's own public addresses: read them once. */
-static void read_node_networks(struct tcp_public_net *f)
+void tcp_public_net_read_node(struct tcp_public_net *f)
 {
 	struct ifaddrs *all;
 
@@ -90,10 +89,7 @@ int tcp_public_net_init(struct tcp_public_net *f, const struct ns_cidrs *given)
 {
 	memset(f, 0, sizeof(*f));
 	f->given = given;
-	if (strmap_init(&f->let_in, LET_IN_MAX))
-		return -ENOMEM;
-	read_node_networks(f);
-	return 0;
+	return strmap_init(&f->let_in, LET_IN_MAX) ? -ENOMEM : 0;
 }
 
 void tcp_public_net_destroy(struct tcp_public_net *f)

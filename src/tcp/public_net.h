@@ -24,11 +24,13 @@ struct tcp_public_net {
 /* Whether addr (IPv4-mapped IPv6 as IPv4) is in one of l's networks. Pure. */
 bool ns_cidrs_contain(const struct ns_cidrs *l, uint16_t family, const uint8_t addr[16]);
 
-/* given outlives f; the node's networks are read from its interfaces now. */
+/* given outlives f. */
 int tcp_public_net_init(struct tcp_public_net *f, const struct ns_cidrs *given);
 void tcp_public_net_destroy(struct tcp_public_net *f);
 /* Adds a network of the node's own (its public addresses' networks). */
 void tcp_public_net_add_node(struct tcp_public_net *f, const struct ns_cidr *net);
+/* Adds the networks of the public addresses on the interfaces of the caller's namespace. */
+void tcp_public_net_read_node(struct tcp_public_net *f);
 /* Whether a connection to dst, which NAT sends to actual (dst without NAT), is left out. */
 bool tcp_public_net_skip(struct tcp_public_net *f, uint16_t family, const uint8_t dst[16],
 			 uint16_t actual_family, const uint8_t actual[16]);

@@ -222,6 +222,7 @@ int tcp_tracker_new(const struct tcp_tracker_opts *o, struct tcp_tracker **out)
 		free(t);
 		return -ENOMEM;
 	}
+	tcp_public_net_read_node(&t->public_net);
 	t->ct_fd = conntrack_open();
 	/* netns_socket() enters and leaves other namespaces itself: only the inode is kept. */
 	struct stat st;

@@ -20,6 +20,7 @@
 #include "l7/tracker.h"
 #include "metrics/registry.h"
 #include "proc/table.h"
+#include "cli.h"
 #include "util/strbuf.h"
 
 #define SEC 1000000000ull
@@ -454,6 +455,34 @@ static void test_dns_counts_and_maps_addresses(void **state)
 			       "status=\"unknown\"}") == 1);
 }
 
+/* Coroot's --exclude-http-requests-by-path: outbound HTTP/1 requests by path, counted apart. */
+static void test_http_requests_excluded_by_path(void **state)
+{
+	struct fixture *f = *state;
+	const char *pats = "/health* /{ready,live}z";
+	struct ns_globs g = { 2, { { pats, 8 }, { pats + 9, 14 } } };
+	struct l7_tracker_opts o = { .registry = f->r, .procs = f->procs, .max_connections = 4,
+				     .max_series = 100, .http_exclude = &g };
+	struct l7_tracker *t;
+
+	l7_tracker_free(f->t);
+	assert_int_equal(l7_tracker_new(&o, &t), 0);
+	f->t = t;
+	static const char *const paths[] = { "/healthz", "/livez", "/ok", "/health/deep?x=1",
+					     "/api/healthz" };
+	for (size_t i = 0; i < 5; i++) {
+		char r[128];
+		snprintf(r, sizeof(r), "GET %s HTTP/1.1\r\nHost: x\r\n\r\n", paths[i]);
+		feed(t, 0x9000, NS_L7_WRITE, r, (i + 1) * SEC);
+		feed(t, 0x9000, NS_L7_READ, resp, (i + 1) * SEC + 5);
+	}
+	assert_true(requests(f) == 2); /* /ok and /api/healthz */
+	struct strbuf out = STRBUF_INIT;
+	metric_registry_write(f->r, &out);
+	assert_non_null(strstr(strbuf_str(&out), "\nnodescope_l7_http_requests_excluded_total 3\n"));
+	strbuf_free(&out);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -475,6 +504,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_latency_runs_to_the_first_chunk_of_the_answer,
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_dns_counts_and_maps_addresses, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_http_requests_excluded_by_path, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_header_read_apart_from_its_body, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_first_query_is_dated_by_its_own_chunks_not_the_startup, setup,
 						teardown),
