@@ -479,8 +479,7 @@ static int agent_remote_write(struct agent *a)
 		return NS_EXIT_RUNTIME;
 	struct strbuf every = STRBUF_INIT;
 	cli_format_millis(c->scrape_interval_ms, &every);
-	fprintf(stderr, "nodescope: remote write to %s every %s (spool %s)\n", url,
-		strbuf_str(&every), spool);
+	log_info("remote write to %s every %s (spool %s)", url, strbuf_str(&every), spool);
 	strbuf_free(&every);
 	return 0;
 }
