@@ -104,6 +104,7 @@ struct l7_conn {
 	uint8_t stash[L7_STASH];
 	bool inbound;
 	bool tls; /* plaintext comes from TLS library probes; raw bytes are ignored */
+	bool left_out; /* outbound to a destination Coroot leaves out: its requests not counted */
 	/* outbound: its destination and actual_destination labels, once known (dest[0]) */
 	char dest[TCP_ADDR_STRLEN], actual[TCP_ADDR_STRLEN];
 	char local[TCP_ADDR_STRLEN], remote[TCP_ADDR_STRLEN]; /* formatted at its first pair */
@@ -407,7 +408,7 @@ static void conn_destination(struct l7_tracker *t, struct l7_conn *c, const stru
 	if (c->dest[0])
 		return;
 	if (t->o.destination)
-		t->o.destination(t->o.destination_ctx, s, c->dest, c->actual);
+		c->left_out = !t->o.destination(t->o.destination_ctx, s, c->dest, c->actual);
 	if (!c->dest[0]) {
 		memcpy(c->dest, c->remote, sizeof(c->dest));
 		memcpy(c->actual, c->remote, sizeof(c->actual));
@@ -479,6 +480,11 @@ static void record_pair(struct l7_chunk *k, uint64_t req_ts, uint64_t resp_ts, c
 	const char *container = proc_table_container_of(t->o.procs, k->e->pid);
 
 	conn_addresses(c, s);
+	if (!c->inbound) {
+		conn_destination(t, c, s);
+		if (c->left_out)
+			return; /* as Coroot: no connection there, so no request either */
+	}
 	const struct l7_series *series = pair_series(t, c, s, container, status);
 	metric_series_add(series->count, 1);
 	const struct l7_families *f = conn_families(t, c);
@@ -643,6 +649,8 @@ static void record_message(struct l7_chunk *k, const struct l7_msg *m)
 
 	conn_addresses(c, &k->e->conn);
 	conn_destination(t, c, &k->e->conn);
+	if (c->left_out)
+		return;
 	const char *labels[] = { container, c->dest, c->actual, l7_status_name(L7_STATUS_OK), m->op };
 	metric_add(t->fam[c->tab->idx].count, labels, 1);
 }

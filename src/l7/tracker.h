@@ -5,6 +5,7 @@
 #ifndef NODESCOPE_L7_TRACKER_H
 #define NODESCOPE_L7_TRACKER_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -26,10 +27,11 @@ struct l7_tracker_opts {
 	const struct ns_globs *http_exclude;
 	/*
 	 * An outbound connection's destination and actual_destination labels
-	 * (tcp_tracker_destination), TCP_ADDR_STRLEN bytes each; may be NULL:
-	 * the address, not translated.
+	 * (tcp_tracker_destination), TCP_ADDR_STRLEN bytes each; false: Coroot
+	 * leaves the destination out, and its requests are not counted. May be
+	 * NULL: the address, not translated, kept.
 	 */
-	void (*destination)(void *ctx, const struct ns_l7_sock *s, char *dest, char *actual);
+	bool (*destination)(void *ctx, const struct ns_l7_sock *s, char *dest, char *actual);
 	void *destination_ctx;
 };
 

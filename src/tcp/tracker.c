@@ -515,9 +515,9 @@ static void expand_listen(struct tcp_tracker *t, struct tcp_conn *c)
 		t->n_listen_unexpanded++;
 }
 
-/* Coroot's public-network rule (and its link-local one) for a destination; counted. */
-static bool public_skipped(struct tcp_tracker *t, const struct tcp_tuple *tuple,
-			   const char *actual)
+/* Coroot's public-network rule (and its link-local one) for a destination. */
+static bool public_left_out(struct tcp_tracker *t, const struct tcp_tuple *tuple,
+			    const char *actual)
 {
 	uint16_t family = tuple->family, nat_family;
 	const uint8_t *to = tuple->daddr;
@@ -528,7 +528,14 @@ static bool public_skipped(struct tcp_tracker *t, const struct tcp_tuple *tuple,
 		family = nat_family;
 		to = nat;
 	}
-	if (!tcp_public_net_skip(&t->public_net, tuple->family, tuple->daddr, family, to))
+	return tcp_public_net_skip(&t->public_net, tuple->family, tuple->daddr, family, to);
+}
+
+/* The same, counted: for a connect. */
+static bool public_skipped(struct tcp_tracker *t, const struct tcp_tuple *tuple,
+			   const char *actual)
+{
+	if (!public_left_out(t, tuple, actual))
 		return false;
 	t->n_public_skipped++;
 	return true;
@@ -740,14 +747,15 @@ int tcp_tracker_scan(struct tcp_tracker *t)
 	return tcp_scan(scan_one, t);
 }
 
-void tcp_tracker_destination(struct tcp_tracker *t, const struct ns_l7_sock *s, char *dest,
+bool tcp_tracker_destination(struct tcp_tracker *t, const struct ns_l7_sock *s, char *dest,
 			     char *actual)
 {
 	struct tcp_conn *c = tcp_conn_find(&t->conns, s->sock, s->start_ns);
 	if (c && c->kind == TCP_CONN_OUTBOUND) {
 		memcpy(dest, c->peer, TCP_ADDR_STRLEN);
 		memcpy(actual, c->actual, TCP_ADDR_STRLEN);
-		return;
+		return !tcp_port_ephemeral(c->tuple.dport, t->o.ephemeral) &&
+		       !public_left_out(t, &c->tuple, c->actual);
 	}
 	/* Its connect event not read yet (the tcp stream is batched): ask conntrack now. */
 	struct tcp_tuple tuple = { .family = s->family, .sport = s->sport, .dport = s->dport };
@@ -757,4 +765,5 @@ void tcp_tracker_destination(struct tcp_tracker *t, const struct ns_l7_sock *s, 
 	memcpy(actual, dest, TCP_ADDR_STRLEN);
 	nat_lookup(t, &tuple, dest, actual, TCP_ADDR_STRLEN, clock_mono_ns());
 	name_by_domain(t, s->family, s->daddr, s->dport, dest, actual);
+	return !tcp_port_ephemeral(s->dport, t->o.ephemeral) && !public_left_out(t, &tuple, actual);
 }

@@ -483,6 +483,32 @@ static void test_http_requests_excluded_by_path(void **state)
 	strbuf_free(&out);
 }
 
+/* A destination Coroot leaves out (tcp_tracker_destination says so): its requests are not counted. */
+static bool leave_out(void *ctx, const struct ns_l7_sock *s, char *dest, char *actual)
+{
+	snprintf(dest, 64, "203.0.113.7:80");
+	snprintf(actual, 64, "203.0.113.7:80");
+	return false;
+}
+
+static void test_requests_to_a_destination_left_out_are_not_counted(void **state)
+{
+	struct fixture *f = *state;
+	struct l7_tracker_opts o = { .registry = f->r, .procs = f->procs, .max_connections = 4,
+				     .max_series = 100, .destination = leave_out };
+	struct l7_tracker *t;
+
+	l7_tracker_free(f->t);
+	assert_int_equal(l7_tracker_new(&o, &t), 0);
+	f->t = t;
+	feed(t, 0xa000, NS_L7_WRITE, req, 1 * SEC);
+	feed(t, 0xa000, NS_L7_READ, resp, 1 * SEC + 5);
+	struct strbuf out = STRBUF_INIT;
+	metric_registry_write(f->r, &out);
+	assert_null(strstr(strbuf_str(&out), "container_http_requests_total{"));
+	strbuf_free(&out);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -505,6 +531,8 @@ int main(void)
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_dns_counts_and_maps_addresses, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_http_requests_excluded_by_path, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_requests_to_a_destination_left_out_are_not_counted,
+						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_header_read_apart_from_its_body, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_first_query_is_dated_by_its_own_chunks_not_the_startup, setup,
 						teardown),
