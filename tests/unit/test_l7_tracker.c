@@ -31,16 +31,24 @@ struct fixture {
 	struct l7_tracker *t;
 };
 
-static int setup(void **state)
+/* A tracker with o's options (its registry, table and limits set here). */
+static int setup_with(void **state, struct l7_tracker_opts o)
 {
 	struct fixture *f = calloc(1, sizeof(*f));
 	f->r = metric_registry_new();
 	f->procs = proc_table_new(16);
-	struct l7_tracker_opts o = { .registry = f->r, .procs = f->procs, .max_connections = 4,
-				     .max_series = 100 };
+	o.registry = f->r;
+	o.procs = f->procs;
+	o.max_connections = 4;
+	o.max_series = 100;
 	assert_int_equal(l7_tracker_new(&o, &f->t), 0);
 	*state = f;
 	return 0;
+}
+
+static int setup(void **state)
+{
+	return setup_with(state, (struct l7_tracker_opts){ 0 });
 }
 
 static int teardown(void **state)
@@ -456,18 +464,18 @@ static void test_dns_counts_and_maps_addresses(void **state)
 }
 
 /* Coroot's --exclude-http-requests-by-path: outbound HTTP/1 requests by path, counted apart. */
+static const char exclude_text[] = "/health* /{ready,live}z";
+static const struct ns_globs exclude = { 2, { { exclude_text, 8 }, { exclude_text + 9, 14 } } };
+
+static int setup_exclude(void **state)
+{
+	return setup_with(state, (struct l7_tracker_opts){ .http_exclude = &exclude });
+}
+
 static void test_http_requests_excluded_by_path(void **state)
 {
 	struct fixture *f = *state;
-	const char *pats = "/health* /{ready,live}z";
-	struct ns_globs g = { 2, { { pats, 8 }, { pats + 9, 14 } } };
-	struct l7_tracker_opts o = { .registry = f->r, .procs = f->procs, .max_connections = 4,
-				     .max_series = 100, .http_exclude = &g };
-	struct l7_tracker *t;
-
-	l7_tracker_free(f->t);
-	assert_int_equal(l7_tracker_new(&o, &t), 0);
-	f->t = t;
+	struct l7_tracker *t = f->t;
 	static const char *const paths[] = { "/healthz", "/livez", "/ok", "/health/deep?x=1",
 					     "/api/healthz" };
 	for (size_t i = 0; i < 5; i++) {
@@ -491,16 +499,15 @@ static bool leave_out(void *ctx, const struct ns_l7_sock *s, char *dest, char *a
 	return false;
 }
 
+static int setup_left_out(void **state)
+{
+	return setup_with(state, (struct l7_tracker_opts){ .destination = leave_out });
+}
+
 static void test_requests_to_a_destination_left_out_are_not_counted(void **state)
 {
 	struct fixture *f = *state;
-	struct l7_tracker_opts o = { .registry = f->r, .procs = f->procs, .max_connections = 4,
-				     .max_series = 100, .destination = leave_out };
-	struct l7_tracker *t;
-
-	l7_tracker_free(f->t);
-	assert_int_equal(l7_tracker_new(&o, &t), 0);
-	f->t = t;
+	struct l7_tracker *t = f->t;
 	feed(t, 0xa000, NS_L7_WRITE, req, 1 * SEC);
 	feed(t, 0xa000, NS_L7_READ, resp, 1 * SEC + 5);
 	struct strbuf out = STRBUF_INIT;
@@ -530,9 +537,10 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_latency_runs_to_the_first_chunk_of_the_answer,
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_dns_counts_and_maps_addresses, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_http_requests_excluded_by_path, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_http_requests_excluded_by_path, setup_exclude,
+						teardown),
 		cmocka_unit_test_setup_teardown(test_requests_to_a_destination_left_out_are_not_counted,
-						setup, teardown),
+						setup_left_out, teardown),
 		cmocka_unit_test_setup_teardown(test_header_read_apart_from_its_body, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_first_query_is_dated_by_its_own_chunks_not_the_startup, setup,
 						teardown),
