@@ -17,7 +17,7 @@ static const char usage_short[] =
 	"usage: nodescope [run|trace] [options]; nodescope --help lists the options\n";
 
 /* Where an option's value came from; the first that has one wins. */
-enum cli_source { FROM_DEFAULT, FROM_FLAG, FROM_ENV };
+enum cli_source { FROM_DEFAULT, FROM_FLAG, FROM_ENV, FROM_NEGATED /* --no-NAME */ };
 
 const char *cli_environ(const char *name)
 {
@@ -103,7 +103,7 @@ static const char *source_name(const struct cli_opt *o, enum cli_source from, ch
 {
 	if (from == FROM_ENV)
 		return o->env;
-	snprintf(buf, n, "--%s", o->name);
+	snprintf(buf, n, "--%s%s", from == FROM_NEGATED ? "no-" : "", o->name);
 	return buf;
 }
 
@@ -229,7 +229,7 @@ static enum cli_result parse_argv(int argc, char **argv, struct ns_config *c, en
 			/* the flag's default, as if not given; still given, for the warning */
 			if (cli_opts[row].size)
 				*(bool *)((char *)c + cli_opts[row].off) = !cli_opts[row].min;
-			from[row] = FROM_FLAG;
+			from[row] = FROM_NEGATED;
 		} else if (opt == ':') {
 			strbuf_printf(out, "nodescope: %s needs a value\n%s", argv[optind - 1],
 				      usage_short);
