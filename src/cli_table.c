@@ -249,7 +249,7 @@ const struct cli_opt cli_opts[] = {
 	  .def = NS_DEFAULT_LISTEN, .parse = parse_listen,
 	  .form = "HOST:PORT, [IPV6]:PORT or :PORT, numeric; \"\" for none",
 	  .help = "HTTP address for /metrics, /api and the web page; \"\" turns HTTP off; "
-		  "trace serves HTTP only when given one",
+		  "trace serves HTTP only when given one; Coroot's default is 0.0.0.0:80",
 	  .flags = CLI_ENV_EMPTY },
 	{ CLI_INT, "http-max-per-client", .env = "NODESCOPE_HTTP_MAX_PER_CLIENT", .metavar = "N",
 	  FIELD(http_max_per_client), .min = 1, .max = 65536, .def = "8",
