@@ -10,9 +10,15 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-/* Whether pat (len bytes) is well formed: classes and braces closed, no trailing '\'. */
+/*
+ * Whether pat (len bytes) is well formed: classes and braces closed, no
+ * trailing '\', at most 512 bytes and 64 alternatives ("{a,b}{c,d}": 4).
+ */
 bool glob_valid(const char *pat, size_t len);
-/* Whether the whole of s matches the whole of pat (a well-formed one). */
+/*
+ * Whether the whole of s matches the whole of pat (a well-formed one). In
+ * time bounded by len(s) times len(pat) per alternative, whatever s holds.
+ */
 bool glob_match(const char *pat, size_t plen, const char *s, size_t slen);
 
 #endif

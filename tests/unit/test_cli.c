@@ -1798,8 +1798,15 @@ static void test_globs(void **state)
 		{ "/x", "/x/", false },
 		{ "*a*b*c*", "/aXbXc", true },
 		{ "*a*b*c*", "/aXcXb", false },
+		{ "/{a,b}/{c,d}", "/b/c", true },
+		{ "/{a,b}/{c,d}", "/b/e", false },
+		{ "{a*,*b}", "xb", true },
+		{ "/a,b", "/a,b", true },
+		{ "/[,]", "/,", true },
+		{ "/[a\\]]", "/]", true },
 	};
-	static const char *const invalid[] = { "[a", "{a", "a}", "/x\\", "{a,[b}" };
+	static const char *const invalid[] = { "[a", "{a", "a}", "/x\\", "{a,[b}",
+					       "{a,b}{a,b}{a,b}{a,b}{a,b}{a,b}{a,b}" /* 128 */ };
 	int wrong = 0;
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
@@ -1812,6 +1819,15 @@ static void test_globs(void **state)
 	for (size_t i = 0; i < sizeof(invalid) / sizeof(invalid[0]); i++)
 		if (glob_valid(invalid[i], strlen(invalid[i])))
 			print_error("'%s' valid\n", invalid[i]), wrong++;
+	assert_true(glob_valid("{a,b}{a,b}{a,b}{a,b}{a,b}{a,b}", 30)); /* 64 */
+	/* a path from the network cannot make a pattern of many stars backtrack without end */
+	char path[256];
+	memset(path, 'a', sizeof(path) - 1);
+	path[255] = '\0';
+	const char *stars = "*a*a*a*a*a*a*a*a*b";
+	assert_false(glob_match(stars, strlen(stars), path, 255));
+	path[254] = 'b';
+	assert_true(glob_match(stars, strlen(stars), path, 255));
 	assert_int_equal(wrong, 0);
 }
 
