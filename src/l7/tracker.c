@@ -506,9 +506,11 @@ static void record_pair(struct l7_chunk *k, uint64_t req_ts, uint64_t resp_ts, c
 static bool http_excluded(struct l7_tracker *t, const char *path)
 {
 	const struct ns_globs *g = t->o.http_exclude;
-	size_t n = strlen(path);
 
-	for (unsigned i = 0; g && i < g->n; i++)
+	if (!g || !g->n)
+		return false;
+	size_t n = strlen(path);
+	for (unsigned i = 0; i < g->n; i++)
 		if (glob_match(g->v[i].p, g->v[i].len, path, n)) {
 			t->n_http_excluded++;
 			return true;
