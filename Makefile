@@ -312,6 +312,7 @@ L7_DB_SRCS := src/l7/proto.c src/l7/pair.c src/l7/reader.c src/l7/frames.c src/l
 $(patsubst %,$(BUILD)/fuzz/fuzz_l7_%,postgres mysql redis memcached mongo clickhouse kafka zookeeper nats rabbitmq \
 	cassandra http2): \
 	$(L7_DB_SRCS) tests/fuzz/fuzz_l7_db.h
+$(BUILD)/fuzz/fuzz_glob: src/util/glob.c src/util/glob.h src/cli_value.c
 $(BUILD)/fuzz/fuzz_eh_frame: src/tls/eh_frame.c src/tls/eh_frame.h
 $(BUILD)/fuzz/fuzz_go_binary: src/tls/go_binary.c src/tls/go_binary.h
 $(BUILD)/fuzz/fuzz_cgroup_names: src/containers/cgroup_path.c src/containers/rules.c \

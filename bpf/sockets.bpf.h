@@ -11,6 +11,13 @@
 #include "common.bpf.h"
 #include "l7_filter.h"
 
+/*
+ * --disable-l7-tracing (Coroot's): no socket is tracked for the l7 programs
+ * and the syscall hooks' l7 paths are dropped by the verifier; the socket
+ * hooks are not loaded at all (src/bpf/probes.c). Read-only data.
+ */
+const volatile __u32 ns_l7_off __weak = 0;
+
 #define ENOENT 2
 #define E2BIG 7
 #define EEXIST 17
@@ -198,7 +205,7 @@ static __always_inline void track_for_l7(__u32 pid, __s32 fd, const struct ns_l7
 {
 	__u64 key = l7_key(pid, fd);
 	__u8 one = 1;
-	if (fd < 0)
+	if (fd < 0 || ns_l7_off)
 		return;
 	if (l7_socks_insert(key, ls, BPF_ANY) == -E2BIG)
 		ns_drop(NS_DROP_L7_SOCKS_FULL);

@@ -85,6 +85,8 @@ static __always_inline int ns_dispatch_enter(void *ctx, struct pt_regs *regs, lo
 					    NS_SYSCALL_REG(btf, regs, NS_REG_ARG2));
 	case NS_NR_close:
 	NS_L7_WRITE_SYSCALLS
+		if (ns_l7_off)
+			return 0;
 		return ns_l7_dispatch_enter(regs, id, btf);
 	}
 	return 0;
@@ -146,6 +148,8 @@ static __always_inline int ns_dispatch_exit(void *ctx, struct pt_regs *regs, lon
 			return 0;
 		return ns_tcp_syscall_exit(NS_RAW_TP_CTX, id, ret);
 	NS_L7_DATA_SYSCALLS
+		if (ns_l7_off)
+			return 0;
 		return ns_l7_dispatch_exit(ctx, regs, id, ret, btf);
 	case NS_NR_mmap:
 		if (ns_syscall_compat(regs))

@@ -41,6 +41,7 @@
 #include "util/clock.h"
 #include "version.h"
 #include "util/log.h"
+#include "cli_table.h"
 
 struct agent {
 	const struct ns_config *cfg;
@@ -75,7 +76,8 @@ struct agent {
 	size_t n_files_queued, cap_files_queued;
 	bool files_probing;
 	struct metric *m_info, *m_events, *m_lost, *m_malformed, *m_wakeups, *m_loop_wakeups,
-		*m_probes, *m_trace_lines, *m_trace_dropped, *m_misses, *m_features;
+		*m_probes, *m_trace_lines, *m_trace_dropped, *m_misses, *m_features,
+		*m_log_suppressed;
 };
 
 static void agent_set_misses(void *ctx, const char *program, uint64_t misses)
@@ -104,6 +106,7 @@ static void agent_collect(void *ctx)
 		probes_foreach_misses(a->probes, agent_set_misses, a);
 	metric_set(a->m_trace_lines, NULL, (double)a->trace.lines);
 	metric_set(a->m_trace_dropped, NULL, (double)a->trace.dropped);
+	metric_set(a->m_log_suppressed, NULL, (double)log_suppressed_total());
 }
 
 /* Coroot's app_id of a container_id ("" for anything but a k8s workload). */
@@ -193,8 +196,12 @@ static const struct metric_def agent_metrics[] = {
 	{ "nodescope_trace_lines_dropped_total",
 	  "JSON lines not written because the reader of stdout fell more than 8 MiB behind.",
 	  METRIC_COUNTER, METRIC_HANDLE(T, m_trace_dropped) },
+	{ "nodescope_log_lines_suppressed_total",
+	  "The agent's own log lines not written: past --log-burst and --log-per-second "
+	  "(the next line written says how many).",
+	  METRIC_COUNTER, METRIC_HANDLE(T, m_log_suppressed) },
 	{ "nodescope_feature_enabled",
-	  "Whether a kernel feature (or TLS capture) is in use: 0 when the kernel lacks it and "
+	  "Whether a kernel feature (or TLS or L7 capture) is in use: 0 when the kernel lacks it and "
 	  "its part runs degraded or off (the start-up log says how).",
 	  METRIC_GAUGE, METRIC_LABELS("feature"), METRIC_HANDLE(T, m_features) },
 };
@@ -216,7 +223,8 @@ static int agent_self_metrics(struct agent *a)
 /*
  * nodescope_feature_enabled: 1 for each kernel feature in use, 0 for one
  * this kernel lacks (or --debug-kernel-lacks took away), and "tls" for
- * TLS plaintext capture (off with --no-tls or without attach cookies).
+ * TLS plaintext capture (off with --no-tls, --disable-l7-tracing or without
+ * attach cookies), and "l7" for the L7 capture (off with --disable-l7-tracing).
  */
 static void agent_feature_metrics(struct agent *a)
 {
@@ -224,8 +232,9 @@ static void agent_feature_metrics(struct agent *a)
 	kernel_features_t f = probes_features(a->probes);
 	for (int k = 0; k < KF_COUNT; k++)
 		metric_set(m, &kernel_feature_defs[k].name, kernel_has(f, k));
-	const char *tls = "tls";
-	metric_set(m, &tls, a->cfg->tls && probes_tls_possible(a->probes));
+	const char *tls = "tls", *l7 = "l7";
+	metric_set(m, &tls, a->cfg->tls && a->cfg->l7 && probes_tls_possible(a->probes));
+	metric_set(m, &l7, a->cfg->l7);
 }
 
 /*
@@ -427,6 +436,8 @@ static void agent_files_drained(void *ctx)
 static int agent_open_streams(struct agent *a)
 {
 	for (int i = 0; i < NS_STREAM_COUNT; i++) {
+		if (i == NS_STREAM_L7 && !a->cfg->l7)
+			continue; /* --disable-l7-tracing: nothing writes it */
 		struct stream_params p = {
 			.def = &stream_defs[i],
 			.ring = probes_ring(a->probes, i),
@@ -505,11 +516,10 @@ static int agent_start_holds(struct agent *a)
 	return 0;
 }
 
-static void agent_destination(void *ctx, const struct ns_l7_sock *s, char *dest, char *actual)
+static bool agent_destination(void *ctx, const struct ns_l7_sock *s, char *dest, char *actual)
 {
 	struct agent *a = ctx;
-	if (a->tcp)
-		tcp_tracker_destination(a->tcp, s, dest, actual);
+	return a->tcp ? tcp_tracker_destination(a->tcp, s, dest, actual) : true;
 }
 
 static const char *agent_fan_out_domain(void *ctx, int family, const uint8_t *addr)
@@ -535,7 +545,7 @@ static int agent_remote_write(struct agent *a)
 		.api_key = c->api_key,
 		.ca_file = c->ca_file,
 		.insecure = c->insecure_skip_verify,
-		.interval_s = c->scrape_interval_s,
+		.interval_ms = c->scrape_interval_ms,
 		.spool_dir = spool,
 		.spool_max_bytes = c->max_spool_size,
 		.max_series = c->max_series_per_write,
@@ -544,8 +554,10 @@ static int agent_remote_write(struct agent *a)
 	};
 	if (remote_write_new(&o, &a->rw))
 		return NS_EXIT_RUNTIME;
-	fprintf(stderr, "nodescope: remote write to %s every %u s (spool %s)\n", url,
-		c->scrape_interval_s, spool);
+	struct strbuf every = STRBUF_INIT;
+	cli_format_millis(c->scrape_interval_ms, &every);
+	log_info("remote write to %s every %s (spool %s)", url, strbuf_str(&every), spool);
+	strbuf_free(&every);
 	return 0;
 }
 
@@ -620,13 +632,13 @@ static int agent_start(struct agent *a)
 		.filter = a->filter,
 		.max_series = c->max_series,
 		.gone_after_ns = (uint64_t)c->series_idle_s * 1000000000ull,
-		.min_container_age_ns = (uint64_t)c->min_container_age_s * 1000000000ull,
+		.min_container_age_ns = (uint64_t)c->min_container_age_ms * 1000000ull,
 	};
 	if (resources_new(&ro, &a->resources))
 		return NS_EXIT_RUNTIME;
 
 	struct probes_opts bo = { .verbose = c->verbose, .pretend_missing = c->kernel_lacks,
-				  .syscall_hooks = c->debug_syscall_hooks };
+				  .syscall_hooks = c->debug_syscall_hooks, .no_l7 = !c->l7 };
 	char cgroup2[PATH_MAX];
 	if (!cgroup_v2_mount(c->cgroupfs_root, cgroup2, sizeof(cgroup2)))
 		bo.cgroup_v2_root = cgroup2;
@@ -639,6 +651,8 @@ static int agent_start(struct agent *a)
 		}
 	}
 	memcpy(bo.ring_size, c->ring_size, sizeof(bo.ring_size));
+	if (!c->l7) /* never read: the least the kernel takes */
+		bo.ring_size[NS_STREAM_L7] = (uint32_t)sysconf(_SC_PAGESIZE);
 	if ((rc = probes_start(&bo, &a->probes)))
 		return rc;
 	if (link_closer_new(a->registry,
@@ -651,13 +665,13 @@ static int agent_start(struct agent *a)
 		.procs = proc_tracker_table(a->procs),
 		.trace = (c->stream_mask & (1u << NS_STREAM_TCP)) ? &a->trace : NULL,
 		.drops = probes_drops(a->probes),
-		.l7_socks = probes_l7_socks(a->probes),
-		.l7_filter = probes_l7_filter(a->probes),
+		.l7_socks = c->l7 ? probes_l7_socks(a->probes) : NULL,
+		.l7_filter = c->l7 ? probes_l7_filter(a->probes) : NULL,
 		.max_connections = c->max_connections,
 		.max_destinations = c->max_destinations,
 		.max_series = c->max_series,
-		.ephemeral_lo = c->ephemeral_ports.lo,
-		.ephemeral_hi = c->ephemeral_ports.hi,
+		.ephemeral = &c->ephemeral_ports,
+		.public_networks = &c->public_networks,
 		.on_close = agent_conn_closed,
 		.on_close_ctx = a,
 		.fan_out_domain = agent_fan_out_domain,
@@ -672,6 +686,7 @@ static int agent_start(struct agent *a)
 		.max_connections = c->max_l7_connections,
 		.max_series = c->max_series,
 		.max_fqdns = c->max_fqdns,
+		.http_exclude = &c->http_exclude,
 	};
 	struct tls_manager_opts so = {
 		.registry = a->registry,
@@ -688,7 +703,7 @@ static int agent_start(struct agent *a)
 	};
 	agent_feature_metrics(a);
 	if (tcp_tracker_new(&to, &a->tcp) || l7_tracker_new(&lo, &a->l7) ||
-	    (c->tls && probes_tls_possible(a->probes) && tls_manager_new(&so, &a->tls)))
+	    (c->tls && c->l7 && probes_tls_possible(a->probes) && tls_manager_new(&so, &a->tls)))
 		return NS_EXIT_RUNTIME;
 	if (c->listen) {
 		if (http_page_new(a->loop, a->registry, proc_tracker_table(a->procs), &a->page))

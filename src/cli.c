@@ -17,7 +17,7 @@ static const char usage_short[] =
 	"usage: nodescope [run|trace] [options]; nodescope --help lists the options\n";
 
 /* Where an option's value came from; the first that has one wins. */
-enum cli_source { FROM_DEFAULT, FROM_FLAG, FROM_ENV };
+enum cli_source { FROM_DEFAULT, FROM_FLAG, FROM_ENV, FROM_NEGATED /* --no-NAME */ };
 
 const char *cli_environ(const char *name)
 {
@@ -52,7 +52,14 @@ static void store_int(void *field, size_t size, long long v)
 static int apply(const struct cli_opt *o, const char *val, enum cli_source from,
 		 struct ns_config *c, struct strbuf *why)
 {
-	void *field = (char *)c + o->off;
+	/* A row without a field (CLI_NOT_IMPLEMENTED) still has its value checked. */
+	union {
+		long long ll;
+		double d;
+		void *p;
+		char bytes[64];
+	} scratch;
+	void *field = o->size ? (void *)((char *)c + o->off) : (void *)&scratch;
 	long long v;
 	bool b;
 
@@ -75,6 +82,11 @@ static int apply(const struct cli_opt *o, const char *val, enum cli_source from,
 			return -EINVAL;
 		store_int(field, o->size, v);
 		return 0;
+	case CLI_MILLIS:
+		if (cli_parse_millis(val, o->min, o->max, &v))
+			return -EINVAL;
+		store_int(field, o->size, v);
+		return 0;
 	case CLI_STRING:
 		*(const char **)field = *val ? val : NULL;
 		return 0;
@@ -90,7 +102,7 @@ static const char *source_name(const struct cli_opt *o, enum cli_source from, ch
 {
 	if (from == FROM_ENV)
 		return o->env;
-	snprintf(buf, n, "--%s", o->name);
+	snprintf(buf, n, "--%s%s", from == FROM_NEGATED ? "no-" : "", o->name);
 	return buf;
 }
 
@@ -120,7 +132,7 @@ static int apply_defaults(struct ns_config *c, struct strbuf *out)
 	};
 	for (size_t i = 0; i < cli_opts_count && !err; i++) {
 		const struct cli_opt *o = &cli_opts[i];
-		if (o->kind == CLI_FLAG && !o->def)
+		if (o->kind == CLI_FLAG && o->size && !o->def)
 			*(bool *)((char *)c + o->off) = !o->min;
 		else if (o->def && (err = apply(o, o->def, FROM_DEFAULT, c, &why)))
 			bad_value(out, o, FROM_DEFAULT, o->def, &why);
@@ -134,14 +146,20 @@ static bool takes_value(const struct cli_opt *o)
 	return o->kind != CLI_FLAG && o->kind != CLI_HELP && o->kind != CLI_VERSION;
 }
 
-/* Where a row's --no-NAME is (CLI_NEGATABLE): getopt's val. */
-#define NEGATED 1024
+/* getopt_long's val for a row's --no-NAME: past every row's own. */
+#define NEGATED (256 + CLI_OPTS_MAX)
 
-/*
- * getopt_long's option array and short options from the table; val is 256 +
- * row, NEGATED + row for a --no-NAME (its name written into negated).
- */
-static void getopt_tables(struct option *opts, char *shorts, char (*negated)[64])
+/* --NAME's --no-NAME, as Coroot's kingpin has for every flag without a value. */
+static bool negatable(const struct cli_opt *o)
+{
+	return o->kind == CLI_FLAG && strncmp(o->name, "no-", 3);
+}
+
+/* "no-" and the name, kept for getopt (the table's names are few and short). */
+static char negated_names[CLI_OPTS_MAX][64];
+
+/* getopt_long's option array and short options from the table; val is 256 + row. */
+static void getopt_tables(struct option *opts, char *shorts)
 {
 	size_t n = 0;
 
@@ -153,9 +171,10 @@ static void getopt_tables(struct option *opts, char *shorts, char (*negated)[64]
 		opts[n++] =
 			(struct option){ o->name, takes_value(o) ? required_argument : no_argument,
 					 NULL, 256 + (int)i };
-		if (o->kind == CLI_FLAG && (o->flags & CLI_NEGATABLE)) {
-			snprintf(negated[i], sizeof(negated[i]), "no-%s", o->name);
-			opts[n++] = (struct option){ negated[i], no_argument, NULL, NEGATED + (int)i };
+		if (negatable(o)) {
+			snprintf(negated_names[i], sizeof(negated_names[i]), "no-%s", o->name);
+			opts[n++] = (struct option){ negated_names[i], no_argument, NULL,
+						     NEGATED + (int)i };
 		}
 		if (o->short_name) {
 			*shorts++ = o->short_name;
@@ -175,6 +194,13 @@ static int short_row(int opt)
 	return -1;
 }
 
+/* A repeatable row's first given value replaces the default: the list starts empty. */
+static void start_list(const struct cli_opt *o, struct ns_config *c)
+{
+	if ((o->flags & CLI_REPEATABLE) && o->size)
+		memset((char *)c + o->off, 0, o->size);
+}
+
 /*
  * The command line into c and from[]. Returns CLI_RUN to go on, or the
  * result to return (help, version, an error in out).
@@ -183,13 +209,12 @@ static enum cli_result parse_argv(int argc, char **argv, struct ns_config *c, en
 				  struct strbuf *out)
 {
 	struct option opts[2 * CLI_OPTS_MAX + 1];
-	char negated[CLI_OPTS_MAX][64];
 	char shorts[2 * CLI_OPTS_MAX + 2];
 	struct strbuf why = STRBUF_INIT;
 	enum cli_result r = CLI_RUN;
 	int opt;
 
-	getopt_tables(opts, shorts, negated);
+	getopt_tables(opts, shorts);
 	/*
 	 * optind = 0 (not 1) makes getopt drop all its state from an earlier
 	 * call (glibc keeps the permutation bounds and the position inside "-xy"
@@ -200,15 +225,17 @@ static enum cli_result parse_argv(int argc, char **argv, struct ns_config *c, en
 	while (r == CLI_RUN && (opt = getopt_long(argc, argv, shorts, opts, NULL)) != -1) {
 		int row = opt >= NEGATED ? opt - NEGATED : opt >= 256 ? opt - 256 : short_row(opt);
 		if (opt >= NEGATED) {
-			*(bool *)((char *)c + cli_opts[row].off) = !cli_opts[row].min;
-			from[row] = FROM_FLAG;
+			/* the flag's default, as if not given; still given, for the warning */
+			if (cli_opts[row].size)
+				*(bool *)((char *)c + cli_opts[row].off) = !cli_opts[row].min;
+			from[row] = FROM_NEGATED;
 		} else if (opt == ':') {
 			strbuf_printf(out, "nodescope: %s needs a value\n%s", argv[optind - 1],
 				      usage_short);
 			r = CLI_ERROR;
 		} else if (row < 0) {
 			/* A short one may sit inside "-xy", where optind has not moved on. */
-			if (optopt >= NEGATED) /* "--no-x=1" */
+			if (optopt >= NEGATED) /* "--no-verbose=1" */
 				strbuf_printf(out, "nodescope: --no-%s takes no value\n%s",
 					      cli_opts[optopt - NEGATED].name, usage_short);
 			else if (optopt >= 256) /* "--verbose=1": a known one given a value */
@@ -227,10 +254,13 @@ static enum cli_result parse_argv(int argc, char **argv, struct ns_config *c, en
 		} else if (cli_opts[row].kind == CLI_VERSION) {
 			strbuf_printf(out, "nodescope %s\n", nodescope_version);
 			r = CLI_EXIT_OK;
-		} else if (apply(&cli_opts[row], optarg, FROM_FLAG, c, &why)) {
-			bad_value(out, &cli_opts[row], FROM_FLAG, optarg, &why);
-			r = CLI_ERROR;
 		} else {
+			if (from[row] == FROM_DEFAULT)
+				start_list(&cli_opts[row], c);
+			if (apply(&cli_opts[row], optarg, FROM_FLAG, c, &why)) {
+				bad_value(out, &cli_opts[row], FROM_FLAG, optarg, &why);
+				r = CLI_ERROR;
+			}
 			from[row] = FROM_FLAG;
 		}
 	}
@@ -258,6 +288,7 @@ static int parse_env(cli_getenv_fn *env, struct ns_config *c, enum cli_source *f
 		/* Set but empty counts as unset, as in Coroot (kingpin), unless the row says. */
 		if (!v || (!*v && !(o->flags & CLI_ENV_EMPTY)))
 			continue;
+		start_list(o, c);
 		if ((err = apply(o, v, FROM_ENV, c, &why)))
 			bad_value(out, o, FROM_ENV, v, &why);
 		from[i] = FROM_ENV;
@@ -305,5 +336,10 @@ enum cli_result cli_parse(int argc, char **argv, cli_getenv_fn *env, struct ns_c
 	/* trace serves HTTP only when asked to */
 	if (c->trace && from[row_of("listen")] == FROM_DEFAULT)
 		c->listen = NULL;
+	for (size_t i = 0; i < cli_opts_count; i++)
+		if ((cli_opts[i].flags & CLI_NOT_IMPLEMENTED) && from[i] != FROM_DEFAULT)
+			strbuf_printf(out, "%s: not implemented yet, ignored (Coroot's --%s: %s)\n",
+				      source_name(&cli_opts[i], from[i], a, sizeof(a)),
+				      cli_opts[i].name, cli_opts[i].help);
 	return CLI_RUN;
 }

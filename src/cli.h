@@ -16,7 +16,7 @@
 
 #define NS_DEFAULT_LISTEN "127.0.0.1:9645"
 
-/* A range of TCP ports; lo == hi == 0: none. */
+/* A range of TCP ports, lo <= hi. */
 struct ns_port_range {
 	uint16_t lo, hi;
 };
@@ -26,6 +26,37 @@ struct ns_port_range {
 struct ns_list {
 	const char *v[NS_LIST_MAX];
 	unsigned n;
+};
+
+/* Coroot's --ephemeral-port-range: several ranges ("1024-23768 30000-65535"); n 0: none. */
+#define NS_PORT_RANGES_MAX 16
+struct ns_port_ranges {
+	unsigned n;
+	struct ns_port_range r[NS_PORT_RANGES_MAX];
+};
+
+/* An IP network: family AF_INET (addr's first 4 bytes) or AF_INET6, and its prefix length. */
+struct ns_cidr {
+	uint16_t family;
+	uint8_t bits;
+	uint8_t addr[16];
+};
+
+/* Coroot's --track-public-network: the public networks whose destinations are kept. */
+#define NS_CIDRS_MAX 64
+struct ns_cidrs {
+	unsigned n;
+	struct ns_cidr v[NS_CIDRS_MAX];
+};
+
+/* Coroot's --exclude-http-requests-by-path: glob patterns, each a piece of a given value. */
+#define NS_GLOBS_MAX 64
+struct ns_globs {
+	unsigned n;
+	struct {
+		const char *p;
+		unsigned len;
+	} v[NS_GLOBS_MAX];
 };
 
 struct ns_config {
@@ -53,13 +84,18 @@ struct ns_config {
 	unsigned series_idle_s;		/* idle container series expire (Coroot: 10 min) */
 	const char *cgroup;		/* --cgroup: a cgroup v2 directory, or NULL */
 	const char *cgroupfs_root;	/* where the host's cgroup hierarchies are mounted */
-	unsigned min_container_age_s;	/* Coroot's: series of younger containers not written */
+	unsigned min_container_age_ms;	/* Coroot's: series of younger containers not written */
 	bool keep_standalone;		/* report processes outside containers too */
 	/* Coroot's container filters (src/containers/filter.h): values of one pattern a line */
 	struct ns_list container_allowlist;
 	struct ns_list container_denylist;
 	bool skip_systemd_system_services; /* Coroot's: systemd's own services make no series */
-	struct ns_port_range ephemeral_ports; /* TCP ports left out of the metrics (lo > hi: none) */
+	struct ns_port_ranges ephemeral_ports; /* TCP ports left out of the metrics */
+	struct ns_cidrs public_networks; /* public destinations kept (Coroot: 0.0.0.0/0) */
+	struct ns_globs http_exclude;	/* HTTP requests by path left out of the L7 metrics */
+	bool l7;			/* capture and parse L7 (--disable-l7-tracing: off) */
+	double log_per_second;		/* the agent's own log lines: rate and burst */
+	unsigned log_burst;
 	bool tls;			/* probe TLS libraries (--no-tls: off) */
 	unsigned tls_release_after_s;	/* a file unmapped this long loses its probes (0: never) */
 	kernel_features_t kernel_lacks; /* --debug-kernel-lacks: features pretended missing */
@@ -79,7 +115,7 @@ struct ns_config {
 	const char *api_key;
 	const char *ca_file;
 	bool insecure_skip_verify;
-	unsigned scrape_interval_s;
+	unsigned scrape_interval_ms;
 	const char *wal_dir;		/* the spool is DIR/spool */
 	uint64_t max_spool_size;	/* bytes */
 	unsigned max_series_per_write;	/* samples per request */
@@ -115,11 +151,18 @@ int cli_parse_ring_size(const char *s, uint32_t page, uint32_t *out);
 /* A decimal integer in min..max ("-5" when min < 0; no blanks or '+'). 0 or -EINVAL. */
 int cli_parse_int(const char *s, long long min, long long max, long long *out);
 /*
- * Whole seconds in min..max: "90" (seconds), or Go-style units h, m, s in any
- * sequence: "90s", "10m", "1h30m". 0 or -EINVAL.
+ * A duration in nanoseconds: plain seconds ("90"), or Go's form
+ * (time.ParseDuration): a sequence of decimals with units ns, us (or µs), ms,
+ * s, m, h: "500ms", "1.5s", "1h30m". No sign but '+'. 0 or -EINVAL.
  */
+int cli_parse_duration(const char *s, unsigned long long *ns);
+/* A duration that is whole seconds, in min..max seconds. 0 or -EINVAL. */
 int cli_parse_seconds(const char *s, long long min, long long max, long long *out);
-/* 1/0, true/false, yes/no, any case. 0 or -EINVAL. */
+/* A duration that is whole milliseconds, in min..max milliseconds. 0 or -EINVAL. */
+int cli_parse_millis(const char *s, long long min, long long max, long long *out);
+/* A decimal number ("10", "0.25", "1e3") in min..max. 0 or -EINVAL. */
+int cli_parse_float(const char *s, double min, double max, double *out);
+/* 1/0, t/f, true/false, yes/no, any case (Go's strconv.ParseBool and more). 0 or -EINVAL. */
 int cli_parse_bool(const char *s, bool *out);
 /*
  * A size in bytes in min..max: digits and a unit as Coroot's flags take
@@ -130,5 +173,12 @@ int cli_parse_bytes(const char *s, unsigned long long min, unsigned long long ma
 		    unsigned long long *out);
 /* "LO-HI", ports 1..65535 with LO <= HI. 0 or -EINVAL. */
 int cli_parse_port_range(const char *s, struct ns_port_range *out);
+/*
+ * Coroot's form: ranges "LO-HI" separated by blanks or commas, at least one
+ * ("1024-23768 30000-65535"). 0 or -EINVAL.
+ */
+int cli_parse_port_ranges(const char *s, struct ns_port_ranges *out);
+/* "10.0.0.0/8", "2001:db8::/32"; a bare address is its own /32 or /128. 0 or -EINVAL. */
+int cli_parse_cidr(const char *s, size_t len, struct ns_cidr *out);
 
 #endif

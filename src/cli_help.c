@@ -14,8 +14,8 @@ static const char usage_head[] =
 	"Each option can also be set by the environment variable under it; the command\n"
 	"line wins over the environment. A variable set to \"\" counts as unset, except\n"
 	"LISTEN=\"\", which turns HTTP off as --listen \"\" does. Options without a value\n"
-	"take 1, 0, true, false, yes or no from their variable. Times are seconds, or\n"
-	"Go-style with units: 90s, 10m, 1h30m.\n";
+	"take 1, 0, t, f, true, false, yes or no from their variable, and --no-NAME\n"
+	"undoes --NAME. Times are seconds (90), or Go's form: 500ms, 1.5s, 1m30s, 2h.\n";
 
 static const char usage_tail[] =
 	"\n"
@@ -26,7 +26,7 @@ static void left_column(const struct cli_opt *o, struct strbuf *sb)
 {
 	if (o->short_name)
 		strbuf_printf(sb, "-%c, ", o->short_name);
-	strbuf_printf(sb, "--%s%s", o->flags & CLI_NEGATABLE ? "[no-]" : "", o->name);
+	strbuf_printf(sb, "--%s", o->name);
 	if (o->metavar)
 		strbuf_printf(sb, " %s", o->metavar);
 }
@@ -68,13 +68,20 @@ static void help_text(const struct cli_opt *o, struct strbuf *sb)
 		strbuf_printf(sb, " (%lld..%lld", o->min, o->max);
 	else if (o->kind == CLI_SECONDS)
 		strbuf_printf(sb, " (%lld..%lld s", o->min, o->max);
+	else if (o->kind == CLI_MILLIS) {
+		strbuf_puts(sb, " (");
+		cli_format_millis(o->min, sb);
+		strbuf_puts(sb, "..");
+		cli_format_millis(o->max, sb);
+	}
 	else if (o->def || o->describe_default)
 		strbuf_puts(sb, " (");
 	else
 		return;
 	if (o->def || o->describe_default)
-		strbuf_puts(sb, o->kind == CLI_INT || o->kind == CLI_SECONDS ? ", default "
-									     : "default ");
+		strbuf_puts(sb, o->kind == CLI_INT || o->kind == CLI_SECONDS || o->kind == CLI_MILLIS
+					? ", default "
+					: "default ");
 	if (o->describe_default)
 		o->describe_default(sb);
 	else if (o->def)

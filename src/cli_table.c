@@ -13,6 +13,7 @@
 #include "containers/filter.h"
 #include "http/server.h"
 #include "loop/stream.h"
+#include "util/glob.h"
 
 #define FIELD(f) .off = offsetof(struct ns_config, f), .size = sizeof(((struct ns_config *)0)->f)
 
@@ -127,13 +128,95 @@ static int parse_kernel_lacks(const char *val, void *field, struct strbuf *why)
 }
 
 /* Coroot's form; "" (only from the command line: an empty variable is unset) skips no port. */
-static int parse_port_range(const char *val, void *field, struct strbuf *why)
+static int parse_port_ranges(const char *val, void *field, struct strbuf *why)
 {
 	if (!*val) {
-		*(struct ns_port_range *)field = (struct ns_port_range){ 1, 0 }; /* lo > hi: none */
+		*(struct ns_port_ranges *)field = (struct ns_port_ranges){ 0 };
 		return 0;
 	}
-	return cli_parse_port_range(val, field);
+	return cli_parse_port_ranges(val, field);
+}
+
+/* Each blank-separated piece of val, (p, n), to fn; stops at its first error. */
+static int each_piece(const char *val, void *field, struct strbuf *why,
+		      int (*fn)(const char *p, size_t n, void *field, struct strbuf *why))
+{
+	for (const char *p = val;;) {
+		p += strspn(p, " \t\r\n");
+		size_t n = strcspn(p, " \t\r\n");
+		if (!n)
+			return 0;
+		int err = fn(p, n, field, why);
+		if (err)
+			return err;
+		p += n;
+	}
+}
+
+static int add_network(const char *p, size_t n, void *field, struct strbuf *why)
+{
+	struct ns_cidrs *l = field;
+
+	if (l->n == NS_CIDRS_MAX) {
+		strbuf_printf(why, "at most %d networks", NS_CIDRS_MAX);
+		return -EINVAL;
+	}
+	if (cli_parse_cidr(p, n, &l->v[l->n])) {
+		strbuf_printf(why, "'%.*s' is no network: IP/BITS, IPv4 or IPv6", (int)(n < 64 ? n : 64), p);
+		return -EINVAL;
+	}
+	l->n++;
+	return 0;
+}
+
+/* Coroot's kingpin takes an empty value as no network: "" keeps no public destination. */
+static int parse_networks(const char *val, void *field, struct strbuf *why)
+{
+	return each_piece(val, field, why, add_network);
+}
+
+static int add_glob(const char *p, size_t n, void *field, struct strbuf *why)
+{
+	struct ns_globs *l = field;
+
+	if (l->n == NS_GLOBS_MAX) {
+		strbuf_printf(why, "at most %d patterns", NS_GLOBS_MAX);
+		return -EINVAL;
+	}
+	if (!glob_valid(p, n)) {
+		strbuf_printf(why, "'%.*s': a [ or { left open, or a \\ at the end", (int)(n < 64 ? n : 64), p);
+		return -EINVAL;
+	}
+	l->v[l->n].p = p;
+	l->v[l->n].len = (unsigned)n;
+	l->n++;
+	return 0;
+}
+
+static int parse_globs(const char *val, void *field, struct strbuf *why)
+{
+	return each_piece(val, field, why, add_glob);
+}
+
+static int parse_rate(const char *val, void *field, struct strbuf *why)
+{
+	double v;
+	if (cli_parse_float(val, 0, 1e9, &v))
+		return -EINVAL;
+	*(double *)field = v;
+	return 0;
+}
+
+static int parse_fraction(const char *val, void *field, struct strbuf *why)
+{
+	double v;
+	return cli_parse_float(val, 0, 1, &v);
+}
+
+static int parse_go_heap_profiler(const char *val, void *field, struct strbuf *why)
+{
+	return strcmp(val, "disabled") && strcmp(val, "enabled") && strcmp(val, "force") ? -EINVAL
+											   : 0;
 }
 
 static int parse_abs_path(const char *val, void *field, struct strbuf *why)
@@ -185,7 +268,7 @@ const struct cli_opt cli_opts[] = {
 	  .def = NS_DEFAULT_LISTEN, .parse = parse_listen,
 	  .form = "HOST:PORT, [IPV6]:PORT or :PORT, numeric; \"\" for none",
 	  .help = "HTTP address for /metrics, /api and the web page; \"\" turns HTTP off; "
-		  "trace serves HTTP only when given one",
+		  "trace serves HTTP only when given one; Coroot's default is 0.0.0.0:80",
 	  .flags = CLI_ENV_EMPTY },
 	{ CLI_INT, "http-max-per-client", .env = "NODESCOPE_HTTP_MAX_PER_CLIENT", .metavar = "N",
 	  FIELD(http_max_per_client), .min = 1, .max = 65536, .def = "8",
@@ -243,8 +326,8 @@ const struct cli_opt cli_opts[] = {
 	  .help = "Coroot's: where the host's cgroup hierarchies are mounted (cgroup2 at DIR "
 		  "or DIR/unified, v1 at DIR/<controller>; the container resource metrics read "
 		  "both)" },
-	{ CLI_SECONDS, "min-container-age", .env = "MIN_CONTAINER_AGE", .metavar = "TIME",
-	  FIELD(min_container_age_s), .min = 0, .max = 31536000, .def = "0",
+	{ CLI_MILLIS, "min-container-age", .env = "MIN_CONTAINER_AGE", .metavar = "TIME",
+	  FIELD(min_container_age_ms), .min = 0, .max = 31536000000, .def = "0",
 	  .help = "Coroot's: series of a container that lives (or lived) less than this are "
 		  "not written; 0 here (Coroot: 30s), since nodescope sees short-lived processes "
 		  "whole" },
@@ -258,24 +341,44 @@ const struct cli_opt cli_opts[] = {
 	  .form = "POSIX extended regular expressions, one a line",
 	  .help = "Coroot's, repeatable: only containers whose container_id matches one of "
 		  "these make series (POSIX extended regular expressions, regcomp's: Coroot's Go "
-		  "syntax without \\d, (?i) or lazy quantifiers; the variable holds one a line)" },
+		  "syntax without \\d, (?i) or lazy quantifiers; the variable holds one a line)",
+	  .flags = CLI_REPEATABLE },
 	{ CLI_CUSTOM, "container-denylist", .env = "CONTAINER_DENYLIST", .metavar = "REGEX",
 	  FIELD(container_denylist), .parse = parse_container_patterns,
 	  .form = "POSIX extended regular expressions, one a line",
 	  .help = "Coroot's, repeatable: containers whose container_id matches one of these "
 		  "make no series, whatever the allowlist says (same syntax; their events are "
-		  "still traced)" },
+		  "still traced)",
+	  .flags = CLI_REPEATABLE },
 	{ CLI_FLAG, "skip-systemd-system-services", .env = "SKIP_SYSTEMD_SYSTEM_SERVICES",
 	  FIELD(skip_systemd_system_services), .min = true, .def = "true",
-	  .flags = CLI_NEGATABLE,
 	  .help = "Coroot's: systemd's own services (systemd-*, dbus, getty, snapd, ...; "
 		  "oneshot, D-Bus and timer-started units, from their unit files) make no "
 		  "series; --no-skip-systemd-system-services keeps them" },
-	{ CLI_CUSTOM, "ephemeral-port-range", .env = "EPHEMERAL_PORT_RANGE", .metavar = "LO-HI",
-	  FIELD(ephemeral_ports), .def = "32768-60999", .parse = parse_port_range,
-	  .form = "LO-HI, ports 1..65535, LO <= HI; \"\" for none",
-	  .help = "TCP destinations and listens on ports in this range (but 50051) are left "
+	{ CLI_CUSTOM, "ephemeral-port-range", .env = "EPHEMERAL_PORT_RANGE", .metavar = "RANGES",
+	  FIELD(ephemeral_ports), .def = "32768-60999", .parse = parse_port_ranges,
+	  .form = "LO-HI ranges separated by blanks or commas (\"1024-23768 30000-65535\"), "
+		  "at most 16, ports 1..65535, LO <= HI; \"\" for none",
+	  .help = "TCP destinations and listens on ports in these ranges (but 50051) are left "
 		  "out of the metrics, as Coroot does; \"\" for none" },
+	{ CLI_CUSTOM, "track-public-network", .env = "TRACK_PUBLIC_NETWORK", .metavar = "CIDR",
+	  FIELD(public_networks), .def = "0.0.0.0/0", .parse = parse_networks,
+	  .form = "IP/BITS networks, IPv4 or IPv6, at most 64",
+	  .help = "Coroot's: a public destination (not private, loopback or link-local) is kept "
+		  "only in these networks, its NAT target's, or the node's own public ones; "
+		  "repeatable, newline- or blank-separated in the variable; the default keeps "
+		  "IPv4 and drops IPv6 public destinations, as Coroot's does",
+	  .flags = CLI_REPEATABLE },
+	{ CLI_CUSTOM, "exclude-http-requests-by-path", .env = "EXCLUDE_HTTP_REQUESTS_BY_PATH",
+	  .metavar = "GLOB", FIELD(http_exclude), .parse = parse_globs,
+	  .form = "glob patterns (* ? [a-z] [!a-z] {a,b} \\x), at most 64",
+	  .help = "Coroot's: HTTP requests whose path matches are not counted in the L7 metrics "
+		  "(outbound and inbound, HTTP/1 and HTTP/2; * matches '/' too); repeatable, "
+		  "newline- or blank-separated in the variable",
+	  .flags = CLI_REPEATABLE },
+	{ CLI_FLAG, "disable-l7-tracing", .env = "DISABLE_L7_TRACING", FIELD(l7), .min = false,
+	  .help = "Coroot's: no L7 capture at all (no request metrics, DNS, ip_to_fqdn or TLS "
+		  "probing; their hooks are not attached); the TCP metrics stay" },
 
 	{ CLI_HEADING, "TLS" },
 	{ CLI_FLAG, "no-tls", .env = "NODESCOPE_NO_TLS", FIELD(tls), .min = false,
@@ -314,8 +417,8 @@ const struct cli_opt cli_opts[] = {
 		  "is given" },
 	{ CLI_STRING, "api-key", .env = "API_KEY", .metavar = "KEY", FIELD(api_key),
 	  .help = "sent as the X-Api-Key header of every remote-write request" },
-	{ CLI_SECONDS, "scrape-interval", .env = "SCRAPE_INTERVAL", .metavar = "TIME",
-	  FIELD(scrape_interval_s), .min = 1, .max = 86400, .def = "15s",
+	{ CLI_MILLIS, "scrape-interval", .env = "SCRAPE_INTERVAL", .metavar = "TIME",
+	  FIELD(scrape_interval_ms), .min = 100, .max = 86400000, .def = "15s",
 	  .help = "how often every series is collected for remote write" },
 	{ CLI_CUSTOM, "wal-dir", .env = "WAL_DIR", .metavar = "DIR", FIELD(wal_dir),
 	  .def = "/var/lib/nodescope", .parse = parse_abs_path, .form = "an absolute path",
@@ -349,6 +452,14 @@ const struct cli_opt cli_opts[] = {
 		  "switch)" },
 	{ CLI_FLAG, "verbose", .env = "NODESCOPE_VERBOSE", FIELD(verbose), .min = true,
 	  .help = "pass libbpf's own messages through to stderr" },
+	{ CLI_CUSTOM, "log-per-second", .env = "LOG_PER_SECOND", .metavar = "RATE",
+	  FIELD(log_per_second), .def = "10", .parse = parse_rate, .form = "a number 0..1e9",
+	  .help = "Coroot's: the agent's own log lines, this many a second on average past "
+		  "--log-burst; the rest are counted in nodescope_log_lines_suppressed_total and "
+		  "the next line says how many" },
+	{ CLI_INT, "log-burst", .env = "LOG_BURST", .metavar = "N", FIELD(log_burst), .min = 0,
+	  .max = 1000000, .def = "100",
+	  .help = "Coroot's: log lines written at once before --log-per-second holds them back" },
 	/* Drain every stream on a fixed period, as polling agents do (bench only). */
 	{ CLI_INT, "debug-poll-ms", .env = "NODESCOPE_DEBUG_POLL_MS", .metavar = "MS",
 	  FIELD(debug_poll_ms), .min = 0, .max = 10000, .flags = CLI_HIDDEN },
@@ -379,8 +490,52 @@ const struct cli_opt cli_opts[] = {
 	/* Series idle this long expire, and gone containers are forgotten (tests; Coroot: 10 min). */
 	{ CLI_SECONDS, "debug-series-idle", .env = "NODESCOPE_DEBUG_SERIES_IDLE", .metavar = "TIME",
 	  FIELD(series_idle_s), .min = 1, .max = 31536000, .def = "600", .flags = CLI_HIDDEN },
+
 	{ CLI_VERSION, "version", .help = "print the version" },
 	{ CLI_HELP, "help", .short_name = 'h', .help = "this text" },
+
+	{ CLI_HEADING, "Coroot's, not implemented yet (values checked; each given warns)" },
+#define NOT_DONE .flags = CLI_NOT_IMPLEMENTED
+	{ CLI_FLAG, "disable-log-parsing", .env = "DISABLE_LOG_PARSING", .min = true, NOT_DONE,
+	  .help = "no container log parsing (nodescope parses no logs)" },
+	{ CLI_FLAG, "disable-json-log-parsing", .env = "DISABLE_JSON_LOG_PARSING", .min = true,
+	  NOT_DONE, .help = "no JSON log field extraction (nodescope parses no logs)" },
+	{ CLI_INT, "log-patterns-per-container", .env = "LOG_PATTERNS_PER_CONTAINER", .metavar = "N",
+	  .min = 0, .max = 1000000, .def = "256", NOT_DONE,
+	  .help = "log patterns per container and level" },
+	{ CLI_CUSTOM, "logs-endpoint", .env = "LOGS_ENDPOINT", .metavar = "URL", .parse = parse_url,
+	  .form = "an http:// or https:// URL", NOT_DONE,
+	  .help = "where logs are sent (OTLP): nodescope sends none" },
+	{ CLI_CUSTOM, "traces-endpoint", .env = "TRACES_ENDPOINT", .metavar = "URL",
+	  .parse = parse_url, .form = "an http:// or https:// URL", NOT_DONE,
+	  .help = "where eBPF traces are sent (OTLP): nodescope sends none" },
+	{ CLI_CUSTOM, "traces-sampling", .env = "TRACES_SAMPLING", .metavar = "RATE",
+	  .def = "1.0", .parse = parse_fraction, .form = "a number 0..1", NOT_DONE,
+	  .help = "the share of traces sent" },
+	{ CLI_CUSTOM, "profiles-endpoint", .env = "PROFILES_ENDPOINT", .metavar = "URL",
+	  .parse = parse_url, .form = "an http:// or https:// URL", NOT_DONE,
+	  .help = "where profiles are sent: nodescope profiles nothing" },
+	{ CLI_CUSTOM, "profiles-prune-fraction", .env = "PROFILES_PRUNE_FRACTION",
+	  .metavar = "FRACTION", .def = "0.0025", .parse = parse_fraction, .form = "a number 0..1",
+	  NOT_DONE, .help = "profile code paths below this share dropped" },
+	{ CLI_FLAG, "disable-gpu-monitoring", .env = "DISABLE_GPU_MONITORING", .min = true,
+	  NOT_DONE, .help = "no GPU metrics (nodescope has none)" },
+	{ CLI_FLAG, "disable-pinger", .env = "DISABLE_PINGER", .min = true, NOT_DONE,
+	  .help = "no pings of upstreams (nodescope has no pinger)" },
+	{ CLI_FLAG, "enable-java-tls", .env = "ENABLE_JAVA_TLS", .min = true, NOT_DONE,
+	  .help = "Java TLS through a loaded agent" },
+	{ CLI_FLAG, "enable-java-async-profiler", .env = "ENABLE_JAVA_ASYNC_PROFILER", .min = true,
+	  NOT_DONE, .help = "Java profiling through async-profiler" },
+	{ CLI_MILLIS, "java-async-profiler-delay", .env = "JAVA_ASYNC_PROFILER_DELAY",
+	  .metavar = "TIME", .min = 0, .max = 31536000000, .def = "30s", NOT_DONE,
+	  .help = "wait before async-profiler starts in a JVM" },
+	{ CLI_CUSTOM, "go-heap-profiler", .env = "GO_HEAP_PROFILER", .metavar = "MODE",
+	  .def = "enabled", .parse = parse_go_heap_profiler, .form = "disabled, enabled or force",
+	  NOT_DONE, .help = "Go heap profiles" },
+	{ CLI_MILLIS, "instrumentation-delay", .env = "INSTRUMENTATION_DELAY", .metavar = "TIME",
+	  .min = 0, .max = 31536000000, .def = "30s", NOT_DONE,
+	  .help = "wait before a new process is instrumented (nodescope probes TLS at exec)" },
+#undef NOT_DONE
 };
 const size_t cli_opts_count = sizeof(cli_opts) / sizeof(cli_opts[0]);
 _Static_assert(sizeof(cli_opts) / sizeof(cli_opts[0]) <= CLI_OPTS_MAX, "raise CLI_OPTS_MAX");
@@ -400,11 +555,17 @@ void cli_opt_form(const struct cli_opt *o, struct strbuf *sb)
 		strbuf_printf(sb, "%lld..%lld", o->min, o->max);
 		break;
 	case CLI_SECONDS:
-		strbuf_printf(sb, "%lld..%lld seconds, or with units: 90s, 10m, 1h30m", o->min,
-			      o->max);
+		strbuf_printf(sb, "%lld..%lld seconds, whole: 90, or Go's form: 90s, 10m, 1h30m",
+			      o->min, o->max);
+		break;
+	case CLI_MILLIS:
+		cli_format_millis(o->min, sb);
+		strbuf_puts(sb, "..");
+		cli_format_millis(o->max, sb);
+		strbuf_puts(sb, ", Go's form: 500ms, 1.5s, 1m30s, or seconds: 90");
 		break;
 	case CLI_FLAG:
-		strbuf_puts(sb, "1, 0, true, false, yes or no");
+		strbuf_puts(sb, "1, 0, t, f, true, false, yes or no");
 		break;
 	case CLI_CUSTOM:
 		strbuf_puts(sb, o->form);
@@ -413,4 +574,20 @@ void cli_opt_form(const struct cli_opt *o, struct strbuf *sb)
 		strbuf_puts(sb, "any text");
 		break;
 	}
+}
+
+void cli_format_millis(long long ms, struct strbuf *sb)
+{
+	if (!ms) {
+		strbuf_puts(sb, "0s");
+		return;
+	}
+	if (ms / 3600000)
+		strbuf_printf(sb, "%lldh", ms / 3600000);
+	if (ms % 3600000 / 60000)
+		strbuf_printf(sb, "%lldm", ms % 3600000 / 60000);
+	if (ms % 60000 / 1000)
+		strbuf_printf(sb, "%llds", ms % 60000 / 1000);
+	if (ms % 1000)
+		strbuf_printf(sb, "%lldms", ms % 1000);
 }

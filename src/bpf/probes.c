@@ -240,8 +240,13 @@ static void probes_pick_hooks(struct probes *p, const struct probes_opts *o)
 	bpf_program__set_autoload(k->progs.ns_sys_exit_btf, !sockets && tp_btf);
 	bpf_program__set_autoload(k->progs.ns_sys_enter, !sockets && !tp_btf);
 	bpf_program__set_autoload(k->progs.ns_sys_exit, !sockets && !tp_btf);
-	bpf_program__set_autoload(k->progs.ns_sock_send, sockets);
-	bpf_program__set_autoload(k->progs.ns_sock_recv, sockets);
+	bpf_program__set_autoload(k->progs.ns_sock_send, sockets && !o->no_l7);
+	bpf_program__set_autoload(k->progs.ns_sock_recv, sockets && !o->no_l7);
+	/* Without L7 no socket is tracked: nothing for the fork, exit and exec to carry over. */
+	k->rodata->ns_l7_off = o->no_l7;
+	bpf_program__set_autoload(k->progs.ns_l7_fork, !o->no_l7);
+	bpf_program__set_autoload(k->progs.ns_l7_process_exit, !o->no_l7);
+	bpf_program__set_autoload(k->progs.ns_l7_exec, !o->no_l7);
 	bpf_program__set_autoload(k->progs.ns_tcp_sockops, sockets);
 	bpf_program__set_autoload(k->progs.ns_files_unmapped_area, sockets);
 }

@@ -20,6 +20,7 @@ struct probes_opts {
 	kernel_features_t pretend_missing; /* --debug-kernel-lacks: run the paths of older kernels */
 	bool syscall_hooks;		   /* --debug-syscall-hooks: not the socket hooks */
 	const char *cgroup_v2_root;	   /* where cgroup2 is mounted (NULL: nowhere) */
+	bool no_l7;			   /* --disable-l7-tracing: no L7 hook, no socket tracked */
 };
 
 /*

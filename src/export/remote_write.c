@@ -16,6 +16,7 @@
 #include "util/clock.h"
 #include "util/strbuf.h"
 #include "version.h"
+#include "util/log.h"
 
 enum rw_drop { DROP_SPOOL_FULL, DROP_SPOOL_ERROR, DROP_REJECTED, DROP_COUNT };
 static const char *const drop_reasons[DROP_COUNT] = { "spool_full", "spool_error", "rejected" };
@@ -155,15 +156,13 @@ static void rw_on_done(void *ctx, long status, const char *err)
 		rw->bytes_sent += rw->body.len;
 		rw->backoff_ns = 0;
 		if (rw->failing)
-			fprintf(stderr, "nodescope: remote write: %s accepts again; sending the spool\n",
-				rw->url);
+			log_info("remote write: %s accepts again; sending the spool", rw->url);
 		rw->failing = false;
 		spool_pop(&rw->spool);
 	} else if (status >= 400 && status < 500 && status != 429) {
 		/* The receiver will never take this batch (bad data, too large): next one. */
-		fprintf(stderr, "nodescope: remote write: %s refused a batch of %u samples with "
-				"HTTP %ld; dropped\n",
-			rw->url, samples, status);
+		log_warn("remote write: %s refused a batch of %u samples with HTTP %ld; dropped",
+			 rw->url, samples, status);
 		rw->rejected_batches++;
 		rw->rejected_samples += samples;
 		spool_pop(&rw->spool);
@@ -172,17 +171,17 @@ static void rw_on_done(void *ctx, long status, const char *err)
 		rw->spool.busy = false;
 		uint64_t min = (uint64_t)RW_BACKOFF_MIN_S * 1000000000ull;
 		uint64_t max = (uint64_t)RW_BACKOFF_MAX_S * 1000000000ull;
-		uint64_t interval = (uint64_t)rw->o.interval_s * 1000000000ull;
+		uint64_t interval = (uint64_t)rw->o.interval_ms * 1000000ull;
 		if (interval < min)
 			min = interval; /* no longer than a collection apart */
 		rw->backoff_ns = rw->backoff_ns ? rw->backoff_ns * 2 : min;
 		if (rw->backoff_ns > max)
 			rw->backoff_ns = max;
 		if (!rw->failing)
-			fprintf(stderr, "nodescope: remote write: %s: %s%.0ld; batches stay in the "
-					"spool and are retried (every %llu s at most)\n",
-				rw->url, err ? err : "HTTP ", err ? 0 : status,
-				(unsigned long long)RW_BACKOFF_MAX_S);
+			log_warn("remote write: %s: %s%.0ld; batches stay in the spool and are "
+				 "retried (every %llu s at most)",
+				 rw->url, err ? err : "HTTP ", err ? 0 : status,
+				 (unsigned long long)RW_BACKOFF_MAX_S);
 		rw->failing = true;
 		loop_timer_arm(rw->backoff, rw->backoff_ns);
 		return;
@@ -218,9 +217,8 @@ static int rw_spool_batch(void *ctx, const void *data, size_t len, unsigned samp
 	struct remote_write *rw = ctx;
 	int err = spool_push(&rw->spool, data, len, samples);
 	if (err && err != -ENOSPC)
-		fprintf(stderr, "nodescope: remote write: cannot write to the spool %s: %s; batch "
-				"dropped\n",
-			rw->spool.dir, strerror(-err));
+		log_warn("remote write: cannot write to the spool %s: %s; batch dropped",
+			 rw->spool.dir, strerror(-err));
 	return 0; /* counted by the spool; the next batch may fit: go on */
 }
 
@@ -243,7 +241,7 @@ static void rw_collected(void *ctx)
 	metric_registry_visit_at(rw->o.registry, clock_mono_ns(), &v);
 	int err = rw_encoder_end(&rw->enc);
 	if (err)
-		fprintf(stderr, "nodescope: remote write: cannot encode: %s\n", strerror(-err));
+		log_error("remote write: cannot encode: %s", strerror(-err));
 	rw_kick(rw);
 }
 
@@ -289,8 +287,8 @@ int remote_write_new(const struct remote_write_opts *o, struct remote_write **ou
 	};
 	int err = spool_open(&rw->spool, o->spool_dir, o->spool_max_bytes);
 	if (err) {
-		fprintf(stderr, "nodescope: remote write: cannot use the spool directory %s: %s\n",
-			o->spool_dir, strerror(-err));
+		log_error("remote write: cannot use the spool directory %s: %s", o->spool_dir,
+			  strerror(-err));
 		remote_write_free(rw);
 		return err;
 	}
@@ -298,18 +296,18 @@ int remote_write_new(const struct remote_write_opts *o, struct remote_write **ou
 	    (err = loop_timer_new(o->loop, rw_on_tick, rw, &rw->tick)) ||
 	    (err = loop_timer_new(o->loop, rw_on_backoff, rw, &rw->backoff)) ||
 	    /* Periodic; the first collection one interval after start, when the streams filled. */
-	    (err = loop_timer_arm_every(rw->tick, (uint64_t)o->interval_s * 1000000000ull)) ||
+	    (err = loop_timer_arm_every(rw->tick, (uint64_t)o->interval_ms * 1000000ull)) ||
 	    /* Last: the registry keeps pointers into rw from here on. */
 	    (err = metric_register_defs(o->registry, rw_metrics, METRIC_DEFS_COUNT(rw_metrics), rw,
 					0))) {
-		fprintf(stderr, "nodescope: remote write: cannot start: %s\n", strerror(-err));
+		log_error("remote write: cannot start: %s", strerror(-err));
 		remote_write_free(rw);
 		return err;
 	}
 	metric_registry_add_collector(o->registry, rw_collect_metrics, rw);
 	if (rw->spool.n)
-		fprintf(stderr, "nodescope: remote write: %zu batches from an earlier run in %s\n",
-			rw->spool.n, o->spool_dir);
+		log_info("remote write: %zu batches from an earlier run in %s", rw->spool.n,
+			 o->spool_dir);
 	rw_kick(rw);
 	*out = rw;
 	return 0;

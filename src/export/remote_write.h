@@ -33,7 +33,7 @@ struct remote_write_opts {
 	const char *api_key;
 	const char *ca_file;
 	bool insecure;
-	unsigned interval_s;
+	unsigned interval_ms;	     /* a collection each (Coroot's --scrape-interval) */
 	const char *spool_dir;
 	uint64_t spool_max_bytes;
 	unsigned max_series;	     /* samples per request */

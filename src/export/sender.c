@@ -8,6 +8,7 @@
 #include <sys/epoll.h>
 
 #include "loop/loop.h"
+#include "util/log.h"
 
 struct rw_sender {
 	struct rw_sender_opts o;
@@ -141,7 +142,7 @@ int rw_sender_new(const struct rw_sender_opts *o, struct rw_sender **out)
 	static bool curl_ready;
 	if (!curl_ready) {
 		if (curl_global_init(CURL_GLOBAL_DEFAULT)) {
-			fprintf(stderr, "nodescope: remote write: libcurl cannot start\n");
+			log_error("remote write: libcurl cannot start");
 			return -EINVAL;
 		}
 		curl_ready = true;
@@ -176,7 +177,7 @@ int rw_sender_new(const struct rw_sender_opts *o, struct rw_sender **out)
 	if (rc == CURLE_OK && o->ca_file)
 		rc = curl_easy_setopt(e, CURLOPT_CAINFO, o->ca_file);
 	if (rc != CURLE_OK) {
-		fprintf(stderr, "nodescope: remote write: %s\n", curl_easy_strerror(rc));
+		log_error("remote write: %s", curl_easy_strerror(rc));
 		rw_sender_free(s);
 		return -EINVAL;
 	}

@@ -19,6 +19,7 @@
 #include "proc/table.h"
 #include "tcp/addr.h"
 #include "trace/trace.h"
+#include "util/glob.h"
 #include "util/hmap.h"
 
 #define L7_PENDING 16	  /* requests awaiting a response per connection (pipelining) */
@@ -104,6 +105,7 @@ struct l7_conn {
 	uint8_t stash[L7_STASH];
 	bool inbound;
 	bool tls; /* plaintext comes from TLS library probes; raw bytes are ignored */
+	bool left_out; /* outbound to a destination Coroot leaves out: its requests not counted */
 	/* outbound: its destination and actual_destination labels, once known (dest[0]) */
 	char dest[TCP_ADDR_STRLEN], actual[TCP_ADDR_STRLEN];
 	char local[TCP_ADDR_STRLEN], remote[TCP_ADDR_STRLEN]; /* formatted at its first pair */
@@ -133,6 +135,7 @@ struct l7_tracker {
 	/* Closed connections whose last records may be unread, oldest first. */
 	struct l7_conn *closing, **closing_tail;
 	uint64_t n_refused, n_unknown, n_truncated;
+	uint64_t n_http_excluded; /* requests left out by --exclude-http-requests-by-path */
 	struct l7_counters http_cnt; /* HTTP/1's drop points, in the table protocols' terms */
 	struct l7_families fam[1 + L7_MAX_PROTOS];
 	/* The table protocols' drop points: what forgotten connections counted. */
@@ -161,6 +164,10 @@ static const struct metric_def l7_metrics[] = {
 	{ "nodescope_l7_captures_truncated_total",
 	  "Reads and writes captured only in part (longer than the capture size).",
 	  METRIC_COUNTER, METRIC_VALUE(T, n_truncated) },
+	{ "nodescope_l7_http_requests_excluded_total",
+	  "HTTP requests left out of the metrics and the trace by their path "
+	  "(--exclude-http-requests-by-path).",
+	  METRIC_COUNTER, METRIC_VALUE(T, n_http_excluded) },
 };
 #undef T
 static const char *const http_proto = "http";
@@ -402,7 +409,7 @@ static void conn_destination(struct l7_tracker *t, struct l7_conn *c, const stru
 	if (c->dest[0])
 		return;
 	if (t->o.destination)
-		t->o.destination(t->o.destination_ctx, s, c->dest, c->actual);
+		c->left_out = !t->o.destination(t->o.destination_ctx, s, c->dest, c->actual);
 	if (!c->dest[0]) {
 		memcpy(c->dest, c->remote, sizeof(c->dest));
 		memcpy(c->actual, c->remote, sizeof(c->actual));
@@ -474,6 +481,11 @@ static void record_pair(struct l7_chunk *k, uint64_t req_ts, uint64_t resp_ts, c
 	const char *container = proc_table_container_of(t->o.procs, k->e->pid);
 
 	conn_addresses(c, s);
+	if (!c->inbound) {
+		conn_destination(t, c, s);
+		if (c->left_out)
+			return; /* as Coroot: no connection there, so no request either */
+	}
 	const struct l7_series *series = pair_series(t, c, s, container, status);
 	metric_series_add(series->count, 1);
 	const struct l7_families *f = conn_families(t, c);
@@ -490,6 +502,22 @@ static void record_pair(struct l7_chunk *k, uint64_t req_ts, uint64_t resp_ts, c
 	r->dst = c->inbound ? c->local : c->remote;
 	r->container = container;
 	trace_l7(t->o.trace, r);
+}
+
+/* Coroot's --exclude-http-requests-by-path: the request is not counted, nor traced. */
+static bool http_excluded(struct l7_tracker *t, const char *path)
+{
+	const struct ns_globs *g = t->o.http_exclude;
+
+	if (!g || !g->n)
+		return false;
+	size_t n = strlen(path);
+	for (unsigned i = 0; i < g->n; i++)
+		if (glob_match(g->v[i].p, g->v[i].len, path, n)) {
+			t->n_http_excluded++;
+			return true;
+		}
+	return false;
 }
 
 static void record_http(struct l7_chunk *k, const struct l7_request *rq, int status)
@@ -550,7 +578,9 @@ static int on_http_msg(void *ctx, const struct http_msg *m)
 	if (m->resp.status >= 100 && m->resp.status < 200 && m->resp.status != 101)
 		return 0;
 	c->p_head++;
-	record_http(k, rq, m->resp.status);
+	/* As Coroot: HTTP/1 requests by path only outbound (its inbound side keeps no path). */
+	if (c->inbound || !http_excluded(k->t, rq->path))
+		record_http(k, rq, m->resp.status);
 	return verdict;
 }
 
@@ -598,6 +628,11 @@ static void on_table_pair(void *ctx, const struct l7_pending *req, enum l7_statu
 {
 	struct l7_chunk *k = ctx;
 	bool http = k->c->tab->p->family == L7_FAMILY_HTTP;
+	uint64_t began = message_began(k->c->tab, L7_DIR_RESPONSE, k->e);
+	/* HTTP/2's text is "METHOD /path": by path both ways, as Coroot. */
+	const char *path = http ? strchr(req->text, ' ') : NULL;
+	if (path && http_excluded(k->t, path + 1))
+		return;
 	struct trace_l7 r = {
 		.proto = k->c->tab->p->name,
 		.op = req->op,
@@ -606,7 +641,7 @@ static void on_table_pair(void *ctx, const struct l7_pending *req, enum l7_statu
 		.error_code = http ? "" : code,
 		.skipped = skipped,
 	};
-	record_pair(k, req->ts_ns, message_began(k->c->tab, L7_DIR_RESPONSE, k->e), r.status_name, &r);
+	record_pair(k, req->ts_ns, began, r.status_name, &r);
 }
 
 /* A message of a messaging protocol (produce, consume): counted by method, not paired. */
@@ -618,6 +653,8 @@ static void record_message(struct l7_chunk *k, const struct l7_msg *m)
 
 	conn_addresses(c, &k->e->conn);
 	conn_destination(t, c, &k->e->conn);
+	if (c->left_out)
+		return;
 	const char *labels[] = { container, c->dest, c->actual, l7_status_name(L7_STATUS_OK), m->op };
 	metric_add(t->fam[c->tab->idx].count, labels, 1);
 }

@@ -5,6 +5,7 @@
 #ifndef NODESCOPE_L7_TRACKER_H
 #define NODESCOPE_L7_TRACKER_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -13,6 +14,7 @@ struct proc_table;
 struct trace;
 struct l7_tracker;
 struct ns_l7_sock;
+struct ns_globs;
 
 struct l7_tracker_opts {
 	struct metric_registry *registry;
@@ -21,12 +23,15 @@ struct l7_tracker_opts {
 	size_t max_connections;
 	unsigned max_series;
 	unsigned max_fqdns; /* DNS domains per container (0: 50) */
+	/* Coroot's --exclude-http-requests-by-path (NULL: none); outlives the tracker. */
+	const struct ns_globs *http_exclude;
 	/*
 	 * An outbound connection's destination and actual_destination labels
-	 * (tcp_tracker_destination), TCP_ADDR_STRLEN bytes each; may be NULL:
-	 * the address, not translated.
+	 * (tcp_tracker_destination), TCP_ADDR_STRLEN bytes each; false: Coroot
+	 * leaves the destination out, and its requests are not counted. May be
+	 * NULL: the address, not translated, kept.
 	 */
-	void (*destination)(void *ctx, const struct ns_l7_sock *s, char *dest, char *actual);
+	bool (*destination)(void *ctx, const struct ns_l7_sock *s, char *dest, char *actual);
 	void *destination_ctx;
 };
 

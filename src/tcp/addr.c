@@ -1,6 +1,7 @@
 #include "addr.h"
 
 #include <arpa/inet.h>
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -44,9 +45,35 @@ void tcp_addr_format(uint16_t family, const uint8_t addr[16], uint16_t port, cha
 		snprintf(out, len, "%s:%u", buf, port);
 }
 
-bool tcp_port_ephemeral(uint16_t port, uint16_t lo, uint16_t hi)
+bool tcp_port_ephemeral(uint16_t port, const struct ns_port_ranges *ranges)
 {
-	return lo <= hi && port >= lo && port <= hi && port != 50051;
+	if (!ranges || port == 50051)
+		return false;
+	for (unsigned i = 0; i < ranges->n; i++)
+		if (port >= ranges->r[i].lo && port <= ranges->r[i].hi)
+			return true;
+	return false;
+}
+
+int tcp_addr_parse(const char *text, uint16_t *family, uint8_t addr[16])
+{
+	char ip[TCP_ADDR_STRLEN];
+	const char *colon = strrchr(text, ':');
+	size_t n = colon ? (size_t)(colon - text) : 0;
+
+	if (!n || n >= sizeof(ip))
+		return -EINVAL;
+	memset(addr, 0, 16);
+	if (text[0] == '[' && text[n - 1] == ']') {
+		memcpy(ip, text + 1, n - 2);
+		ip[n - 2] = '\0';
+		*family = AF_INET6;
+	} else {
+		memcpy(ip, text, n);
+		ip[n] = '\0';
+		*family = AF_INET;
+	}
+	return inet_pton(*family, ip, addr) == 1 ? 0 : -EINVAL;
 }
 
 /* The IPv4 address in addr (AF_INET, or an IPv4-mapped IPv6 one), or NULL. */

@@ -6,6 +6,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "cli.h"
+
 #define TCP_ADDR_STRLEN 64 /* "[ffff:...:ffff]:65535" and a NUL fit */
 
 /*
@@ -19,11 +21,13 @@ void tcp_addr_format(uint16_t family, const uint8_t addr[16], uint16_t port, cha
 void tcp_ip_format(uint16_t family, const uint8_t addr[16], char *out, size_t len);
 
 /*
- * Whether port is in the ephemeral range lo..hi (lo > hi: no range), whose
+ * Whether port is in one of the ephemeral ranges (NULL: none), whose
  * destinations and listens Coroot leaves out of the metrics: a port the
  * kernel handed out is no service. 50051 (gRPC's usual port) stays in.
  */
-bool tcp_port_ephemeral(uint16_t port, uint16_t lo, uint16_t hi);
+bool tcp_port_ephemeral(uint16_t port, const struct ns_port_ranges *ranges);
+/* "1.2.3.4:80" or "[::1]:80" (as tcp_addr_format writes them) back to the address. 0 or -EINVAL. */
+int tcp_addr_parse(const char *text, uint16_t *family, uint8_t addr[16]);
 
 /* 127.0.0.0/8, ::1 or ::ffff:127.x.x.x. */
 bool tcp_addr_loopback(uint16_t family, const uint8_t addr[16]);

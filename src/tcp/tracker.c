@@ -21,6 +21,7 @@
 #include "trace/trace.h"
 #include "listen_addrs.h"
 #include "bpf/l7_socks.h"
+#include "public_net.h"
 #include "util/netns.h"
 #include "util/strmap.h"
 
@@ -37,6 +38,8 @@ struct tcp_tracker {
 	uint64_t n_listen_unexpanded; /* wildcard listens shown as the wildcard */
 	uint64_t n_domain_too_long;   /* fan-out destinations kept as addresses: name too long */
 	uint64_t n_adopted, n_adopt_failed; /* existing connections handed to the L7 side */
+	struct tcp_public_net public_net;   /* --track-public-network */
+	uint64_t n_public_skipped;	    /* connects to public destinations it leaves out */
 
 	struct metric *connects, *failed, *conn_time, *active, *listen_info, *retransmits,
 		*bytes_sent, *bytes_received;
@@ -166,6 +169,10 @@ static const struct metric_def tcp_metrics[] = {
 	{ "nodescope_tcp_destinations_dropped_total",
 	  "Connection metrics not recorded: the container had --max-destinations already.",
 	  METRIC_COUNTER, METRIC_VALUE(T, n_dest_dropped) },
+	{ "nodescope_tcp_public_destinations_skipped_total",
+	  "Outbound connects left out of the metrics as Coroot's --track-public-network does: "
+	  "a public destination outside the networks kept, or a link-local one.",
+	  METRIC_COUNTER, METRIC_VALUE(T, n_public_skipped) },
 	{ "nodescope_tcp_untracked_events_total",
 	  "Close/retransmit events of connections the table did not know (opened before the "
 	  "agent and not found at start-up, accepted inbound but never accepted by a process, or "
@@ -206,10 +213,16 @@ int tcp_tracker_new(const struct tcp_tracker_opts *o, struct tcp_tracker **out)
 	t->o = *o;
 	if (tcp_conn_table_init(&t->conns, o->max_connections) ||
 	    strmap_init(&t->dests, 65536) || strmap_init(&t->dest_counts, 4096) ||
-	    strmap_init(&t->no_nat, 65536)) {
+	    strmap_init(&t->no_nat, 65536) ||
+	    tcp_public_net_init(&t->public_net, o->public_networks)) {
+		tcp_conn_table_destroy(&t->conns);
+		strmap_destroy(&t->dests);
+		strmap_destroy(&t->dest_counts);
+		strmap_destroy(&t->no_nat);
 		free(t);
 		return -ENOMEM;
 	}
+	tcp_public_net_read_node(&t->public_net);
 	t->ct_fd = conntrack_open();
 	/* netns_socket() enters and leaves other namespaces itself: only the inode is kept. */
 	struct stat st;
@@ -236,6 +249,7 @@ void tcp_tracker_free(struct tcp_tracker *t)
 	strmap_destroy(&t->no_nat);
 	strmap_destroy(&t->dests);
 	strmap_destroy(&t->dest_counts);
+	tcp_public_net_destroy(&t->public_net);
 	free(t);
 }
 
@@ -501,6 +515,32 @@ static void expand_listen(struct tcp_tracker *t, struct tcp_conn *c)
 		t->n_listen_unexpanded++;
 }
 
+/* Coroot's public-network rule (and its link-local one) for a destination. */
+static bool public_left_out(struct tcp_tracker *t, const struct tcp_tuple *tuple,
+			    const char *actual)
+{
+	uint16_t family = tuple->family, nat_family;
+	const uint8_t *to = tuple->daddr;
+	uint8_t nat[16];
+
+	/* Where NAT sends it, if known ("" for a fan-out domain's: the destination itself). */
+	if (*actual && !tcp_addr_parse(actual, &nat_family, nat)) {
+		family = nat_family;
+		to = nat;
+	}
+	return tcp_public_net_skip(&t->public_net, tuple->family, tuple->daddr, family, to);
+}
+
+/* The same, counted: for a connect. */
+static bool public_skipped(struct tcp_tracker *t, const struct tcp_tuple *tuple,
+			   const char *actual)
+{
+	if (!public_left_out(t, tuple, actual))
+		return false;
+	t->n_public_skipped++;
+	return true;
+}
+
 static struct tcp_conn *add_conn(struct tcp_tracker *t, uint64_t sock, uint64_t start_ns,
 				 const struct tcp_tuple *tuple, enum tcp_conn_kind kind,
 				 uint32_t pid, int fd, uint64_t now_ns)
@@ -518,21 +558,20 @@ static struct tcp_conn *add_conn(struct tcp_tracker *t, uint64_t sock, uint64_t 
 	c->pid = pid;
 	c->fd = fd;
 	resolve_nat(t, c, now_ns);
-	uint16_t lo = t->o.ephemeral_lo, hi = t->o.ephemeral_hi;
+	const struct ns_port_ranges *eph = t->o.ephemeral;
 	if (kind == TCP_CONN_LISTENER) {
 		/* Tracked for its connections, but no service: as Coroot, a port the kernel
 		 * handed out, or loopback inside a container's own network namespace. */
-		if (tcp_port_ephemeral(tuple->sport, lo, hi) ||
+		if (tcp_port_ephemeral(tuple->sport, eph) ||
 		    (tcp_addr_loopback(tuple->family, tuple->saddr) && !in_own_netns(t, c)))
 			return c;
 		if (tcp_addr_unspecified(tuple->family, tuple->saddr))
 			expand_listen(t, c);
 		listen_count(t, c, 1);
 		c->metered = true;
-	} else if (kind == TCP_CONN_OUTBOUND && !tcp_port_ephemeral(tuple->dport, lo, hi) &&
-		   !tcp_addr_link_local(tuple->family, tuple->daddr) &&
+	} else if (kind == TCP_CONN_OUTBOUND && !tcp_port_ephemeral(tuple->dport, eph) &&
 		   !(tcp_addr_loopback(tuple->family, tuple->daddr) && !in_own_netns(t, c)) &&
-		   dest_allowed(t, c->container, c->peer)) {
+		   !public_skipped(t, tuple, c->actual) && dest_allowed(t, c->container, c->peer)) {
 		dest_series(c, labels);
 		metric_add(t->active, labels, 1);
 		c->metered = true;
@@ -605,7 +644,9 @@ int tcp_tracker_on_record(void *ctx, const void *data, size_t len)
 		container = proc_table_container_of(t->o.procs, pid);
 		tcp_addr_format(e->family, e->daddr, e->dport, dest, sizeof(dest));
 		name_by_domain(t, e->family, e->daddr, e->dport, dest, actual);
-		if (dest_allowed(t, container, dest)) {
+		/* As Coroot: the port and public-network rules hold for failures too. */
+		if (!tcp_port_ephemeral(tuple.dport, t->o.ephemeral) &&
+		    !public_skipped(t, &tuple, "") && dest_allowed(t, container, dest)) {
 			labels[0] = container;
 			labels[1] = dest;
 			metric_add(t->failed, labels, 1);
@@ -706,14 +747,15 @@ int tcp_tracker_scan(struct tcp_tracker *t)
 	return tcp_scan(scan_one, t);
 }
 
-void tcp_tracker_destination(struct tcp_tracker *t, const struct ns_l7_sock *s, char *dest,
+bool tcp_tracker_destination(struct tcp_tracker *t, const struct ns_l7_sock *s, char *dest,
 			     char *actual)
 {
 	struct tcp_conn *c = tcp_conn_find(&t->conns, s->sock, s->start_ns);
 	if (c && c->kind == TCP_CONN_OUTBOUND) {
 		memcpy(dest, c->peer, TCP_ADDR_STRLEN);
 		memcpy(actual, c->actual, TCP_ADDR_STRLEN);
-		return;
+		return !tcp_port_ephemeral(c->tuple.dport, t->o.ephemeral) &&
+		       !public_left_out(t, &c->tuple, c->actual);
 	}
 	/* Its connect event not read yet (the tcp stream is batched): ask conntrack now. */
 	struct tcp_tuple tuple = { .family = s->family, .sport = s->sport, .dport = s->dport };
@@ -723,4 +765,5 @@ void tcp_tracker_destination(struct tcp_tracker *t, const struct ns_l7_sock *s, 
 	memcpy(actual, dest, TCP_ADDR_STRLEN);
 	nat_lookup(t, &tuple, dest, actual, TCP_ADDR_STRLEN, clock_mono_ns());
 	name_by_domain(t, s->family, s->daddr, s->dport, dest, actual);
+	return !tcp_port_ephemeral(s->dport, t->o.ephemeral) && !public_left_out(t, &tuple, actual);
 }

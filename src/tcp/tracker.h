@@ -5,10 +5,13 @@
 #ifndef NODESCOPE_TCP_TRACKER_H
 #define NODESCOPE_TCP_TRACKER_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 struct ns_l7_filter;
+struct ns_port_ranges;
+struct ns_cidrs;
 
 struct metric_registry;
 struct proc_table;
@@ -29,8 +32,10 @@ struct tcp_tracker_opts {
 	size_t max_connections;
 	unsigned max_destinations; /* per container */
 	unsigned max_series;
-	/* Destination and listen ports left out of the metrics (lo > hi: none). */
-	uint16_t ephemeral_lo, ephemeral_hi;
+	/* Destination and listen ports left out of the metrics (outlives the tracker). */
+	const struct ns_port_ranges *ephemeral;
+	/* Coroot's --track-public-network (src/tcp/public_net.h; outlives the tracker). */
+	const struct ns_cidrs *public_networks;
 	/* Called before a connection's state goes, so data still queued for it is read. */
 	void (*on_close)(void *ctx, uint64_t sock, uint64_t start_ns);
 	void *on_close_ctx;
@@ -51,9 +56,11 @@ int tcp_tracker_scan(struct tcp_tracker *t);
  * Coroot forms them: "ip:port" and where NAT sends it ("ip:port" again
  * without NAT), or "<domain>:<port>" and "" for an address of a public
  * service's fan-out. From the table, or from conntrack when the connection
- * is not in it (yet). Each buffer holds TCP_ADDR_STRLEN bytes.
+ * is not in it (yet). Each buffer holds TCP_ADDR_STRLEN bytes. Returns
+ * false when Coroot leaves the destination out (an ephemeral port, a public
+ * network not tracked): its requests are not counted either.
  */
-void tcp_tracker_destination(struct tcp_tracker *t, const struct ns_l7_sock *s, char *dest,
+bool tcp_tracker_destination(struct tcp_tracker *t, const struct ns_l7_sock *s, char *dest,
 			     char *actual);
 /* stream_record_fn for the tcp stream. */
 int tcp_tracker_on_record(void *ctx, const void *data, size_t len);

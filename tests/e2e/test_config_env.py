@@ -44,7 +44,7 @@ def test_bad_environment_value_exits_2_with_a_message():
     assert p.stderr == "nodescope: bad NODESCOPE_MAX_CONNECTIONS='0' (1..16777216)\n"
     p = run_agent("trace", NODESCOPE_NO_TLS="maybe")
     assert p.returncode == 2, p
-    assert p.stderr == "nodescope: bad NODESCOPE_NO_TLS='maybe' (1, 0, true, false, yes or no)\n"
+    assert p.stderr == "nodescope: bad NODESCOPE_NO_TLS='maybe' (1, 0, t, f, true, false, yes or no)\n"
     p = run_agent(LISTEN="localhost:80")
     assert p.returncode == 2, p
     assert p.stderr.startswith("nodescope: bad LISTEN='localhost:80' (HOST:PORT"), p.stderr

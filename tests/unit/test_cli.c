@@ -12,8 +12,11 @@
 #include <string.h>
 #include <sys/socket.h>
 
+#include <jansson.h>
+
 #include "cli.h"
 #include "cli_table.h"
+#include "util/glob.h"
 #include "version.h"
 #include "http/server.h"
 
@@ -613,12 +616,48 @@ static void check_cgroupfs(const struct ns_config *c)
 }
 static void check_age(const struct ns_config *c)
 {
-	assert_int_equal(c->min_container_age_s, 90);
+	assert_int_equal(c->min_container_age_ms, 90000);
 }
 static void check_ports(const struct ns_config *c)
 {
-	assert_int_equal(c->ephemeral_ports.lo, 1024);
-	assert_int_equal(c->ephemeral_ports.hi, 2048);
+	assert_int_equal(c->ephemeral_ports.n, 2);
+	assert_int_equal(c->ephemeral_ports.r[0].lo, 1024);
+	assert_int_equal(c->ephemeral_ports.r[0].hi, 2048);
+	assert_int_equal(c->ephemeral_ports.r[1].lo, 30000);
+	assert_int_equal(c->ephemeral_ports.r[1].hi, 65535);
+}
+static void check_public(const struct ns_config *c)
+{
+	const struct ns_cidrs *l = &c->public_networks;
+	static const uint8_t v6[16] = { 0x20, 0x01, 0x0d, 0xb8 };
+	assert_int_equal(l->n, 2);
+	assert_int_equal(l->v[0].family, AF_INET);
+	assert_int_equal(l->v[0].bits, 24);
+	assert_memory_equal(l->v[0].addr, ((uint8_t[]){ 203, 0, 113, 0 }), 4);
+	assert_int_equal(l->v[1].family, AF_INET6);
+	assert_int_equal(l->v[1].bits, 32);
+	assert_memory_equal(l->v[1].addr, v6, 16);
+}
+static void check_http_exclude(const struct ns_config *c)
+{
+	const struct ns_globs *g = &c->http_exclude;
+	assert_int_equal(g->n, 2);
+	assert_int_equal(g->v[0].len, 8);
+	assert_memory_equal(g->v[0].p, "/health*", 8);
+	assert_int_equal(g->v[1].len, 13);
+	assert_memory_equal(g->v[1].p, "/{ready,live}", 13);
+}
+static void check_no_l7(const struct ns_config *c)
+{
+	assert_false(c->l7);
+}
+static void check_log_rate(const struct ns_config *c)
+{
+	assert_true(c->log_per_second == 2.5);
+}
+static void check_log_burst(const struct ns_config *c)
+{
+	assert_int_equal(c->log_burst, 7);
 }
 static void check_no_tls(const struct ns_config *c)
 {
@@ -690,7 +729,7 @@ static void check_api_key(const struct ns_config *c)
 }
 static void check_interval(const struct ns_config *c)
 {
-	assert_int_equal(c->scrape_interval_s, 30);
+	assert_int_equal(c->scrape_interval_ms, 500);
 }
 static void check_wal(const struct ns_config *c)
 {
@@ -751,8 +790,9 @@ static void check_lacks(const struct ns_config *c)
 
 /*
  * One case per option: its variable's name (spelled out here, so a renamed
- * variable fails), a good value (NULL: a flag) and what it must set, and a
- * bad value (NULL: none, any text is good) with the form the message names.
+ * variable fails), a good value (NULL: a flag) and what it must set (NULL:
+ * Coroot's not implemented, whose warning is checked instead), and a bad
+ * value (NULL: none, any text is good) with the form the message names.
  */
 static const struct option_case {
 	const char *name, *env, *good;
@@ -784,12 +824,17 @@ static const struct option_case {
 	{ "cgroupfs-root", "CGROUPFS_ROOT", "/host/sys/fs/cgroup", check_cgroupfs, "sys/fs",
 	  "absolute path" },
 	{ "min-container-age", "MIN_CONTAINER_AGE", "1m30s", check_age, "30 s",
-	  "(0..31536000 seconds" },
-	{ "ephemeral-port-range", "EPHEMERAL_PORT_RANGE", "1024-2048", check_ports, "2048-1024",
-	  "LO <= HI" },
+	  "(0s..8760h, Go's form" },
+	{ "ephemeral-port-range", "EPHEMERAL_PORT_RANGE", "1024-2048 30000-65535", check_ports,
+	  "2048-1024", "LO <= HI" },
+	{ "track-public-network", "TRACK_PUBLIC_NETWORK", "203.0.113.7/24 2001:db8::/32",
+	  check_public, "10.0.0.0/33", "'10.0.0.0/33' is no network" },
+	{ "exclude-http-requests-by-path", "EXCLUDE_HTTP_REQUESTS_BY_PATH", "/health* /{ready,live}",
+	  check_http_exclude, "/a[b", "left open" },
+	{ "disable-l7-tracing", "DISABLE_L7_TRACING", NULL, check_no_l7, "on", "yes or no" },
 	{ "no-tls", "NODESCOPE_NO_TLS", NULL, check_no_tls, "maybe",
-	  "(1, 0, true, false, yes or no)" },
-	{ "tls-release-after", "NODESCOPE_TLS_RELEASE_AFTER", "1h", check_release, "1.5h",
+	  "(1, 0, t, f, true, false, yes or no)" },
+	{ "tls-release-after", "NODESCOPE_TLS_RELEASE_AFTER", "1h", check_release, "1.5s",
 	  "10m, 1h30m" },
 	{ "hold-first-runs", "NODESCOPE_HOLD_FIRST_RUNS", NULL, check_hold, "2", "yes or no" },
 	{ "keep-standalone-processes", "NODESCOPE_KEEP_STANDALONE_PROCESSES", NULL,
@@ -810,7 +855,7 @@ static const struct option_case {
 	{ "collector-endpoint", "COLLECTOR_ENDPOINT", "https://coroot:8080", check_collector,
 	  "coroot:8080", "http:// or https://" },
 	{ "api-key", "API_KEY", "k3y", check_api_key },
-	{ "scrape-interval", "SCRAPE_INTERVAL", "30s", check_interval, "0", "1..86400 seconds" },
+	{ "scrape-interval", "SCRAPE_INTERVAL", "500ms", check_interval, "50ms", "(100ms..24h, Go's form" },
 	{ "wal-dir", "WAL_DIR", "/data/wal", check_wal, "wal", "an absolute path" },
 	{ "max-spool-size", "MAX_SPOOL_SIZE", "2GB", check_spool, "1KB", "4KB..1024GB" },
 	{ "ca-file", "CA_FILE", "/etc/ca.pem", check_ca },
@@ -820,6 +865,32 @@ static const struct option_case {
 	{ "nice", "NODESCOPE_NICE", "-5", check_nice, "20", "(-20..19)" },
 	{ "batch-nice", "NODESCOPE_BATCH_NICE", "7", check_batch_nice, "-21", "(-20..19)" },
 	{ "verbose", "NODESCOPE_VERBOSE", NULL, check_verbose, "on", "yes or no" },
+	{ "log-per-second", "LOG_PER_SECOND", "2.5", check_log_rate, "nan", "a number 0..1e9" },
+	{ "log-burst", "LOG_BURST", "7", check_log_burst, "-1", "(0..1000000)" },
+	/* Coroot's, not implemented yet: checked, and warned about */
+	{ "disable-log-parsing", "DISABLE_LOG_PARSING", NULL, NULL, "on", "yes or no" },
+	{ "disable-json-log-parsing", "DISABLE_JSON_LOG_PARSING", NULL, NULL, "on", "yes or no" },
+	{ "log-patterns-per-container", "LOG_PATTERNS_PER_CONTAINER", "100", NULL, "x",
+	  "(0..1000000)" },
+	{ "logs-endpoint", "LOGS_ENDPOINT", "http://coroot/v1/logs", NULL, "coroot",
+	  "http:// or https://" },
+	{ "traces-endpoint", "TRACES_ENDPOINT", "http://coroot/v1/traces", NULL, "coroot",
+	  "http:// or https://" },
+	{ "traces-sampling", "TRACES_SAMPLING", "0.5", NULL, "2", "a number 0..1" },
+	{ "profiles-endpoint", "PROFILES_ENDPOINT", "https://coroot/v1/profiles", NULL, "x",
+	  "http:// or https://" },
+	{ "profiles-prune-fraction", "PROFILES_PRUNE_FRACTION", "0.01", NULL, "-1",
+	  "a number 0..1" },
+	{ "disable-gpu-monitoring", "DISABLE_GPU_MONITORING", NULL, NULL, "on", "yes or no" },
+	{ "disable-pinger", "DISABLE_PINGER", NULL, NULL, "on", "yes or no" },
+	{ "enable-java-tls", "ENABLE_JAVA_TLS", NULL, NULL, "on", "yes or no" },
+	{ "enable-java-async-profiler", "ENABLE_JAVA_ASYNC_PROFILER", NULL, NULL, "on",
+	  "yes or no" },
+	{ "java-async-profiler-delay", "JAVA_ASYNC_PROFILER_DELAY", "1m30s", NULL, "30x",
+	  "Go's form" },
+	{ "go-heap-profiler", "GO_HEAP_PROFILER", "force", NULL, "always",
+	  "disabled, enabled or force" },
+	{ "instrumentation-delay", "INSTRUMENTATION_DELAY", "250ms", NULL, "-1s", "Go's form" },
 	{ "debug-l7-discard", "NODESCOPE_DEBUG_L7_DISCARD", NULL, check_l7_discard, "on", "yes or no" },
 	{ "debug-hook-signals", "NODESCOPE_DEBUG_HOOK_SIGNALS", NULL, check_hook_signals, "on",
 	  "yes or no" },
@@ -871,6 +942,31 @@ static void test_cases_cover_the_table(void **state)
 	assert_int_equal(wrong, 0);
 }
 
+/*
+ * What a good value must do: set its field, and say nothing; or, for
+ * Coroot's not implemented yet, one warning naming how it was given.
+ */
+static void check_case(const struct option_case *k, struct parsed *p, const char *given)
+{
+	const char *out = strbuf_str(&p->out);
+	const struct cli_opt *o = cli_opt_find(k->name);
+	char want[128];
+
+	assert_non_null(o);
+	assert_int_equal(!k->check, !!(o->flags & CLI_NOT_IMPLEMENTED));
+	if (k->check) {
+		k->check(&p->c);
+		if (*out)
+			fail_msg("%s: said \"%s\"", given, out);
+		return;
+	}
+	snprintf(want, sizeof(want), "%s: not implemented yet, ignored (Coroot's --%s: ", given,
+		 k->name);
+	const char *at = strstr(out, want);
+	if (!at || strncmp(out, want, strlen(want)) || strchr(out, '\n')[1])
+		fail_msg("%s: said \"%s\", want one line \"%s...\"", given, out, want);
+}
+
 static void test_every_option_by_flag(void **state)
 {
 	struct parsed *p = *state;
@@ -885,12 +981,12 @@ static void test_every_option_by_flag(void **state)
 			PARSE(p, flag);
 		if (p->r != CLI_RUN)
 			fail_msg("%s %s: %s", flag, k->good ? k->good : "", strbuf_str(&p->out));
-		k->check(&p->c);
+		check_case(k, p, flag);
 		if (k->good) { /* and as --name=value */
 			char both[128];
 			snprintf(both, sizeof(both), "--%s=%s", k->name, k->good);
 			assert_int_equal(PARSE(p, both), CLI_RUN);
-			k->check(&p->c);
+			check_case(k, p, flag);
 		}
 	}
 }
@@ -905,7 +1001,7 @@ static void test_every_option_by_env(void **state)
 		env_set(k->env, k->good ? k->good : "1");
 		if (PARSE0(p) != CLI_RUN)
 			fail_msg("%s=%s: %s", k->env, k->good ? k->good : "1", strbuf_str(&p->out));
-		k->check(&p->c);
+		check_case(k, p, k->env);
 	}
 }
 
@@ -977,19 +1073,20 @@ static void test_message_forms(void **state)
 	assert_int_equal(PARSE(p, "--tls-release-after", "5ms"), CLI_ERROR);
 	assert_string_equal(
 		strbuf_str(&p->out),
-		"nodescope: bad --tls-release-after '5ms' (0..31536000 seconds, or with "
-		"units: 90s, 10m, 1h30m)\n");
+		"nodescope: bad --tls-release-after '5ms' (0..31536000 seconds, whole: 90, or "
+		"Go's form: 90s, 10m, 1h30m)\n");
 	env_set("EPHEMERAL_PORT_RANGE", "32768");
 	assert_int_equal(PARSE0(p), CLI_ERROR);
 	assert_string_equal(strbuf_str(&p->out),
-			    "nodescope: bad EPHEMERAL_PORT_RANGE='32768' (LO-HI, ports 1..65535, "
+			    "nodescope: bad EPHEMERAL_PORT_RANGE='32768' (LO-HI ranges separated by "
+			    "blanks or commas (\"1024-23768 30000-65535\"), at most 16, ports 1..65535, "
 			    "LO <= HI; \"\" for none)\n");
 	env_clear(NULL);
 	env_set("NODESCOPE_NO_TLS", "on");
 	assert_int_equal(PARSE0(p), CLI_ERROR);
 	assert_string_equal(
 		strbuf_str(&p->out),
-		"nodescope: bad NODESCOPE_NO_TLS='on' (1, 0, true, false, yes or no)\n");
+		"nodescope: bad NODESCOPE_NO_TLS='on' (1, 0, t, f, true, false, yes or no)\n");
 	env_clear(NULL);
 	assert_int_equal(PARSE(p, "--ringbuf-size", "nope=4k"), CLI_ERROR);
 	assert_string_equal(strbuf_str(&p->out),
@@ -1054,9 +1151,19 @@ static void test_new_options_defaults(void **state)
 
 	assert_int_equal(PARSE0(p), CLI_RUN);
 	assert_string_equal(p->c.cgroupfs_root, "/sys/fs/cgroup");
-	assert_int_equal(p->c.ephemeral_ports.lo, 32768);
-	assert_int_equal(p->c.ephemeral_ports.hi, 60999);
-	assert_int_equal(p->c.min_container_age_s, 0); /* Coroot's is 30 s: see --help */
+	assert_int_equal(p->c.ephemeral_ports.n, 1);
+	assert_int_equal(p->c.ephemeral_ports.r[0].lo, 32768);
+	assert_int_equal(p->c.ephemeral_ports.r[0].hi, 60999);
+	assert_int_equal(p->c.min_container_age_ms, 0); /* Coroot's is 30 s: see --help */
+	assert_int_equal(p->c.scrape_interval_ms, 15000);
+	/* Coroot's 0.0.0.0/0: every IPv4 destination, no public IPv6 one */
+	assert_int_equal(p->c.public_networks.n, 1);
+	assert_int_equal(p->c.public_networks.v[0].family, AF_INET);
+	assert_int_equal(p->c.public_networks.v[0].bits, 0);
+	assert_int_equal(p->c.http_exclude.n, 0);
+	assert_true(p->c.l7);
+	assert_true(p->c.log_per_second == 10);
+	assert_int_equal(p->c.log_burst, 100);
 	assert_int_equal(p->c.max_label_length, 4096);
 	assert_null(p->c.provider);
 	assert_null(p->c.region);
@@ -1078,9 +1185,9 @@ static void test_new_options_defaults(void **state)
 	assert_int_equal(p->c.http_idle_timeout_s, 10);
 	/* Coroot turns the port filter off with an empty flag */
 	assert_int_equal(PARSE(p, "--ephemeral-port-range", ""), CLI_RUN);
-	assert_true(p->c.ephemeral_ports.lo > p->c.ephemeral_ports.hi); /* none */
+	assert_int_equal(p->c.ephemeral_ports.n, 0); /* none */
 	assert_int_equal(PARSE(p, "--ephemeral-port-range", "1-65535"), CLI_RUN);
-	assert_int_equal(p->c.ephemeral_ports.hi, 65535);
+	assert_int_equal(p->c.ephemeral_ports.r[0].hi, 65535);
 	assert_int_equal(PARSE(p, "--provider", ""), CLI_RUN); /* empty text: not given */
 	assert_null(p->c.provider);
 }
@@ -1146,7 +1253,7 @@ static void test_env_empty(void **state)
 	assert_int_equal(PARSE0(p), CLI_RUN);
 	assert_defaults_except_mode(&p->c);
 	assert_string_equal(p->c.cgroupfs_root, "/sys/fs/cgroup");
-	assert_int_equal(p->c.ephemeral_ports.lo, 32768);
+	assert_int_equal(p->c.ephemeral_ports.r[0].lo, 32768);
 	assert_true(p->c.tls);
 	assert_null(p->c.provider);
 	assert_string_equal(p->c.listen, NS_DEFAULT_LISTEN);
@@ -1163,10 +1270,11 @@ static void test_env_empty(void **state)
 static void test_env_booleans(void **state)
 {
 	struct parsed *p = *state;
-	static const char *const yes[] = { "1", "true", "TRUE", "True", "yes", "YES", "yEs" };
-	static const char *const no[] = { "0", "false", "FALSE", "no", "No" };
+	/* Go's strconv.ParseBool's (Coroot's kingpin), and yes/no, any case */
+	static const char *const yes[] = { "1", "t", "T", "true", "TRUE", "True", "yes", "YES", "yEs" };
+	static const char *const no[] = { "0", "f", "F", "false", "FALSE", "False", "no", "No" };
 	static const char *const bad[] = { "2", "on", "off", "y",     "n",
-					   "t", " 1", "1 ",  "truee", "-1" };
+					   "tr", " 1", "1 ",  "truee", "-1" };
 
 	for (size_t i = 0; i < sizeof(yes) / sizeof(yes[0]); i++) {
 		env_set("NODESCOPE_VERBOSE", yes[i]);
@@ -1188,8 +1296,8 @@ static void test_env_booleans(void **state)
 		env_set("NODESCOPE_HOLD_FIRST_RUNS", bad[i]);
 		assert_int_equal(PARSE0(p), CLI_ERROR);
 		snprintf(want, sizeof(want),
-			 "nodescope: bad NODESCOPE_HOLD_FIRST_RUNS='%s' (1, 0, true, false, yes or "
-			 "no)\n",
+			 "nodescope: bad NODESCOPE_HOLD_FIRST_RUNS='%s' (1, 0, t, f, true, false, yes "
+			 "or no)\n",
 			 bad[i]);
 		assert_string_equal(strbuf_str(&p->out), want);
 	}
@@ -1242,45 +1350,42 @@ static void test_real_environment(void **state)
 	free(saved);
 }
 
+/* Coroot's options, as facts from its source: the data file the e2e tests read too. */
+#define COROOT_FLAGS "tests/e2e/data/coroot_flags.json"
+
+static json_t *coroot_flags(void)
+{
+	json_error_t e;
+	json_t *j = json_load_file(COROOT_FLAGS, 0, &e);
+	if (!j)
+		fail_msg("%s:%d: %s (run from the repository's top)", COROOT_FLAGS, e.line, e.text);
+	return j;
+}
+
+static bool is_coroot(json_t *flags, const char *name)
+{
+	size_t i;
+	json_t *f;
+	json_array_foreach(json_object_get(flags, "flags"), i, f)
+		if (!strcmp(json_string_value(json_object_get(f, "flag")), name))
+			return true;
+	return false;
+}
+
 /* Coroot's variables are Coroot's: its name in upper case; ours have NODESCOPE_ before it. */
 static void test_env_names_follow_the_rule(void **state)
 {
-	static const char *const coroot[] = {
-		"listen",
-		"cgroupfs-root",
-		"ephemeral-port-range",
-		"min-container-age",
-		"max-label-length",
-		"max-fqdns-per-container",
-		"provider",
-		"region",
-		"availability-zone",
-		"instance-type",
-		"instance-life-cycle",
-		"metrics-endpoint",
-		"collector-endpoint",
-		"api-key",
-		"scrape-interval",
-		"wal-dir",
-		"max-spool-size",
-		"ca-file",
-		"insecure-skip-verify",
-		"container-allowlist",
-		"container-denylist",
-		"skip-systemd-system-services",
-	};
+	json_t *flags = coroot_flags();
 	int wrong = 0;
 
 	for (size_t i = 0; i < cli_opts_count; i++) {
 		const struct cli_opt *o = &cli_opts[i];
 		char want[96];
 		size_t n;
-		bool is_coroot = false;
 		if (!has_value(o))
 			continue;
-		for (size_t k = 0; k < sizeof(coroot) / sizeof(coroot[0]); k++)
-			is_coroot |= !strcmp(coroot[k], o->name);
-		n = (size_t)snprintf(want, sizeof(want), "%s", is_coroot ? "" : "NODESCOPE_");
+		n = (size_t)snprintf(want, sizeof(want), "%s",
+				     is_coroot(flags, o->name) ? "" : "NODESCOPE_");
 		for (const char *s = o->name; *s && n < sizeof(want) - 1; s++)
 			want[n++] = *s == '-' ? '_' : (char)(*s >= 'a' && *s <= 'z' ? *s - 32 : *s);
 		want[n] = '\0';
@@ -1290,7 +1395,167 @@ static void test_env_names_follow_the_rule(void **state)
 			wrong++;
 		}
 	}
+	json_decref(flags);
 	assert_int_equal(wrong, 0);
+}
+
+/* One warning line, naming how it was given, for Coroot's not implemented; else silence. */
+static int coroot_said(const struct parsed *p, const char *given, bool not_implemented)
+{
+	const char *out = p->out.buf ? p->out.buf : "";
+	char want[128];
+
+	snprintf(want, sizeof(want), "%s: not implemented yet, ignored", given);
+	if (not_implemented ? strncmp(out, want, strlen(want)) || strchr(out, '\n')[1] : !!*out) {
+		print_error("%s: said \"%s\"\n", given, out);
+		return 1;
+	}
+	return 0;
+}
+
+/*
+ * Every option of Coroot's agent is accepted by its name and by its
+ * variable, never refused as unknown (exit 2): implemented ones silently,
+ * the others with their one warning. The table's not-implemented rows are
+ * exactly the data's.
+ */
+static void test_coroot_flags(void **state)
+{
+	struct parsed *p = *state;
+	json_t *flags = coroot_flags(), *f, *v;
+	json_t *bools = json_object_get(flags, "bool_env_values");
+	int wrong = 0, n = 0;
+	size_t i, k;
+
+	json_array_foreach(json_object_get(flags, "flags"), i, f) {
+		const char *name = json_string_value(json_object_get(f, "flag"));
+		const char *env = json_string_value(json_object_get(f, "env"));
+		const char *sample = json_string_value(json_object_get(f, "sample"));
+		const char *kind = json_string_value(json_object_get(f, "nodescope"));
+		const struct cli_opt *o = cli_opt_find(name);
+		char flag[80], neg[80];
+		n++;
+		if (!o) {
+			print_error("--%s: no row\n", name), wrong++;
+			continue;
+		}
+		bool not_impl = !strcmp(kind, "not_implemented");
+		if (!!(o->flags & CLI_NOT_IMPLEMENTED) != not_impl)
+			print_error("--%s: row and data disagree on implemented\n", name), wrong++;
+		if ((env == NULL) != (o->env == NULL) || (env && strcmp(env, o->env)))
+			print_error("--%s: variable %s, Coroot's %s\n", name, o->env, env), wrong++;
+		snprintf(flag, sizeof(flag), "--%s", name);
+		if (o->kind == CLI_VERSION) {
+			if (PARSE(p, flag) != CLI_EXIT_OK)
+				print_error("%s refused\n", flag), wrong++;
+			continue;
+		}
+		if ((sample ? PARSE(p, flag, sample) : PARSE(p, flag)) != CLI_RUN)
+			print_error("%s %s: %s", flag, sample ? sample : "", strbuf_str(&p->out)),
+				wrong++;
+		else
+			wrong += coroot_said(p, flag, not_impl);
+		if (!sample) { /* kingpin's --no-NAME */
+			snprintf(neg, sizeof(neg), "--no-%s", name);
+			if (PARSE(p, neg) != CLI_RUN)
+				print_error("%s: %s", neg, strbuf_str(&p->out)), wrong++;
+		}
+		env_clear(NULL);
+		env_set(env, sample ? sample : "true");
+		if (PARSE0(p) != CLI_RUN)
+			print_error("%s: %s", env, strbuf_str(&p->out)), wrong++;
+		else
+			wrong += coroot_said(p, env, not_impl);
+		for (k = 0; !sample && k < json_array_size(bools); k++) {
+			env_set(env, json_string_value(json_array_get(bools, k)));
+			if (PARSE0(p) != CLI_RUN)
+				print_error("%s: %s", env, strbuf_str(&p->out)), wrong++;
+		}
+		env_clear(NULL);
+	}
+	/* and no row is "not implemented" that the data does not say is Coroot's so */
+	for (i = 0; i < cli_opts_count; i++) {
+		if (!(cli_opts[i].flags & CLI_NOT_IMPLEMENTED))
+			continue;
+		bool found = false;
+		json_array_foreach(json_object_get(flags, "flags"), k, v)
+			found |= !strcmp(json_string_value(json_object_get(v, "flag")),
+					 cli_opts[i].name) &&
+				 !strcmp(json_string_value(json_object_get(v, "nodescope")),
+					 "not_implemented");
+		if (!found)
+			print_error("--%s: not implemented, but not so in the data\n",
+				    cli_opts[i].name), wrong++;
+	}
+	json_decref(flags);
+	assert_int_equal(n, 43); /* Coroot's count */
+	assert_int_equal(wrong, 0);
+}
+
+/* Our own unknown options still exit 2, and --no- exists only for options without a value. */
+static void test_unknown_and_negated(void **state)
+{
+	struct parsed *p = *state;
+
+	assert_int_equal(PARSE(p, "--no-such-option"), CLI_ERROR);
+	assert_contains(strbuf_str(&p->out), "unknown option '--no-such-option'");
+	assert_int_equal(PARSE(p, "--disable-l7-tracing", "--no-disable-l7-tracing"), CLI_RUN);
+	assert_true(p->c.l7);
+	assert_int_equal(PARSE(p, "--no-disable-l7-tracing", "--disable-l7-tracing"), CLI_RUN);
+	assert_false(p->c.l7);
+	assert_int_equal(PARSE(p, "--verbose", "--no-verbose"), CLI_RUN);
+	assert_false(p->c.verbose);
+	assert_int_equal(PARSE(p, "--no-verbose=1"), CLI_ERROR);
+	assert_contains(strbuf_str(&p->out), "--no-verbose takes no value");
+	assert_int_equal(PARSE(p, "--no-listen"), CLI_ERROR);
+	assert_int_equal(PARSE(p, "--no-no-tls"), CLI_ERROR);
+	/* a negated one given is still given: Coroot's not implemented warns */
+	assert_int_equal(PARSE(p, "--no-disable-pinger"), CLI_RUN);
+	assert_contains(strbuf_str(&p->out), "--no-disable-pinger: not implemented yet");
+	/* one warning each, however often given */
+	assert_int_equal(PARSE(p, "--disable-pinger", "--disable-pinger", "--traces-sampling", "1",
+			       "--traces-sampling", "0"),
+			 CLI_RUN);
+	const char *out = strbuf_str(&p->out);
+	static const char *const once[] = { "--disable-pinger: not", "--traces-sampling: not" };
+	for (size_t i = 0; i < 2; i++) {
+		assert_non_null(strstr(out, once[i]));
+		assert_null(strstr(strstr(out, once[i]) + 1, once[i]));
+	}
+}
+
+/* A repeatable option: given values add up, the first replaces the default; its variable splits. */
+static void test_repeatable(void **state)
+{
+	struct parsed *p = *state;
+
+	assert_int_equal(PARSE(p, "--track-public-network", "1.0.0.0/8", "--track-public-network",
+			       "2.0.0.0/8"),
+			 CLI_RUN);
+	assert_int_equal(p->c.public_networks.n, 2);
+	assert_int_equal(p->c.public_networks.v[1].addr[0], 2);
+	/* as the Coroot operator passes it: newline-separated, blanks too */
+	env_set("TRACK_PUBLIC_NETWORK", "1.0.0.0/8\n2.0.0.0/8 3.0.0.0/8\n");
+	assert_int_equal(PARSE0(p), CLI_RUN);
+	assert_int_equal(p->c.public_networks.n, 3);
+	assert_int_equal(PARSE(p, "--track-public-network", "9.0.0.0/8"), CLI_RUN);
+	assert_int_equal(p->c.public_networks.n, 1); /* the command line wins */
+	assert_int_equal(p->c.public_networks.v[0].addr[0], 9);
+	assert_int_equal(PARSE(p, "--track-public-network", ""), CLI_RUN);
+	assert_int_equal(p->c.public_networks.n, 0); /* Coroot's "": no public network kept */
+	env_set("EXCLUDE_HTTP_REQUESTS_BY_PATH", "/a\n/b*");
+	assert_int_equal(PARSE0(p), CLI_RUN);
+	assert_int_equal(p->c.http_exclude.n, 2);
+	assert_memory_equal(p->c.http_exclude.v[1].p, "/b*", 3);
+	env_clear(NULL);
+	/* bounded, and said so */
+	static char many[65 * 12];
+	size_t at = 0;
+	for (int i = 0; i < 65; i++)
+		at += (size_t)snprintf(many + at, sizeof(many) - at, "%d.0.0.0/8 ", i + 1);
+	env_set("TRACK_PUBLIC_NETWORK", many);
+	assert_int_equal(PARSE0(p), CLI_ERROR);
+	assert_contains(strbuf_str(&p->out), "(at most 64 networks)");
 }
 
 /* --help lists every option not hidden, with its variable, and nothing else. */
@@ -1309,8 +1574,7 @@ static void test_help_and_table_agree(void **state)
 				print_error("heading '%s' missing\n", o->name), wrong++;
 			continue;
 		}
-		snprintf(name, sizeof(name), "--%s%s%s", o->flags & CLI_NEGATABLE ? "[no-]" : "",
-			 o->name, o->metavar ? " " : "");
+		snprintf(name, sizeof(name), "--%s%s", o->name, o->metavar ? " " : "");
 		snprintf(env, sizeof(env), " env %s\n", o->env ? o->env : "");
 		bool hidden = o->flags & CLI_HIDDEN;
 		shown += !hidden;
@@ -1350,7 +1614,8 @@ static void test_help_and_table_agree(void **state)
 		line += n + (line[n] == '\n');
 	}
 	/* the text column is where the longest "--name VALUE" leaves room for it */
-	assert_contains(help.buf, "\n  --ephemeral-port-range LO-HI  TCP destinations");
+	assert_contains(help.buf, "\n  --ephemeral-port-range RANGES\n"
+				  "                                TCP destinations");
 	assert_contains(help.buf, "\n  --max-connections N           connection table size");
 	assert_contains(help.buf,
 			"\n                                env NODESCOPE_MAX_CONNECTIONS\n");
@@ -1377,12 +1642,16 @@ static void test_parse_seconds(void **state)
 		{ "1m1m", 120 },
 		{ "8760h", 31536000 },
 		{ "31536000", 31536000 },
+		{ "1.5h", 5400 },
+		{ "2000ms", 2 },
+		{ "0.5m", 30 },
 	};
 	static const char *const bad[] = {
 		"",
 		"s",
-		"1.5h",
 		"500ms",
+		"1.5",
+		".s",
 		"1us",
 		"1d",
 		"-1",
@@ -1440,6 +1709,191 @@ static void test_parse_int_and_ports(void **state)
 		if (cli_parse_port_range(bad[i], &r) != -EINVAL)
 			fail_msg("port range '%s' accepted", bad[i]);
 	assert_int_equal(r.lo, 80);
+}
+
+static void test_parse_duration(void **state)
+{
+	static const struct {
+		const char *s;
+		unsigned long long ns;
+	} good[] = {
+		{ "500ms", 500000000ull },   { "1.5s", 1500000000ull },   { "1m30s", 90000000000ull },
+		{ "250ms", 250000000ull },   { "1h", 3600000000000ull },  { "1.5h", 5400000000000ull },
+		{ "100us", 100000ull },	     { "100\u00b5s", 100000ull }, { "100\u03bcs", 100000ull },
+		{ "3ns", 3 },		     { ".5s", 500000000ull },	  { "1.s", 1000000000ull },
+		{ "+5s", 5000000000ull },    { "0", 0 },		  { "90", 90000000000ull },
+		{ "1h1m1s1ms1us1ns", 3661001001001ull }, { "0.000000001s", 1 },
+		{ "1.0000000001s", 1000000000ull }, /* finer than a nanosecond: dropped, as Go */
+		{ "2562047h", 2562047ull * 3600000000000ull },
+	};
+	static const char *const bad[] = { "",	   "s",	   "1.5",     ".",	"-1s",	 "1x",
+					   "1 s",  "1s ",  " 1s",     "1S",	"1d",	 "2562048h",
+					   "9223372037s",	   "+",	"1h-",	 "ms",
+					   "1..5s" };
+	unsigned long long ns;
+	int wrong = 0;
+
+	for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++)
+		if (cli_parse_duration(good[i].s, &ns) || ns != good[i].ns)
+			print_error("'%s' -> %llu\n", good[i].s, ns), wrong++;
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		if (cli_parse_duration(bad[i], &ns) != -EINVAL)
+			print_error("'%s' accepted\n", bad[i]), wrong++;
+	assert_int_equal(wrong, 0);
+
+	/* milliseconds: whole ones only, in bounds */
+	long long ms;
+	assert_int_equal(cli_parse_millis("500ms", 100, 86400000, &ms), 0);
+	assert_int_equal(ms, 500);
+	assert_int_equal(cli_parse_millis("1.5s", 100, 86400000, &ms), 0);
+	assert_int_equal(ms, 1500);
+	assert_int_equal(cli_parse_millis("2", 100, 86400000, &ms), 0);
+	assert_int_equal(ms, 2000);
+	assert_int_equal(cli_parse_millis("1500us", 100, 86400000, &ms), -EINVAL);
+	assert_int_equal(cli_parse_millis("99ms", 100, 86400000, &ms), -EINVAL);
+	assert_int_equal(cli_parse_millis("24h1ms", 100, 86400000, &ms), -EINVAL);
+	assert_int_equal(cli_parse_millis("24h", 100, 86400000, &ms), 0);
+	assert_int_equal(ms, 86400000);
+}
+
+static void test_parse_floats(void **state)
+{
+	double v;
+
+	assert_int_equal(cli_parse_float("10.0", 0, 1e9, &v), 0);
+	assert_true(v == 10);
+	assert_int_equal(cli_parse_float("0.0025", 0, 1, &v), 0);
+	assert_true(v == 0.0025);
+	assert_int_equal(cli_parse_float("1e3", 0, 1e9, &v), 0);
+	assert_true(v == 1000);
+	assert_int_equal(cli_parse_float(".5", 0, 1, &v), 0);
+	static const char *const bad[] = { "", "x", "nan", "inf", "0x10", " 1", "1 ", "-0.1", "1.5", "1,5", "+1" };
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		if (cli_parse_float(bad[i], 0, 1, &v) != -EINVAL)
+			fail_msg("'%s' accepted", bad[i]);
+}
+
+static void test_parse_port_ranges(void **state)
+{
+	struct ns_port_ranges r;
+
+	assert_int_equal(cli_parse_port_ranges("1024-23768 30000-65535", &r), 0);
+	assert_int_equal(r.n, 2);
+	assert_int_equal(r.r[0].lo, 1024);
+	assert_int_equal(r.r[0].hi, 23768);
+	assert_int_equal(r.r[1].lo, 30000);
+	assert_int_equal(r.r[1].hi, 65535);
+	assert_int_equal(cli_parse_port_ranges(" 1-2,3-4\n\t5-6 ", &r), 0); /* commas too, as Coroot */
+	assert_int_equal(r.n, 3);
+	assert_int_equal(r.r[2].hi, 6);
+	static const char *const bad[] = { "", " ", ",", "1-2 x", "2-1", "1-2 3", "1-2-3", "0-5",
+					   "1-65536",
+					   "1-1 2-2 3-3 4-4 5-5 6-6 7-7 8-8 9-9 10-10 11-11 12-12 13-13 "
+					   "14-14 15-15 16-16 17-17" };
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		if (cli_parse_port_ranges(bad[i], &r) != -EINVAL)
+			fail_msg("'%s' accepted", bad[i]);
+}
+
+static void test_parse_cidr(void **state)
+{
+	static const struct {
+		const char *s;
+		uint16_t family;
+		uint8_t bits;
+		uint8_t addr[16];
+	} good[] = {
+		{ "10.1.2.3/8", AF_INET, 8, { 10 } },
+		{ "1.2.3.4", AF_INET, 32, { 1, 2, 3, 4 } },
+		{ "0.0.0.0/0", AF_INET, 0, { 0 } },
+		{ "203.0.113.77/25", AF_INET, 25, { 203, 0, 113, 0 } },
+		{ "::/0", AF_INET6, 0, { 0 } },
+		{ "2001:db8::1/32", AF_INET6, 32, { 0x20, 0x01, 0x0d, 0xb8 } },
+		{ "::1", AF_INET6, 128, { [15] = 1 } },
+	};
+	static const char *const bad[] = { "1.2.3.4/33", "::/129", "1.2.3/8", "x", "/8",
+					   "1.2.3.4/", "1.2.3.4/8x", "1.2.3.4/-1", "" };
+	struct ns_cidr c;
+
+	for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
+		if (cli_parse_cidr(good[i].s, strlen(good[i].s), &c))
+			fail_msg("'%s' refused", good[i].s);
+		assert_int_equal(c.family, good[i].family);
+		assert_int_equal(c.bits, good[i].bits);
+		assert_memory_equal(c.addr, good[i].addr, 16);
+	}
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		if (cli_parse_cidr(bad[i], strlen(bad[i]), &c) != -EINVAL)
+			fail_msg("'%s' accepted", bad[i]);
+	/* a piece of a longer value */
+	assert_int_equal(cli_parse_cidr("1.0.0.0/8 2.0.0.0/8", 9, &c), 0);
+	assert_int_equal(c.addr[0], 1);
+}
+
+/* gobwas/glob's forms without separators, as Coroot compiles the patterns. */
+static void test_globs(void **state)
+{
+	static const struct {
+		const char *pat, *path;
+		bool match;
+	} cases[] = {
+		{ "/health*", "/healthz", true },
+		{ "/health*", "/health", true },
+		{ "/health*", "/api/health", false },
+		{ "*", "/a/b", true }, /* '*' takes '/' too */
+		{ "/api/*/status", "/api/x/y/status", true },
+		{ "/api/*/status", "/api/x/y/statuses", false },
+		{ "*/metrics", "/a/metrics", true },
+		{ "/a?c", "/abc", true },
+		{ "/a?c", "/ac", false },
+		{ "/[ab]x", "/bx", true },
+		{ "/[!ab]x", "/bx", false },
+		{ "/[!ab]x", "/cx", true },
+		{ "/[a-c]x", "/cx", true },
+		{ "/[a-c]x", "/dx", false },
+		{ "/{ready,live}", "/live", true },
+		{ "/{ready,live}", "/lively", false },
+		{ "/{ready,live}z", "/readyz", true },
+		{ "/{a,b{c,d}}", "/bd", true },
+		{ "/{a,b{c,d}}", "/b", false },
+		{ "/{x*,y}/z", "/xyz/z", true },
+		{ "/\\*", "/*", true },
+		{ "/\\*", "/a", false },
+		{ "", "", true },
+		{ "/x", "/x/", false },
+		{ "*a*b*c*", "/aXbXc", true },
+		{ "*a*b*c*", "/aXcXb", false },
+		{ "/{a,b}/{c,d}", "/b/c", true },
+		{ "/{a,b}/{c,d}", "/b/e", false },
+		{ "{a*,*b}", "xb", true },
+		{ "/a,b", "/a,b", true },
+		{ "/[,]", "/,", true },
+		{ "/[a\\]]", "/]", true },
+	};
+	static const char *const invalid[] = { "[a", "{a", "a}", "/x\\", "{a,[b}",
+					       "{a,b}{a,b}{a,b}{a,b}{a,b}{a,b}{a,b}" /* 128 */ };
+	int wrong = 0;
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		const char *pat = cases[i].pat, *path = cases[i].path;
+		if (!glob_valid(pat, strlen(pat)))
+			print_error("'%s' invalid\n", pat), wrong++;
+		else if (glob_match(pat, strlen(pat), path, strlen(path)) != cases[i].match)
+			print_error("'%s' on '%s': want %d\n", pat, path, cases[i].match), wrong++;
+	}
+	for (size_t i = 0; i < sizeof(invalid) / sizeof(invalid[0]); i++)
+		if (glob_valid(invalid[i], strlen(invalid[i])))
+			print_error("'%s' valid\n", invalid[i]), wrong++;
+	assert_true(glob_valid("{a,b}{a,b}{a,b}{a,b}{a,b}{a,b}", 30)); /* 64 */
+	/* a path from the network cannot make a pattern of many stars backtrack without end */
+	char path[256];
+	memset(path, 'a', sizeof(path) - 1);
+	path[255] = '\0';
+	const char *stars = "*a*a*a*a*a*a*a*a*b";
+	assert_false(glob_match(stars, strlen(stars), path, 255));
+	path[254] = 'b';
+	assert_true(glob_match(stars, strlen(stars), path, 255));
+	assert_int_equal(wrong, 0);
 }
 
 /* ---- http_parse_listen ---- */
@@ -1588,9 +2042,17 @@ int main(void)
 		T(test_hold_conflict_names_its_sources),
 		T(test_real_environment),
 		T(test_env_names_follow_the_rule),
+		T(test_coroot_flags),
+		T(test_unknown_and_negated),
+		T(test_repeatable),
 		T(test_help_and_table_agree),
 		T(test_parse_seconds),
 		T(test_parse_int_and_ports),
+		T(test_parse_duration),
+		T(test_parse_floats),
+		T(test_parse_port_ranges),
+		T(test_parse_cidr),
+		T(test_globs),
 		T(test_listen_ipv4),
 		T(test_listen_all_ipv4),
 		T(test_listen_ipv6),

@@ -20,6 +20,7 @@
 #include "l7/tracker.h"
 #include "metrics/registry.h"
 #include "proc/table.h"
+#include "cli.h"
 #include "util/strbuf.h"
 
 #define SEC 1000000000ull
@@ -30,16 +31,24 @@ struct fixture {
 	struct l7_tracker *t;
 };
 
-static int setup(void **state)
+/* A tracker with o's options (its registry, table and limits set here). */
+static int setup_with(void **state, struct l7_tracker_opts o)
 {
 	struct fixture *f = calloc(1, sizeof(*f));
 	f->r = metric_registry_new();
 	f->procs = proc_table_new(16);
-	struct l7_tracker_opts o = { .registry = f->r, .procs = f->procs, .max_connections = 4,
-				     .max_series = 100 };
+	o.registry = f->r;
+	o.procs = f->procs;
+	o.max_connections = 4;
+	o.max_series = 100;
 	assert_int_equal(l7_tracker_new(&o, &f->t), 0);
 	*state = f;
 	return 0;
+}
+
+static int setup(void **state)
+{
+	return setup_with(state, (struct l7_tracker_opts){ 0 });
 }
 
 static int teardown(void **state)
@@ -454,6 +463,59 @@ static void test_dns_counts_and_maps_addresses(void **state)
 			       "status=\"unknown\"}") == 1);
 }
 
+/* Coroot's --exclude-http-requests-by-path: outbound HTTP/1 requests by path, counted apart. */
+static const char exclude_text[] = "/health* /{ready,live}z";
+static const struct ns_globs exclude = { 2, { { exclude_text, 8 }, { exclude_text + 9, 14 } } };
+
+static int setup_exclude(void **state)
+{
+	return setup_with(state, (struct l7_tracker_opts){ .http_exclude = &exclude });
+}
+
+static void test_http_requests_excluded_by_path(void **state)
+{
+	struct fixture *f = *state;
+	struct l7_tracker *t = f->t;
+	static const char *const paths[] = { "/healthz", "/livez", "/ok", "/health/deep?x=1",
+					     "/api/healthz" };
+	for (size_t i = 0; i < 5; i++) {
+		char r[128];
+		snprintf(r, sizeof(r), "GET %s HTTP/1.1\r\nHost: x\r\n\r\n", paths[i]);
+		feed(t, 0x9000, NS_L7_WRITE, r, (i + 1) * SEC);
+		feed(t, 0x9000, NS_L7_READ, resp, (i + 1) * SEC + 5);
+	}
+	assert_true(requests(f) == 2); /* /ok and /api/healthz */
+	struct strbuf out = STRBUF_INIT;
+	metric_registry_write(f->r, &out);
+	assert_non_null(strstr(strbuf_str(&out), "\nnodescope_l7_http_requests_excluded_total 3\n"));
+	strbuf_free(&out);
+}
+
+/* A destination Coroot leaves out (tcp_tracker_destination says so): its requests are not counted. */
+static bool leave_out(void *ctx, const struct ns_l7_sock *s, char *dest, char *actual)
+{
+	snprintf(dest, 64, "203.0.113.7:80");
+	snprintf(actual, 64, "203.0.113.7:80");
+	return false;
+}
+
+static int setup_left_out(void **state)
+{
+	return setup_with(state, (struct l7_tracker_opts){ .destination = leave_out });
+}
+
+static void test_requests_to_a_destination_left_out_are_not_counted(void **state)
+{
+	struct fixture *f = *state;
+	struct l7_tracker *t = f->t;
+	feed(t, 0xa000, NS_L7_WRITE, req, 1 * SEC);
+	feed(t, 0xa000, NS_L7_READ, resp, 1 * SEC + 5);
+	struct strbuf out = STRBUF_INIT;
+	metric_registry_write(f->r, &out);
+	assert_null(strstr(strbuf_str(&out), "container_http_requests_total{"));
+	strbuf_free(&out);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -475,6 +537,10 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_latency_runs_to_the_first_chunk_of_the_answer,
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_dns_counts_and_maps_addresses, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_http_requests_excluded_by_path, setup_exclude,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_requests_to_a_destination_left_out_are_not_counted,
+						setup_left_out, teardown),
 		cmocka_unit_test_setup_teardown(test_header_read_apart_from_its_body, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_first_query_is_dated_by_its_own_chunks_not_the_startup, setup,
 						teardown),

@@ -1,4 +1,4 @@
-/* The operations helpers: gzip negotiation and compression, /healthz, /proc/self/stat, the log prefix. */
+/* The operations helpers: gzip negotiation and compression, /healthz, /proc/self/stat, the log. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -7,6 +7,8 @@
 
 #include <string.h>
 #include <errno.h>
+#include <stdio.h>
+#include <unistd.h>
 #include <stdlib.h>
 #include <zlib.h>
 
@@ -113,12 +115,73 @@ static void test_log_prefix(void **state)
 	assert_string_equal(buf, "1970-01-01T00:00:00.000Z info ");
 }
 
+/* The lines the agent wrote to stderr meanwhile: fd 2 goes to a file for the call. */
+static char *stderr_of(void (*fn)(void))
+{
+	static char buf[8192];
+	FILE *f = tmpfile();
+	assert_non_null(f);
+	int fd = dup(fileno(f)), saved = dup(2);
+	fclose(f);
+	assert_true(fd >= 0 && saved >= 0);
+	assert_int_equal(dup2(fd, 2), 2);
+	fn();
+	assert_int_equal(dup2(saved, 2), 2);
+	close(saved);
+	ssize_t n = pread(fd, buf, sizeof(buf) - 1, 0);
+	close(fd);
+	buf[n > 0 ? n : 0] = '\0';
+	return buf;
+}
+
+static unsigned count_of(const char *hay, const char *needle)
+{
+	unsigned n = 0;
+	for (const char *p = hay; (p = strstr(p, needle)); p++)
+		n++;
+	return n;
+}
+
+static void burst_of_five(void)
+{
+	/* no refill to speak of: 3 go out, 2 are held back */
+	log_rate_limit(1e-9, 3);
+	for (int i = 0; i < 5; i++)
+		log_info("line %d", i);
+}
+
+static void one_after_a_refill(void)
+{
+	log_rate_limit(1e9, 1); /* full again at once */
+	log_info("after");
+}
+
+/* Coroot's --log-per-second / --log-burst: a token bucket; what it holds back is counted and said. */
+static void test_log_rate_limit(void **state)
+{
+	unsigned long long before = log_suppressed_total();
+	const char *out = stderr_of(burst_of_five);
+
+	assert_int_equal(count_of(out, " info nodescope: line "), 3);
+	assert_non_null(strstr(out, "line 2\n"));
+	assert_null(strstr(out, "line 3"));
+	assert_int_equal(log_suppressed_total() - before, 2);
+	/* a new limit keeps the count of lines not said yet: the next line says it */
+	log_rate_limit(1e-9, 0);
+	out = stderr_of(one_after_a_refill);
+	assert_non_null(strstr(out, "nodescope: 2 log lines not written (--log-per-second, "
+				    "--log-burst)\n"));
+	assert_non_null(strstr(out, "nodescope: after\n"));
+	assert_int_equal(log_suppressed_total() - before, 2);
+	log_rate_limit(1e9, 1000000);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_accepts_gzip),   cmocka_unit_test(test_gzip_round_trip),
 		cmocka_unit_test(test_healthz),	       cmocka_unit_test(test_process_stat),
-		cmocka_unit_test(test_log_prefix),
+		cmocka_unit_test(test_log_prefix),     cmocka_unit_test(test_log_rate_limit),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

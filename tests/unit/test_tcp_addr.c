@@ -275,12 +275,25 @@ static void test_external(void **state)
 
 static void test_port_ephemeral(void **state)
 {
-	assert_true(tcp_port_ephemeral(32768, 32768, 60999));
-	assert_true(tcp_port_ephemeral(60999, 32768, 60999));
-	assert_false(tcp_port_ephemeral(32767, 32768, 60999));
-	assert_false(tcp_port_ephemeral(61000, 32768, 60999));
-	assert_false(tcp_port_ephemeral(50051, 32768, 60999)); /* gRPC's port stays */
-	assert_false(tcp_port_ephemeral(40000, 1, 0));	      /* no range */
+	const struct ns_port_ranges one = { 1, { { 32768, 60999 } } };
+	const struct ns_port_ranges two = { 2, { { 1024, 23768 }, { 30000, 65535 } } };
+	const struct ns_port_ranges none = { 0 };
+
+	assert_true(tcp_port_ephemeral(32768, &one));
+	assert_true(tcp_port_ephemeral(60999, &one));
+	assert_false(tcp_port_ephemeral(32767, &one));
+	assert_false(tcp_port_ephemeral(61000, &one));
+	assert_false(tcp_port_ephemeral(50051, &one)); /* gRPC's port stays */
+	assert_false(tcp_port_ephemeral(40000, &none));
+	assert_false(tcp_port_ephemeral(40000, NULL));
+	/* several ranges: either one, and the gap between them is not */
+	assert_true(tcp_port_ephemeral(1024, &two));
+	assert_true(tcp_port_ephemeral(23768, &two));
+	assert_false(tcp_port_ephemeral(23769, &two));
+	assert_false(tcp_port_ephemeral(29999, &two));
+	assert_true(tcp_port_ephemeral(30000, &two));
+	assert_true(tcp_port_ephemeral(65535, &two));
+	assert_false(tcp_port_ephemeral(80, &two));
 }
 
 static void add_addr(struct tcp_ns_addrs *ns, int ifindex, uint16_t family, const char *text)
