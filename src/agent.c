@@ -427,11 +427,12 @@ static int agent_start_holds(struct agent *a)
 	return 0;
 }
 
-static void agent_destination(void *ctx, const struct ns_l7_sock *s, char *dest, char *actual)
+static void agent_destination(void *ctx, const struct ns_l7_sock *s, uint32_t pid, char *dest,
+			      char *actual)
 {
 	struct agent *a = ctx;
 	if (a->tcp)
-		tcp_tracker_destination(a->tcp, s, dest, actual);
+		tcp_tracker_destination(a->tcp, s, pid, dest, actual);
 }
 
 static const char *agent_fan_out_domain(void *ctx, int family, const uint8_t *addr)

@@ -23,10 +23,11 @@ struct l7_tracker_opts {
 	unsigned max_fqdns; /* DNS domains per container (0: 50) */
 	/*
 	 * An outbound connection's destination and actual_destination labels
-	 * (tcp_tracker_destination), TCP_ADDR_STRLEN bytes each; may be NULL:
-	 * the address, not translated.
+	 * (tcp_tracker_destination; pid: the process that read or wrote it),
+	 * TCP_ADDR_STRLEN bytes each; may be NULL: the address, not translated.
 	 */
-	void (*destination)(void *ctx, const struct ns_l7_sock *s, char *dest, char *actual);
+	void (*destination)(void *ctx, const struct ns_l7_sock *s, uint32_t pid, char *dest,
+			    char *actual);
 	void *destination_ctx;
 };
 

@@ -54,11 +54,5 @@ bool node_net_ip_kept(int family, const uint8_t *ip)
 
 int node_net_host_socket(void)
 {
-	int fd = netns_socket("/proc/1/ns/net", node_netlink_open);
-	if (fd >= 0 || fd == -ENOENT)
-		return fd == -ENOENT ? node_netlink_open() : fd;
-	log_warn("cannot enter PID 1's network namespace (%s): node_net_* "
-		 "show the agent's own",
-		 strerror(-fd));
-	return node_netlink_open();
+	return netns_host_socket(node_netlink_open, "node_net_* show");
 }
