@@ -82,8 +82,10 @@ int netns_host_socket(int (*open_fn)(void), const char *what)
 	int fd = netns_socket(HOST_NETNS, open_fn);
 	if (fd >= 0)
 		return fd;
-	if (fd != -ENOENT)
+	int own = open_fn();
+	/* Failing in both (no such protocol: a module not loaded) is the caller's to say. */
+	if (own >= 0 && fd != -ENOENT)
 		log_warn("cannot enter PID 1's network namespace (%s): %s the agent's own",
 			 strerror(-fd), what);
-	return open_fn();
+	return own;
 }
