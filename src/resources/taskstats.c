@@ -200,7 +200,7 @@ int taskstats_open(struct taskstats_client **out)
 	struct taskstats_client *c = calloc(1, sizeof(*c));
 	if (!c)
 		return -ENOMEM;
-	/* Kernels before 5.18 have the family in the initial network namespace only. */
+	/* Older kernels (5.10 among them) have the family in the initial network namespace only. */
 	c->fd = netns_host_socket(genl_open, "taskstats is asked in");
 	if (c->fd < 0) {
 		int err = c->fd;

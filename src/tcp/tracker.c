@@ -358,7 +358,8 @@ static void dump_netns(struct live_walk *w, uint64_t netns, uint32_t pid)
 	char path[64];
 
 	snprintf(path, sizeof(path), "/proc/%u/ns/net", pid);
-	int diag = netns == t->self_netns ? tcp_diag_open() : netns_socket(path, tcp_diag_open);
+	int diag = netns == t->self_netns ? tcp_diag_open()
+					  : netns_socket_of(path, netns, tcp_diag_open);
 	if (diag < 0) {
 		t->n_live_missed++;
 		return;
