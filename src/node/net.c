@@ -1,22 +1,15 @@
-#define _GNU_SOURCE /* setns */
 #include "net.h"
 
 #include <ctype.h>
-#include <errno.h>
-#include <fcntl.h>
 #include <netinet/in.h>
 #include <pthread.h>
 #include <regex.h>
-#include <sched.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "netlink.h"
 #include "util/netns.h"
-#include "util/log.h"
 
 /* Coroot's pattern, a prefix match (no end anchor), \d spelled [0-9]. */
 static regex_t name_re;

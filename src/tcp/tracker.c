@@ -496,7 +496,7 @@ static struct tcp_conn *add_conn(struct tcp_tracker *t, uint64_t sock, uint64_t 
 	uint16_t lo = t->o.ephemeral_lo, hi = t->o.ephemeral_hi;
 	if (kind == TCP_CONN_LISTENER) {
 		/* Tracked for its connections, but no service: as Coroot, a port the kernel
-		 * handed out, or loopback inside a container's own network namespace. */
+		 * handed out, or loopback outside the host's network namespace. */
 		if (tcp_port_ephemeral(tuple->sport, lo, hi) ||
 		    (tcp_addr_loopback(tuple->family, tuple->saddr) && !in_host_netns(t, c)))
 			return c;
