@@ -230,6 +230,9 @@ class HostLinked:
             run(self.ip, "netns", "delete", self.ns, check=False)
             self.created = False
 
+    def nft(self, ruleset):
+        run(self.ip, "netns", "exec", self.ns, tool("nft"), "-f", "-", input=ruleset)
+
     def spawn(self, ns, code, *args):
         """NetPair's spawn (ns: this one's name), so the helpers that take a NetPair take this."""
         assert ns == self.ns, (ns, self.ns)

@@ -145,6 +145,34 @@ table ip {table} {{
         server.close()
 
 
+def test_nat_inside_the_pods_namespace(pod_agent, host_linked):
+    """NAT in the pod's own namespace (an output DNAT there, as a sidecar's redirect is): found
+    in the connecting process's namespace, which the host's conntrack knows only translated."""
+    a = pod_agent("--events", "tcp,proc")
+    pod = host_linked("dspod", 2, POD_HOST_IF, "eth0")
+    server = ReplyServer(pod.host_ip)
+    try:
+        svc_port = random.randrange(20000, 60000)
+        pod.nft(f"""
+table ip nodescope_ds {{
+    chain out {{
+        type nat hook output priority -100;
+        ip daddr {SERVICE_IP} tcp dport {svc_port} dnat to {server.addr}
+    }}
+}}
+""")
+        client = start(a, pod, pod.ns, CLIENT, SERVICE_IP, svc_port, 1000)
+        out = client.json(EVENT_TIMEOUT)
+        assert out["errno"] == 0 and out["reply"] == "received 1000", out
+        service = f"{SERVICE_IP}:{svc_port}"
+        got = wait_series(a, "container_net_tcp_successful_connects_total",
+                          f"a connect to {service} with its actual destination",
+                          destination=service)
+        assert [(s["actual_destination"], v) for s, v in got] == [(server.addr, 1)], got
+    finally:
+        server.close()
+
+
 def test_host_loopback_connections_and_listens(pod_agent, host_linked):
     """Loopback listens and connections of the host's processes are the node's services, as
     Coroot judges them (against PID 1's namespace), with the agent in a namespace of its own: a
