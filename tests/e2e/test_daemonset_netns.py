@@ -3,7 +3,8 @@ the Coroot operator's): the host's PID namespace and no host network, i.e. a net
 its own, linked to the host by a veth as a pod is. What it reports must still be the host's:
 
 - actual_destination through a DNAT rule in the host's namespace (a pod -> Service connection:
-  the translation is in the host's conntrack, not in the agent's);
+  the translation is in the host's conntrack, not in the agent's), and through one inside the
+  pod's own namespace (found there: the host's conntrack sees that connection translated);
 - loopback connections and listens of the host's processes (127.0.0.1 is a service of the node
   in the host's namespace only, whichever namespace the agent is in);
 - node_net_* of the host's interfaces;
