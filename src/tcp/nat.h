@@ -16,7 +16,7 @@
 #include "conn_table.h"
 #include "util/strmap.h"
 
-/* Namespaces with a socket kept (a node's pods, usually under 110); the least recently used goes. */
+/* Namespaces with a socket kept (kubelet's default is 110 pods a node); least recently used out. */
 #define TCP_NAT_SOCKETS 128
 
 struct tcp_nat_sock {

@@ -215,7 +215,8 @@ def test_node_network_metrics_are_the_hosts(pod_agent):
     shown = {dict(k)["interface"] for k in m["node_net_interface_up"]}
     assert link.host_if in shown and link.inner_if not in shown, shown
     assert all(NET_RE.match(n.lower()) for n in shown), shown
-    ips = {dict(k)["ip"] for k in m["node_net_interface_ip"] if dict(k)["interface"] == link.host_if}
+    ips = {dict(k)["ip"] for k in m["node_net_interface_ip"]
+           if dict(k)["interface"] == link.host_if}
     assert ips == {link.host_ip}, ips
     assert not [k for k in m["node_net_interface_ip"] if dict(k)["ip"] == link.inner_ip]
 
