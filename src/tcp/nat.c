@@ -19,6 +19,7 @@ int tcp_nat_init(struct tcp_nat *n, uint64_t host_netns)
 	if (strmap_init(&n->no_nat, NO_NAT_MAX))
 		return -ENOMEM;
 	n->host_netns = host_netns;
+	n->cap = TCP_NAT_SOCKETS;
 	n->host_fd = netns_host_socket(conntrack_open, "NAT is looked up in");
 	return 0;
 }
@@ -59,7 +60,7 @@ static int netns_fd(struct tcp_nat *n, uint32_t pid, uint64_t netns)
 		n->n_netns_failed++; /* gone meanwhile, or its pid another process's by now */
 		return -1;
 	}
-	if (n->n_socks == TCP_NAT_SOCKETS) {
+	if (n->n_socks >= n->cap) {
 		close_sock(n, lru);
 		n->n_evicted++;
 	}

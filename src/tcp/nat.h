@@ -30,7 +30,7 @@ struct tcp_nat {
 	uint64_t host_netns; /* PID 1's namespace's inode */
 	int host_fd;	     /* ctnetlink there; -1 without (no NAT lookups at all) */
 	struct tcp_nat_sock socks[TCP_NAT_SOCKETS];
-	size_t n_socks;
+	size_t n_socks, cap; /* cap: TCP_NAT_SOCKETS (tests lower it) */
 	uint64_t tick;
 	struct strmap no_nat; /* "netns destination" -> until when it is known not translated */
 	uint64_t n_netns_failed; /* process namespaces not entered: only the host's was asked */

@@ -8,9 +8,11 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <sched.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -37,6 +39,11 @@ static pid_t child_in_new_netns(void)
 	pid_t pid = fork();
 	assert_true(pid >= 0);
 	if (!pid) {
+		/* Gone with the test, whatever happens to it, and holding none of its output. */
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		int null = open("/dev/null", O_RDWR);
+		dup2(null, STDOUT_FILENO);
+		dup2(null, STDERR_FILENO);
 		ok = unshare(CLONE_NEWNET) == 0;
 		if (write(p[1], &ok, 1) != 1)
 			_exit(1);
@@ -123,18 +130,55 @@ static void test_namespaces(void **state)
 		tcp_nat_sweep(&n);
 		assert_int_equal(n.n_socks, 1);
 		assert_int_equal(n.socks[0].netns, own);
+		assert_int_equal(n.n_evicted, 0);
 	}
-	assert_int_equal(n.n_evicted, 0);
 	tcp_nat_destroy(&n);
 	assert_int_equal(n.n_socks, 0);
 	if (!other)
 		skip(); /* no CLONE_NEWNET: the sweep was not tried */
 }
 
+/* A full table closes its least recently used socket for a new namespace's. */
+static void test_eviction(void **state)
+{
+	struct tcp_nat n;
+	struct tcp_tuple t = tuple4();
+	char actual[TCP_ADDR_STRLEN];
+	uint64_t own = netns_of(getpid());
+
+	assert_int_equal(tcp_nat_init(&n, own + 1), 0);
+	pid_t other = n.host_fd >= 0 ? child_in_new_netns() : 0;
+	if (!other) {
+		tcp_nat_destroy(&n);
+		skip();
+	}
+	uint64_t ns = netns_of(other);
+	n.cap = 1;
+	tcp_nat_resolve(&n, &t, getpid(), own, "10.96.0.20:80", actual, sizeof(actual), 1);
+	tcp_nat_resolve(&n, &t, other, ns, "10.96.0.21:80", actual, sizeof(actual), 2);
+	assert_int_equal(n.n_evicted, 1);
+	assert_int_equal(n.n_socks, 1);
+	assert_int_equal(n.socks[0].netns, ns);
+	tcp_nat_resolve(&n, &t, getpid(), own, "10.96.0.22:80", actual, sizeof(actual), 3);
+	assert_int_equal(n.n_evicted, 2);
+	assert_int_equal(n.socks[0].netns, own);
+	/* Room for two: both kept. */
+	n.cap = 2;
+	tcp_nat_resolve(&n, &t, other, ns, "10.96.0.23:80", actual, sizeof(actual), 4);
+	tcp_nat_resolve(&n, &t, getpid(), own, "10.96.0.24:80", actual, sizeof(actual), 5);
+	assert_int_equal(n.n_evicted, 2);
+	assert_int_equal(n.n_socks, 2);
+	assert_int_equal(n.n_netns_failed, 0);
+	kill(other, SIGKILL);
+	waitpid(other, NULL, 0);
+	tcp_nat_destroy(&n);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_namespaces),
+		cmocka_unit_test(test_eviction),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
