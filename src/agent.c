@@ -516,10 +516,11 @@ static int agent_start_holds(struct agent *a)
 	return 0;
 }
 
-static bool agent_destination(void *ctx, const struct ns_l7_sock *s, char *dest, char *actual)
+static bool agent_destination(void *ctx, const struct ns_l7_sock *s, uint32_t pid, char *dest,
+			      char *actual)
 {
 	struct agent *a = ctx;
-	return a->tcp ? tcp_tracker_destination(a->tcp, s, dest, actual) : true;
+	return a->tcp ? tcp_tracker_destination(a->tcp, s, pid, dest, actual) : true;
 }
 
 static const char *agent_fan_out_domain(void *ctx, int family, const uint8_t *addr)

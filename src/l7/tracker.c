@@ -404,12 +404,13 @@ void l7_tracker_reap(struct l7_tracker *t, uint64_t now_ns)
  * The connection's destination labels, asked once (the TCP side keeps them
  * only while the connection is open).
  */
-static void conn_destination(struct l7_tracker *t, struct l7_conn *c, const struct ns_l7_sock *s)
+static void conn_destination(struct l7_tracker *t, struct l7_conn *c, const struct ns_l7_sock *s,
+			     uint32_t pid)
 {
 	if (c->dest[0])
 		return;
 	if (t->o.destination)
-		c->left_out = !t->o.destination(t->o.destination_ctx, s, c->dest, c->actual);
+		c->left_out = !t->o.destination(t->o.destination_ctx, s, pid, c->dest, c->actual);
 	if (!c->dest[0]) {
 		memcpy(c->dest, c->remote, sizeof(c->dest));
 		memcpy(c->actual, c->remote, sizeof(c->actual));
@@ -424,8 +425,8 @@ static const struct l7_families *conn_families(struct l7_tracker *t, const struc
 
 /* The request and duration series of one pair, from the connection's slots when they hold. */
 static const struct l7_series *pair_series(struct l7_tracker *t, struct l7_conn *c,
-					   const struct ns_l7_sock *s, const char *container,
-					   const char *code)
+					   const struct ns_l7_sock *s, uint32_t pid,
+					   const char *container, const char *code)
 {
 	const struct l7_families *f = conn_families(t, c);
 	struct metric *count = c->inbound ? f->in_count : f->count;
@@ -446,7 +447,7 @@ static const struct l7_series *pair_series(struct l7_tracker *t, struct l7_conn 
 		slot->count = metric_series_get(count, labels);
 		slot->duration = metric_series_get(duration, labels);
 	} else {
-		conn_destination(t, c, s);
+		conn_destination(t, c, s, pid);
 		const char *labels[] = { container, c->dest, c->actual, code };
 		slot->count = metric_series_get(count, labels);
 		slot->duration = metric_series_get(duration, labels);
@@ -482,11 +483,11 @@ static void record_pair(struct l7_chunk *k, uint64_t req_ts, uint64_t resp_ts, c
 
 	conn_addresses(c, s);
 	if (!c->inbound) {
-		conn_destination(t, c, s);
+		conn_destination(t, c, s, k->e->pid);
 		if (c->left_out)
 			return; /* as Coroot: no connection there, so no request either */
 	}
-	const struct l7_series *series = pair_series(t, c, s, container, status);
+	const struct l7_series *series = pair_series(t, c, s, k->e->pid, container, status);
 	metric_series_add(series->count, 1);
 	const struct l7_families *f = conn_families(t, c);
 	metric_series_observe(c->inbound ? f->in_duration : f->duration, series->duration, dur / 1e9);
@@ -652,7 +653,7 @@ static void record_message(struct l7_chunk *k, const struct l7_msg *m)
 	const char *container = proc_table_container_of(t->o.procs, k->e->pid);
 
 	conn_addresses(c, &k->e->conn);
-	conn_destination(t, c, &k->e->conn);
+	conn_destination(t, c, &k->e->conn, k->e->pid);
 	if (c->left_out)
 		return;
 	const char *labels[] = { container, c->dest, c->actual, l7_status_name(L7_STATUS_OK), m->op };

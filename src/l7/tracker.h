@@ -27,11 +27,13 @@ struct l7_tracker_opts {
 	const struct ns_globs *http_exclude;
 	/*
 	 * An outbound connection's destination and actual_destination labels
-	 * (tcp_tracker_destination), TCP_ADDR_STRLEN bytes each; false: Coroot
-	 * leaves the destination out, and its requests are not counted. May be
-	 * NULL: the address, not translated, kept.
+	 * (tcp_tracker_destination; pid: the process that read or wrote it),
+	 * TCP_ADDR_STRLEN bytes each; false: Coroot leaves the destination out,
+	 * and its requests are not counted. May be NULL: the address, not
+	 * translated, kept.
 	 */
-	bool (*destination)(void *ctx, const struct ns_l7_sock *s, char *dest, char *actual);
+	bool (*destination)(void *ctx, const struct ns_l7_sock *s, uint32_t pid, char *dest,
+			    char *actual);
 	void *destination_ctx;
 };
 

@@ -1,22 +1,15 @@
-#define _GNU_SOURCE /* setns */
 #include "net.h"
 
 #include <ctype.h>
-#include <errno.h>
-#include <fcntl.h>
 #include <netinet/in.h>
 #include <pthread.h>
 #include <regex.h>
-#include <sched.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "netlink.h"
 #include "util/netns.h"
-#include "util/log.h"
 
 /* Coroot's pattern, a prefix match (no end anchor), \d spelled [0-9]. */
 static regex_t name_re;
@@ -54,11 +47,5 @@ bool node_net_ip_kept(int family, const uint8_t *ip)
 
 int node_net_host_socket(void)
 {
-	int fd = netns_socket("/proc/1/ns/net", node_netlink_open);
-	if (fd >= 0 || fd == -ENOENT)
-		return fd == -ENOENT ? node_netlink_open() : fd;
-	log_warn("cannot enter PID 1's network namespace (%s): node_net_* "
-		 "show the agent's own",
-		 strerror(-fd));
-	return node_netlink_open();
+	return netns_host_socket(node_netlink_open, "node_net_* show");
 }

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "util/netlink.h"
+#include "util/netns.h"
 
 /* The one genetlink message of an answer (the walk is util/netlink.c's). */
 struct genl_answer {
@@ -188,14 +189,21 @@ static ssize_t recv_reply(struct taskstats_client *c)
 	}
 }
 
+static int genl_open(void)
+{
+	int fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_GENERIC);
+	return fd < 0 ? -errno : fd;
+}
+
 int taskstats_open(struct taskstats_client **out)
 {
 	struct taskstats_client *c = calloc(1, sizeof(*c));
 	if (!c)
 		return -ENOMEM;
-	c->fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_GENERIC);
+	/* Older kernels (5.10 among them) have the family in the initial network namespace only. */
+	c->fd = netns_host_socket(genl_open, "taskstats is asked in");
 	if (c->fd < 0) {
-		int err = -errno;
+		int err = c->fd;
 		free(c);
 		return err;
 	}

@@ -28,7 +28,7 @@ static bool is_down(const struct tcp_ns_addrs *ns, int ifindex)
 }
 
 char *tcp_listen_expand(const struct tcp_ns_addrs *ns, uint16_t family, uint16_t port,
-			bool own_netns)
+			bool host_netns)
 {
 	char *out = malloc(ns->n_addrs * TCP_ADDR_STRLEN + 1);
 	size_t len = 0;
@@ -39,7 +39,7 @@ char *tcp_listen_expand(const struct tcp_ns_addrs *ns, uint16_t family, uint16_t
 		const struct tcp_ns_addr *a = &ns->addrs[i];
 		if ((family == AF_INET && a->family != AF_INET) || is_down(ns, a->ifindex) ||
 		    !node_net_ip_kept(a->family, a->ip) ||
-		    (tcp_addr_loopback(a->family, a->ip) && !own_netns))
+		    (tcp_addr_loopback(a->family, a->ip) && !host_netns))
 			continue;
 		tcp_addr_format(a->family, a->ip, port, out + len, TCP_ADDR_STRLEN);
 		len += strlen(out + len) + 1;

@@ -3,7 +3,7 @@
  * listen_addr per address of the listener's network namespace, so the
  * server can tell which container an address of the node belongs to.
  * Addresses of interfaces that are down, link-local and multicast ones are
- * left out, and loopback unless the namespace is the agent's own (a
+ * left out, and loopback unless the namespace is the host's (PID 1's; a
  * container's loopback is no service of the node). An IPv4 wildcard takes
  * the IPv4 addresses, an IPv6 one (dual-stack) all of them.
  */
@@ -39,7 +39,7 @@ bool tcp_addr_unspecified(uint16_t family, const uint8_t addr[16]);
  * when none is left (the caller keeps the wildcard) or out of memory. Pure.
  */
 char *tcp_listen_expand(const struct tcp_ns_addrs *ns, uint16_t family, uint16_t port,
-			bool own_netns);
+			bool host_netns);
 
 /* Reads ns from pid's network namespace (rtnetlink). 0 or -errno. */
 int tcp_ns_addrs_read(uint32_t pid, struct tcp_ns_addrs *ns);

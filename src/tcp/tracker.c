@@ -13,7 +13,7 @@
 #include "conn_table.h"
 #include "diag.h"
 #include "util/clock.h"
-#include "conntrack.h"
+#include "nat.h"
 #include "event.h"
 #include "metrics/registry.h"
 #include "proc/table.h"
@@ -30,10 +30,10 @@ struct tcp_tracker {
 	struct tcp_conn_table conns;
 	struct strmap dests;	   /* "container\ndestination" seen */
 	struct strmap dest_counts; /* container -> destinations seen */
-	int ct_fd;		   /* ctnetlink, for NAT; -1 without */
-	struct strmap no_nat;	   /* destination -> until when it is known not NATed */
+	struct tcp_nat nat;	   /* actual_destination, from conntrack */
 	uint64_t n_dest_dropped, n_untracked;
 	uint64_t self_netns;	   /* the inode of the agent's own network namespace (0: unknown) */
+	uint64_t host_netns;	   /* PID 1's: loopback is a node's service only there */
 	uint64_t n_live_missed;	   /* namespaces whose sockets could not be read at a scrape */
 	uint64_t n_listen_unexpanded; /* wildcard listens shown as the wildcard */
 	uint64_t n_domain_too_long;   /* fan-out destinations kept as addresses: name too long */
@@ -101,6 +101,7 @@ static void tcp_collect(void *ctx)
 
 	read_live_bytes(t);
 	recount_destinations(t);
+	tcp_nat_sweep(&t->nat);
 	metric_set(t->m_conns, NULL, (double)tcp_conn_count(&t->conns));
 
 	int ncpu = libbpf_num_possible_cpus();
@@ -189,6 +190,14 @@ static const struct metric_def tcp_metrics[] = {
 	  "Network namespaces whose open connections' bytes could not be read at a scrape "
 	  "(they are counted at close).",
 	  METRIC_COUNTER, METRIC_VALUE(T, n_live_missed) },
+	{ "nodescope_tcp_nat_netns_failed_total",
+	  "Connections whose process's network namespace could not be asked for NAT (the "
+	  "process or the namespace gone before it was entered): only the host's was asked.",
+	  METRIC_COUNTER, METRIC_VALUE(T, nat.n_netns_failed) },
+	{ "nodescope_tcp_nat_sockets_evicted_total",
+	  "Conntrack sockets of network namespaces closed to make room for another's (more "
+	  "namespaces with connections than the table keeps): reopened when asked again.",
+	  METRIC_COUNTER, METRIC_VALUE(T, nat.n_evicted) },
 	{ "nodescope_tcp_listens_unexpanded_total",
 	  "Wildcard listens (0.0.0.0, ::) shown as the wildcard, not as the addresses of their "
 	  "network namespace: the process was gone, the namespace could not be read, or it had "
@@ -211,23 +220,21 @@ int tcp_tracker_new(const struct tcp_tracker_opts *o, struct tcp_tracker **out)
 	if (!t)
 		return -ENOMEM;
 	t->o = *o;
-	if (tcp_conn_table_init(&t->conns, o->max_connections) ||
+	/* netns_socket() enters and leaves other namespaces itself: only the inodes are kept. */
+	t->self_netns = netns_inode("/proc/self/ns/net");
+	t->host_netns = netns_host_inode();
+	if (tcp_nat_init(&t->nat, t->host_netns) ||
+	    tcp_conn_table_init(&t->conns, o->max_connections) ||
 	    strmap_init(&t->dests, 65536) || strmap_init(&t->dest_counts, 4096) ||
-	    strmap_init(&t->no_nat, 65536) ||
 	    tcp_public_net_init(&t->public_net, o->public_networks)) {
 		tcp_conn_table_destroy(&t->conns);
 		strmap_destroy(&t->dests);
 		strmap_destroy(&t->dest_counts);
-		strmap_destroy(&t->no_nat);
+		tcp_nat_destroy(&t->nat);
 		free(t);
 		return -ENOMEM;
 	}
 	tcp_public_net_read_node(&t->public_net);
-	t->ct_fd = conntrack_open();
-	/* netns_socket() enters and leaves other namespaces itself: only the inode is kept. */
-	struct stat st;
-	if (stat("/proc/self/ns/net", &st) == 0)
-		t->self_netns = st.st_ino;
 	struct metric_registry *r = o->registry;
 	if (metric_register_defs(r, tcp_metrics, METRIC_DEFS_COUNT(tcp_metrics), t,
 				 o->max_series)) {
@@ -244,9 +251,7 @@ void tcp_tracker_free(struct tcp_tracker *t)
 	if (!t)
 		return;
 	tcp_conn_table_destroy(&t->conns);
-	if (t->ct_fd >= 0)
-		close(t->ct_fd);
-	strmap_destroy(&t->no_nat);
+	tcp_nat_destroy(&t->nat);
 	strmap_destroy(&t->dests);
 	strmap_destroy(&t->dest_counts);
 	tcp_public_net_destroy(&t->public_net);
@@ -259,44 +264,6 @@ static void dest_series(const struct tcp_conn *c, const char *labels[3])
 	labels[0] = c->container;
 	labels[1] = c->peer;
 	labels[2] = c->actual;
-}
-
-#define NO_NAT_TTL_NS (10ull * 1000000000ull)
-
-/*
- * Asks conntrack where a connection to peer really goes, into actual (left
- * as it is when not translated). A destination found not translated is not
- * asked about again for a while: most are never NATed, and the lookup is two
- * syscalls.
- */
-static void nat_lookup(struct tcp_tracker *t, const struct tcp_tuple *tuple, const char *peer,
-		       char *actual, size_t len, uint64_t now_ns)
-{
-	uint16_t family, port;
-	uint8_t addr[16];
-
-	if (t->ct_fd < 0)
-		return;
-	int64_t *until = strmap_get(&t->no_nat, peer);
-	if (until && (uint64_t)*until > now_ns)
-		return;
-	if (conntrack_lookup(t->ct_fd, tuple, &family, addr, &port) == 0) {
-		char found[TCP_ADDR_STRLEN];
-		tcp_addr_format(family, addr, port, found, sizeof(found));
-		if (strcmp(found, peer)) {
-			snprintf(actual, len, "%s", found);
-			return;
-		}
-	}
-	until = strmap_upsert(&t->no_nat, peer);
-	if (!until) {
-		/* Full: forget every verdict, they are only a shortcut. */
-		strmap_destroy(&t->no_nat);
-		strmap_init(&t->no_nat, 65536);
-		until = strmap_upsert(&t->no_nat, peer);
-	}
-	if (until)
-		*until = (int64_t)(now_ns + NO_NAT_TTL_NS);
 }
 
 /*
@@ -318,14 +285,6 @@ static void name_by_domain(struct tcp_tracker *t, int family, const uint8_t *dad
 	}
 	memcpy(dest, named, sizeof(named));
 	actual[0] = 0;
-}
-
-static void resolve_nat(struct tcp_tracker *t, struct tcp_conn *c, uint64_t now_ns)
-{
-	if (c->kind != TCP_CONN_OUTBOUND)
-		return;
-	nat_lookup(t, &c->tuple, c->peer, c->actual, sizeof(c->actual), now_ns);
-	name_by_domain(t, c->tuple.family, c->tuple.daddr, c->tuple.dport, c->peer, c->actual);
 }
 
 /* listen_info of c's addresses (a wildcard's, expanded, or its own) moved by delta; gone at 0. */
@@ -413,7 +372,8 @@ static void dump_netns(struct live_walk *w, uint64_t netns, uint32_t pid)
 	char path[64];
 
 	snprintf(path, sizeof(path), "/proc/%u/ns/net", pid);
-	int diag = netns == t->self_netns ? tcp_diag_open() : netns_socket(path, tcp_diag_open);
+	int diag = netns == t->self_netns ? tcp_diag_open()
+					  : netns_socket_of(path, netns, tcp_diag_open);
 	if (diag < 0) {
 		t->n_live_missed++;
 		return;
@@ -425,25 +385,27 @@ static void dump_netns(struct live_walk *w, uint64_t netns, uint32_t pid)
 }
 
 /*
- * The inode of c's process's network namespace, asked once per process (the
- * process table keeps it: a connect loop would otherwise stat /proc per
+ * The inode of pid's network namespace, asked once per process (the process
+ * table keeps it: a connect loop would otherwise stat /proc per
  * connection); 0 once the process is gone.
  */
+static uint64_t pid_netns(struct tcp_tracker *t, uint32_t pid)
+{
+	struct proc_entry *e = proc_table_get(t->o.procs, pid);
+	if (e && e->netns)
+		return e->netns;
+	char path[64];
+	snprintf(path, sizeof(path), "/proc/%u/ns/net", pid);
+	uint64_t netns = netns_inode(path);
+	if (e && !e->exited)
+		e->netns = netns;
+	return netns;
+}
+
 static uint64_t conn_netns(struct tcp_tracker *t, struct tcp_conn *c)
 {
-	if (!c->netns) {
-		struct proc_entry *e = proc_table_get(t->o.procs, c->pid);
-		if (e && e->netns) {
-			c->netns = e->netns;
-			return c->netns;
-		}
-		char path[64];
-		struct stat st;
-		snprintf(path, sizeof(path), "/proc/%u/ns/net", c->pid);
-		c->netns = stat(path, &st) == 0 ? (uint64_t)st.st_ino : 0;
-		if (e && !e->exited)
-			e->netns = c->netns;
-	}
+	if (!c->netns)
+		c->netns = pid_netns(t, c->pid);
 	return c->netns;
 }
 
@@ -495,10 +457,23 @@ static void read_live_bytes(struct tcp_tracker *t)
 	free(w.conns);
 }
 
-/* Whether c's process shares the agent's network namespace (asked once; a gone one: yes). */
-static bool in_own_netns(struct tcp_tracker *t, struct tcp_conn *c)
+/*
+ * Whether c's process is in the host's (PID 1's) network namespace, where a
+ * loopback address is a service of the node, as Coroot judges it; wherever
+ * the agent runs (asked once; a gone one: yes).
+ */
+static bool in_host_netns(struct tcp_tracker *t, struct tcp_conn *c)
 {
-	return !conn_netns(t, c) || !t->self_netns || c->netns == t->self_netns;
+	return !conn_netns(t, c) || !t->host_netns || c->netns == t->host_netns;
+}
+
+static void resolve_nat(struct tcp_tracker *t, struct tcp_conn *c, uint64_t now_ns)
+{
+	if (c->kind != TCP_CONN_OUTBOUND)
+		return;
+	tcp_nat_resolve(&t->nat, &c->tuple, c->pid, conn_netns(t, c), c->peer, c->actual,
+			sizeof(c->actual), now_ns);
+	name_by_domain(t, c->tuple.family, c->tuple.daddr, c->tuple.dport, c->peer, c->actual);
 }
 
 /* A wildcard listen as Coroot shows it: the addresses of its network namespace. */
@@ -510,7 +485,7 @@ static void expand_listen(struct tcp_tracker *t, struct tcp_conn *c)
 		t->n_listen_unexpanded++; /* its process gone, or the namespace unreadable */
 		return;
 	}
-	c->expanded = tcp_listen_expand(&ns, c->tuple.family, c->tuple.sport, in_own_netns(t, c));
+	c->expanded = tcp_listen_expand(&ns, c->tuple.family, c->tuple.sport, in_host_netns(t, c));
 	if (!c->expanded)
 		t->n_listen_unexpanded++;
 }
@@ -561,16 +536,16 @@ static struct tcp_conn *add_conn(struct tcp_tracker *t, uint64_t sock, uint64_t 
 	const struct ns_port_ranges *eph = t->o.ephemeral;
 	if (kind == TCP_CONN_LISTENER) {
 		/* Tracked for its connections, but no service: as Coroot, a port the kernel
-		 * handed out, or loopback inside a container's own network namespace. */
+		 * handed out, or loopback outside the host's network namespace. */
 		if (tcp_port_ephemeral(tuple->sport, eph) ||
-		    (tcp_addr_loopback(tuple->family, tuple->saddr) && !in_own_netns(t, c)))
+		    (tcp_addr_loopback(tuple->family, tuple->saddr) && !in_host_netns(t, c)))
 			return c;
 		if (tcp_addr_unspecified(tuple->family, tuple->saddr))
 			expand_listen(t, c);
 		listen_count(t, c, 1);
 		c->metered = true;
 	} else if (kind == TCP_CONN_OUTBOUND && !tcp_port_ephemeral(tuple->dport, eph) &&
-		   !(tcp_addr_loopback(tuple->family, tuple->daddr) && !in_own_netns(t, c)) &&
+		   !(tcp_addr_loopback(tuple->family, tuple->daddr) && !in_host_netns(t, c)) &&
 		   !public_skipped(t, tuple, c->actual) && dest_allowed(t, c->container, c->peer)) {
 		dest_series(c, labels);
 		metric_add(t->active, labels, 1);
@@ -747,8 +722,8 @@ int tcp_tracker_scan(struct tcp_tracker *t)
 	return tcp_scan(scan_one, t);
 }
 
-bool tcp_tracker_destination(struct tcp_tracker *t, const struct ns_l7_sock *s, char *dest,
-			     char *actual)
+bool tcp_tracker_destination(struct tcp_tracker *t, const struct ns_l7_sock *s, uint32_t pid,
+			     char *dest, char *actual)
 {
 	struct tcp_conn *c = tcp_conn_find(&t->conns, s->sock, s->start_ns);
 	if (c && c->kind == TCP_CONN_OUTBOUND) {
@@ -763,7 +738,8 @@ bool tcp_tracker_destination(struct tcp_tracker *t, const struct ns_l7_sock *s, 
 	memcpy(tuple.daddr, s->daddr, sizeof(tuple.daddr));
 	tcp_addr_format(s->family, s->daddr, s->dport, dest, TCP_ADDR_STRLEN);
 	memcpy(actual, dest, TCP_ADDR_STRLEN);
-	nat_lookup(t, &tuple, dest, actual, TCP_ADDR_STRLEN, clock_mono_ns());
+	tcp_nat_resolve(&t->nat, &tuple, pid, pid_netns(t, pid), dest, actual, TCP_ADDR_STRLEN,
+			clock_mono_ns());
 	name_by_domain(t, s->family, s->daddr, s->dport, dest, actual);
 	return !tcp_port_ephemeral(s->dport, t->o.ephemeral) && !public_left_out(t, &tuple, actual);
 }

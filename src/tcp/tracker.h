@@ -56,12 +56,13 @@ int tcp_tracker_scan(struct tcp_tracker *t);
  * Coroot forms them: "ip:port" and where NAT sends it ("ip:port" again
  * without NAT), or "<domain>:<port>" and "" for an address of a public
  * service's fan-out. From the table, or from conntrack when the connection
- * is not in it (yet). Each buffer holds TCP_ADDR_STRLEN bytes. Returns
+* is not in it (yet: then asked in the namespace of pid, the process that
+ * used it, and the host's). Each buffer holds TCP_ADDR_STRLEN bytes. Returns
  * false when Coroot leaves the destination out (an ephemeral port, a public
  * network not tracked): its requests are not counted either.
  */
-bool tcp_tracker_destination(struct tcp_tracker *t, const struct ns_l7_sock *s, char *dest,
-			     char *actual);
+bool tcp_tracker_destination(struct tcp_tracker *t, const struct ns_l7_sock *s, uint32_t pid,
+			     char *dest, char *actual);
 /* stream_record_fn for the tcp stream. */
 int tcp_tracker_on_record(void *ctx, const void *data, size_t len);
 

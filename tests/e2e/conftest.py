@@ -130,12 +130,15 @@ class Agent:
     started = []  # the Agents of the running test (and of wider fixtures), checked at its end
 
     def __init__(self, *args, trace=True, listen=True, ephemeral_ports="", keep_standalone=True,
-                 prefix=()):
+                 prefix=(), listen_host="127.0.0.1"):
+        # listen_host: an address of the agent's network namespace the tests reach it at (an
+        # agent in a namespace of its own is scraped at its veth's address, as a pod is).
         self.port = free_port() if listen else None
+        self.listen_host = listen_host
         # prefix: a command that sets the agent's surroundings up and execs it (same pid)
         cmd = [*prefix, AGENT] + (["trace"] if trace else [])
         if listen:
-            cmd += ["--listen", f"127.0.0.1:{self.port}"]
+            cmd += ["--listen", f"{listen_host}:{self.port}"]
         # The test servers listen on ports the kernel hands out, which the default
         # --ephemeral-port-range leaves out of the metrics (test_tcp.py tests that default):
         # none unless asked (None: the agent's default).
@@ -227,7 +230,7 @@ class Agent:
             return list(self.events)
 
     def metrics(self, keep_node_labels=False):
-        url = f"http://127.0.0.1:{self.port}/metrics"
+        url = f"http://{self.listen_host}:{self.port}/metrics"
         with urllib.request.urlopen(url, timeout=10) as r:
             return parse_metrics(r.read().decode(), keep_node_labels)
 

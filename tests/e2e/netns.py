@@ -2,7 +2,8 @@
 creates for itself and that are torn down even when the test fails.
 
 Names are nstcp-<pid of the pytest process>-<tag><n>-{c,s}; the veth ends are
-created inside those namespaces, so nothing is added to the root namespace.
+created inside those namespaces, so nothing is added to the root namespace, but
+by HostLinked: a namespace linked to the root one, as a pod is to its node.
 Namespaces left over by a crashed run (their pid is gone) are deleted before new
 ones are made; the programs run in them end when the test's pipes close (a
 server still waiting for its client gives up after 60 s).
@@ -188,3 +189,71 @@ def netpair():
     finally:
         for p in pairs:
             p.teardown()
+
+
+class HostLinked:
+    """A namespace linked to the root one by a veth, as a pod is to its node: host_if in the root
+    namespace (10.216.<subnet>.1/24), inner_if inside (10.216.<subnet>.2/24, its default route
+    through the host's end). Interface names are the caller's: make them unique to the module."""
+
+    def __init__(self, tag, subnet, host_if, inner_if):
+        self.ip = tool("ip")
+        self.ns = f"{PREFIX}{os.getpid()}-{tag}{next(_serial)}"
+        self.host_if, self.inner_if = host_if, inner_if
+        self.host_ip, self.inner_ip = f"10.216.{subnet}.1", f"10.216.{subnet}.2"
+        self.procs = []
+        self.created = False
+
+    def setup(self):
+        delete_stale(self.ip)
+        run(self.ip, "link", "delete", self.host_if, check=False)  # ours, from a run that died
+        run(self.ip, "netns", "delete", self.ns, check=False)
+        run(self.ip, "netns", "add", self.ns)
+        self.created = True
+        run(self.ip, "-n", self.ns, "link", "set", "lo", "up")
+        run(self.ip, "link", "add", self.host_if, "type", "veth", "peer", "name", self.inner_if,
+            "netns", self.ns)
+        run(self.ip, "addr", "add", f"{self.host_ip}/24", "dev", self.host_if)
+        run(self.ip, "-n", self.ns, "addr", "add", f"{self.inner_ip}/24", "dev", self.inner_if)
+        run(self.ip, "link", "set", self.host_if, "up")
+        run(self.ip, "-n", self.ns, "link", "set", self.inner_if, "up")
+        run(self.ip, "-n", self.ns, "route", "add", "default", "via", self.host_ip)
+        return self
+
+    def teardown(self):
+        for p in self.procs:
+            if p.proc.poll() is None:
+                p.proc.kill()
+            p.proc.wait()
+        if self.created:
+            run(self.ip, "link", "delete", self.host_if, check=False)
+            run(self.ip, "netns", "delete", self.ns, check=False)
+            self.created = False
+
+    def nft(self, ruleset):
+        run(self.ip, "netns", "exec", self.ns, tool("nft"), "-f", "-", input=ruleset)
+
+    def spawn(self, ns, code, *args):
+        """NetPair's spawn (ns: this one's name), so the helpers that take a NetPair take this."""
+        assert ns == self.ns, (ns, self.ns)
+        p = NsProcess([self.ip, "netns", "exec", ns, PYTHON, "-c", code, *map(str, args)])
+        self.procs.append(p)
+        return p
+
+
+@pytest.fixture
+def host_linked():
+    """host_linked(tag, subnet, host_if, inner_if) -> a set-up HostLinked, deleted when the test
+    ends."""
+    made = []
+
+    def make(*args):
+        n = HostLinked(*args)
+        made.append(n)  # before setup: a half-made one is torn down too
+        return n.setup()
+
+    try:
+        yield make
+    finally:
+        for n in made:
+            n.teardown()

@@ -492,7 +492,8 @@ static void test_http_requests_excluded_by_path(void **state)
 }
 
 /* A destination Coroot leaves out (tcp_tracker_destination says so): its requests are not counted. */
-static bool leave_out(void *ctx, const struct ns_l7_sock *s, char *dest, char *actual)
+static bool leave_out(void *ctx, const struct ns_l7_sock *s, uint32_t pid, char *dest,
+		      char *actual)
 {
 	snprintf(dest, 64, "203.0.113.7:80");
 	snprintf(actual, 64, "203.0.113.7:80");

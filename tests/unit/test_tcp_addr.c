@@ -323,7 +323,7 @@ static void test_listen_expand(void **state)
 	assert_string_equal(v4 + strlen(v4) + 1, "");
 	free(v4);
 
-	char *v6 = tcp_listen_expand(&ns, AF_INET6, 443, true); /* the agent's own namespace */
+	char *v6 = tcp_listen_expand(&ns, AF_INET6, 443, true); /* the host's namespace */
 	const char *want[] = { "127.0.0.1:443", "10.0.0.5:443", "[fd00::5]:443", "[::1]:443", "" };
 	const char *p = v6;
 	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++, p += strlen(p) + 1)
