@@ -357,3 +357,15 @@ bool containers_id_reported(const char *container_id)
 		return true;
 	return containers_kind_info(c.kind)->reported;
 }
+
+bool containers_id_named(const char *container_id)
+{
+	struct containers_class c;
+
+	if (!container_id || !*container_id)
+		return true;
+	/* A name from metadata classifies as unknown; a runtime's cgroup path as its runtime's. */
+	if (containers_classify_path(container_id, &c))
+		return true;
+	return !containers_kind_info(c.kind)->needs_metadata;
+}

@@ -299,7 +299,7 @@ static void full_name(const char *cgroup_text, struct containers_name *n)
 	struct containers_meta md = CONTAINERS_META_INIT;
 
 	assert_int_equal(containers_classify(cgroup_text, "", &c), 0);
-	int rc = containers_meta_read(c.kind, c.runtime_id, dir, &md);
+	int rc = containers_meta_read(c.kind, c.runtime_id, dir, NULL, &md);
 	if (rc)
 		fail_msg("containers_meta_read: %s", containers_read_last_error());
 	assert_int_equal(containers_name(&c, &md, NOW, n), 0);
@@ -350,7 +350,7 @@ static void test_read_containerd(void **state)
 	snprintf(rel, sizeof(rel), "/run/k3s/containerd/io.containerd.runtime.v2.task/k8s.io/%s/config.json",
 		 CRIO_ID);
 	place(rel, "containerd.config.json", NULL);
-	assert_int_equal(containers_meta_read(CONTAINERS_CONTAINERD, CRIO_ID, dir, &md), 0);
+	assert_int_equal(containers_meta_read(CONTAINERS_CONTAINERD, CRIO_ID, dir, NULL, &md), 0);
 	assert_string_equal(containers_meta_label(&md, "io.kubernetes.container.name"), "web");
 	containers_meta_free(&md);
 }
@@ -380,43 +380,43 @@ static void test_read_errors(void **state)
 {
 	struct containers_meta md = CONTAINERS_META_INIT;
 
-	assert_int_equal(containers_meta_read(CONTAINERS_DOCKER, ABSENT_ID, dir, &md), -ENOENT);
+	assert_int_equal(containers_meta_read(CONTAINERS_DOCKER, ABSENT_ID, dir, NULL, &md), -ENOENT);
 	const char *why = containers_read_last_error();
 	assert_non_null(strstr(why, "no state file for docker container 111111111111"));
 	assert_non_null(strstr(why, "/var/lib/docker/containers/<id>/config.v2.json"));
-	assert_int_equal(containers_meta_read(CONTAINERS_PODMAN, ABSENT_ID, dir, &md), -ENOENT);
-	assert_int_equal(containers_meta_read(CONTAINERS_SYSTEMD, ABSENT_ID, dir, &md), -EOPNOTSUPP);
-	assert_int_equal(containers_meta_read(CONTAINERS_DOCKER, "../../etc/passwd", dir, &md), -EINVAL);
-	assert_int_equal(containers_meta_read(CONTAINERS_DOCKER, "", dir, &md), -EINVAL);
-	assert_int_equal(containers_meta_read(CONTAINERS_DOCKER, DOCKER_ID "0", dir, &md), -EINVAL);
+	assert_int_equal(containers_meta_read(CONTAINERS_PODMAN, ABSENT_ID, dir, NULL, &md), -ENOENT);
+	assert_int_equal(containers_meta_read(CONTAINERS_SYSTEMD, ABSENT_ID, dir, NULL, &md), -EOPNOTSUPP);
+	assert_int_equal(containers_meta_read(CONTAINERS_DOCKER, "../../etc/passwd", dir, NULL, &md), -EINVAL);
+	assert_int_equal(containers_meta_read(CONTAINERS_DOCKER, "", dir, NULL, &md), -EINVAL);
+	assert_int_equal(containers_meta_read(CONTAINERS_DOCKER, DOCKER_ID "0", dir, NULL, &md), -EINVAL);
 
 	/* a garbage or truncated state file: -EINVAL, naming the file */
 	place("/var/lib/docker/containers/" ABSENT_ID "/config.v2.json", NULL, "{\"Name\":\"/x\",\"Con");
-	assert_int_equal(containers_meta_read(CONTAINERS_DOCKER, ABSENT_ID, dir, &md), -EINVAL);
+	assert_int_equal(containers_meta_read(CONTAINERS_DOCKER, ABSENT_ID, dir, NULL, &md), -EINVAL);
 	assert_non_null(strstr(containers_read_last_error(), "/config.v2.json: docker config.v2.json: not JSON"));
 	containers_meta_free(&md);
 	place("/run/containers/storage/overlay-containers/" ABSENT_ID "/userdata/config.json", NULL, "\x01\x02");
-	assert_int_equal(containers_meta_read(CONTAINERS_CRIO, ABSENT_ID, dir, &md), -EINVAL);
+	assert_int_equal(containers_meta_read(CONTAINERS_CRIO, ABSENT_ID, dir, NULL, &md), -EINVAL);
 	containers_meta_free(&md);
 
 	/* a directory where the file should be */
 	char path[512];
 	snprintf(path, sizeof(path), "%s/var/lib/docker/containers/%s/config.v2.json", dir, DOCKER_ID "");
 	place("/var/lib/docker/containers/" CRIO_ID "/config.v2.json/x", NULL, "");
-	assert_int_equal(containers_meta_read(CONTAINERS_DOCKER, CRIO_ID, dir, &md), -EISDIR);
+	assert_int_equal(containers_meta_read(CONTAINERS_DOCKER, CRIO_ID, dir, NULL, &md), -EISDIR);
 	assert_non_null(strstr(containers_read_last_error(), "cannot read"));
 
 	/* too large to be a state file (sparse: costs no disk) */
 	place("/var/lib/docker/containers/" DOCKER_ID "/config.v2.json", NULL, "{}");
 	assert_int_equal(truncate(path, CONTAINERS_STATE_FILE_MAX + 1), 0);
-	assert_int_equal(containers_meta_read(CONTAINERS_DOCKER, DOCKER_ID, dir, &md), -EFBIG);
+	assert_int_equal(containers_meta_read(CONTAINERS_DOCKER, DOCKER_ID, dir, NULL, &md), -EFBIG);
 	containers_meta_free(&md);
 
 	/* a podman config.json that is fine, with a garbage index: the index is skipped */
 	place("/var/lib/containers/storage/overlay-containers/" ABSENT_ID "/userdata/config.json",
 	      "podman.config.json", NULL);
 	place("/var/lib/containers/storage/overlay-containers/containers.json", NULL, "garbage");
-	assert_int_equal(containers_meta_read(CONTAINERS_PODMAN, ABSENT_ID, dir, &md), 0);
+	assert_int_equal(containers_meta_read(CONTAINERS_PODMAN, ABSENT_ID, dir, NULL, &md), 0);
 	assert_null(md.name);
 	containers_meta_free(&md);
 }
