@@ -39,7 +39,8 @@ struct containers_resolver {
 	struct containers_resolver_stats stats;
 	containers_named_fn on_named;
 	containers_renamed_fn on_renamed;
-	void *ctx, *renamed_ctx;
+	containers_ports_fn on_ports;
+	void *ctx, *renamed_ctx, *ports_ctx;
 	struct containers_roots roots;
 	uint64_t roots_at_ns; /* when roots were found; 0: never */
 	uint64_t next_retry_ns; /* the earliest retry_at_ns of the cache, 0: none */
@@ -77,6 +78,12 @@ void containers_resolver_on_renamed(struct containers_resolver *r, containers_re
 {
 	r->on_renamed = fn;
 	r->renamed_ctx = ctx;
+}
+
+void containers_resolver_on_ports(struct containers_resolver *r, containers_ports_fn fn, void *ctx)
+{
+	r->on_ports = fn;
+	r->ports_ctx = ctx;
 }
 
 /* The runtime's metadata, looking for the runtimes' roots again when it is not where they were. */
@@ -193,6 +200,8 @@ static void name_into(struct containers_resolver *r, const struct containers_cla
 	}
 	if (!rc && r->on_named)
 		r->on_named(r->ctx, e->id, md.image ? md.image : "", "", "");
+	if (!rc && md.n_ports && r->on_ports && containers_id_named(e->id))
+		r->on_ports(r->ports_ctx, e->id, md.ports, md.n_ports);
 	containers_meta_free(&md);
 	if (c->kind == CONTAINERS_SYSTEMD)
 		name_service(r, e->id);

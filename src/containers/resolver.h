@@ -13,6 +13,7 @@
 #ifndef NODESCOPE_CONTAINERS_RESOLVER_H
 #define NODESCOPE_CONTAINERS_RESOLVER_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 struct containers_resolver;
@@ -33,6 +34,11 @@ struct containers_resolver_stats {
 typedef void (*containers_named_fn)(void *ctx, const char *id, const char *image,
 				    const char *triggered_by, const char *type);
 
+/* A container named with the TCP ports Docker publishes for it (n > 0). */
+struct containers_port;
+typedef void (*containers_ports_fn)(void *ctx, const char *id, const struct containers_port *ports,
+				    size_t n);
+
 /* Called when a container known by its cgroup path (from) is named (to). */
 typedef void (*containers_renamed_fn)(void *ctx, const char *from, const char *to);
 
@@ -45,6 +51,7 @@ int containers_resolver_new(const char *root, containers_named_fn on_named, void
 void containers_resolver_free(struct containers_resolver *r);
 void containers_resolver_on_renamed(struct containers_resolver *r, containers_renamed_fn fn,
 				    void *ctx);
+void containers_resolver_on_ports(struct containers_resolver *r, containers_ports_fn fn, void *ctx);
 
 /*
  * The container_id of a cgroup path ("/" or "" for the root). Never NULL:

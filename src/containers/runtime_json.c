@@ -91,6 +91,54 @@ static int set_string(char **field, json_t *v)
 	return containers_meta_set_string(field, json_string_value(v)) ? fail(-ENOMEM, "out of memory") : 0;
 }
 
+/*
+ * The TCP host bindings of a Docker port map, {"80/tcp": [{"HostIp": "...",
+ * "HostPort": "..."}], ...} (NetworkSettings.Ports or HostConfig.PortBindings),
+ * as Coroot takes them: tcp ones only; a binding that does not parse is skipped.
+ */
+static int ports_from(json_t *map, struct containers_meta *out)
+{
+	const char *key;
+	json_t *bindings;
+
+	if (!json_is_object(map))
+		return 0;
+	json_object_foreach(map, key, bindings) {
+		const char *slash = strchr(key, '/');
+		size_t i;
+		json_t *b;
+		if (slash && strcmp(slash, "/tcp"))
+			continue; /* "53/udp"; no proto means tcp */
+		if (!json_is_array(bindings))
+			continue;
+		json_array_foreach(bindings, i, b) {
+			const char *ip = json_string_value(json_object_get(b, "HostIp"));
+			const char *port = json_string_value(json_object_get(b, "HostPort"));
+			if (!port)
+				continue;
+			int rc = containers_meta_add_port(out, ip ? ip : "", port);
+			if (rc == -ENOMEM)
+				return fail(rc, "out of memory");
+		}
+	}
+	return 0;
+}
+
+int containers_parse_docker_hostconfig(const char *buf, size_t len, struct containers_meta *out)
+{
+	json_t *root;
+	int rc = load("docker hostconfig.json", buf, len, &root);
+
+	if (rc)
+		return rc;
+	if (!json_is_object(root))
+		rc = fail(-EINVAL, "docker hostconfig.json: not a JSON object");
+	else if (!out->n_ports) /* the running container's own bindings, when known, win */
+		rc = ports_from(json_object_get(root, "PortBindings"), out);
+	json_decref(root);
+	return rc;
+}
+
 int containers_parse_docker_config(const char *buf, size_t len, struct containers_meta *out)
 {
 	json_t *root;
@@ -116,7 +164,9 @@ int containers_parse_docker_config(const char *buf, size_t len, struct container
 	}
 	if ((rc = set_string(&out->image, json_object_get(config, "Image"))) ||
 	    (rc = labels_from(json_object_get(config, "Labels"), out, 1)) ||
-	    (rc = env_from(json_object_get(config, "Env"), out)))
+	    (rc = env_from(json_object_get(config, "Env"), out)) ||
+	    (rc = ports_from(json_object_get(json_object_get(root, "NetworkSettings"), "Ports"),
+			     out)))
 		goto done;
 done:
 	json_decref(root);

@@ -16,7 +16,7 @@
 
 LAST_ERROR_DEFINE(containers_read)
 
-enum format { F_DOCKER, F_OCI, F_STORAGE_INDEX };
+enum format { F_DOCKER, F_DOCKER_HOSTCONFIG, F_OCI, F_STORAGE_INDEX };
 
 /* No runtime's list of roots: the pattern is a path from the host's / */
 #define FIXED CONTAINERS_RT_COUNT
@@ -40,6 +40,7 @@ static const struct source {
 	{ kind, F_OCI, false, CONTAINERS_RT_CONTAINERD, "/io.containerd.runtime.v2.task/*/%s/config.json" }, \
 	{ kind, F_OCI, false, CONTAINERS_RT_CONTAINERD, "/io.containerd.runtime.v1.linux/*/%s/config.json" }
 	{ CONTAINERS_DOCKER, F_DOCKER, false, CONTAINERS_RT_DOCKER, "/containers/%s/config.v2.json" },
+	{ CONTAINERS_DOCKER, F_DOCKER_HOSTCONFIG, true, CONTAINERS_RT_DOCKER, "/containers/%s/hostconfig.json" },
 	TASKS(CONTAINERS_DOCKER),
 	TASKS(CONTAINERS_CONTAINERD),
 	{ CONTAINERS_CRIO, F_OCI, false, FIXED, "/run/containers/storage/overlay-containers/%s/userdata/config.json" },
@@ -115,6 +116,8 @@ static int parse(enum format f, const char *buf, size_t len, const char *id,
 	switch (f) {
 	case F_DOCKER:
 		return containers_parse_docker_config(buf, len, out);
+	case F_DOCKER_HOSTCONFIG:
+		return containers_parse_docker_hostconfig(buf, len, out);
 	case F_OCI:
 		return containers_parse_oci_config(buf, len, out);
 	case F_STORAGE_INDEX:

@@ -210,3 +210,13 @@ void proc_table_rename_container(struct proc_table *t, const char *from, const c
 		return;
 	}
 }
+
+bool proc_table_has_container(struct proc_table *t, const char *name)
+{
+	uint64_t h = hmap_hash_str(name);
+
+	for (struct hmap_node *n = hmap_get(&t->containers, h); n; n = hmap_next_same(n))
+		if (!strcmp(hmap_entry(n, struct proc_container, node)->name, name))
+			return true;
+	return false;
+}

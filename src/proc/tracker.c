@@ -383,6 +383,11 @@ struct proc_table *proc_tracker_table(struct proc_tracker *t)
 	return t->table;
 }
 
+struct containers_resolver *proc_tracker_resolver(struct proc_tracker *t)
+{
+	return t->names;
+}
+
 static void scan_one(void *ctx, pid_t pid)
 {
 	struct proc_tracker *t = ctx;
