@@ -15,7 +15,8 @@
 /*
  * A container whose runtime metadata is not found is asked about again
  * after 1 s, then 2, 4, ... up to a minute apart, RETRY_TRIES times in all
- * (about 5 minutes), then given up on (counted).
+ * (about 5 minutes), then given up on (counted): from then on only an exec
+ * in it asks again, at most once a minute (Coroot asks at every new process).
  */
 #define SEC_NS 1000000000ull
 #define RETRY_FIRST_NS SEC_NS
@@ -29,6 +30,7 @@ struct resolved {
 	uint64_t retry_at_ns; /* 0: settled; else unnamed, asked again then */
 	unsigned tries;	      /* metadata reads that found nothing */
 	bool unnamed;	      /* its kind needs metadata and none was read: id is the cgroup path */
+	bool gave_up;	      /* unnamed after every try: asked again only at an exec, a minute apart */
 	char id[CONTAINERS_PATH_MAX];
 	char path[];
 };
@@ -185,11 +187,12 @@ static void name_into(struct containers_resolver *r, const struct containers_cla
 	e->unnamed = needs && rc;
 	e->retry_at_ns = 0;
 	if (e->unnamed) {
-		if (++e->tries <= RETRY_TRIES)
-			e->retry_at_ns = now_ns + backoff_ns(e->tries);
-		else if (e->tries == RETRY_TRIES + 1)
+		if (++e->tries > RETRY_TRIES && !e->gave_up) {
+			e->gave_up = true;
 			r->stats.gave_up++;
-		if (e->retry_at_ns && (!r->next_retry_ns || e->retry_at_ns < r->next_retry_ns))
+		}
+		e->retry_at_ns = now_ns + (e->gave_up ? RETRY_MAX_NS : backoff_ns(e->tries));
+		if (!e->gave_up && (!r->next_retry_ns || e->retry_at_ns < r->next_retry_ns))
 			r->next_retry_ns = e->retry_at_ns;
 	}
 	r->stats.unnamed += (uint64_t)e->unnamed - (uint64_t)was_unnamed;
@@ -277,7 +280,7 @@ static void collect_due(void *ctx, struct hmap_node *n)
 	struct retry_pass *p = ctx;
 	struct resolved *e = hmap_entry(n, struct resolved, node);
 
-	if (!e->retry_at_ns)
+	if (!e->retry_at_ns || e->gave_up)
 		return;
 	if (e->retry_at_ns <= p->now_ns && p->n_due < sizeof(p->due) / sizeof(p->due[0]))
 		p->due[p->n_due++] = e;

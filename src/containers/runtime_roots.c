@@ -81,7 +81,7 @@ int containers_cmdline_flag(const char *cmdline, size_t len, const char *const *
 			if (al == nl && next < end) { /* "--flag value" */
 				found = next;
 				found_len = strnlen(next, end - next);
-			} else if (a[nl] == '=') { /* "--flag=value" */
+			} else if (al > nl && a[nl] == '=') { /* "--flag=value" */
 				found = a + nl + 1;
 				found_len = al - nl - 1;
 			}
