@@ -6,6 +6,7 @@
 #ifndef NODESCOPE_CONTAINERS_META_H
 #define NODESCOPE_CONTAINERS_META_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -35,6 +36,8 @@ struct containers_meta {
 	/* Docker's published TCP ports (NetworkSettings.Ports, else HostConfig.PortBindings) */
 	struct containers_port *ports;
 	size_t n_ports;
+	bool ports_final;   /* from NetworkSettings.Ports: the running container's own */
+	bool ports_pending; /* a binding whose host port Docker picks as it starts the container */
 };
 
 #define CONTAINERS_META_INIT { 0 }

@@ -195,6 +195,12 @@ static void name_into(struct containers_resolver *r, const struct containers_cla
 		if (!e->gave_up && (!r->next_retry_ns || e->retry_at_ns < r->next_retry_ns))
 			r->next_retry_ns = e->retry_at_ns;
 	}
+	/* Named before Docker picked a host port: read again on the same backoff for it. */
+	if (!rc && md.ports_pending && !md.ports_final && ++e->tries <= RETRY_TRIES) {
+		e->retry_at_ns = now_ns + backoff_ns(e->tries);
+		if (!r->next_retry_ns || e->retry_at_ns < r->next_retry_ns)
+			r->next_retry_ns = e->retry_at_ns;
+	}
 	r->stats.unnamed += (uint64_t)e->unnamed - (uint64_t)was_unnamed;
 	if (was_unnamed && !e->unnamed) {
 		r->stats.named_late++;

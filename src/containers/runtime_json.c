@@ -119,6 +119,8 @@ static int ports_from(json_t *map, struct containers_meta *out)
 			int rc = containers_meta_add_port(out, ip ? ip : "", port);
 			if (rc == -ENOMEM)
 				return fail(rc, "out of memory");
+			if (rc == -EINVAL && strspn(port, "0123456789-") == strlen(port))
+				out->ports_pending = true; /* "" or "8000-8010": Docker's pick */
 		}
 	}
 	return 0;
@@ -133,7 +135,7 @@ int containers_parse_docker_hostconfig(const char *buf, size_t len, struct conta
 		return rc;
 	if (!json_is_object(root))
 		rc = fail(-EINVAL, "docker hostconfig.json: not a JSON object");
-	else if (!out->n_ports) /* the running container's own bindings, when known, win */
+	else if (!out->ports_final) /* the running container's own bindings, when known, win */
 		rc = ports_from(json_object_get(root, "PortBindings"), out);
 	json_decref(root);
 	return rc;
@@ -151,6 +153,7 @@ int containers_parse_docker_config(const char *buf, size_t len, struct container
 		goto done;
 	}
 	json_t *name = json_object_get(root, "Name"), *config = json_object_get(root, "Config");
+	json_t *ports = json_object_get(json_object_get(root, "NetworkSettings"), "Ports");
 	if (json_is_string(name)) {
 		const char *s = json_string_value(name);
 		if (containers_meta_set_string(&out->name, s + (*s == '/'))) {
@@ -165,9 +168,9 @@ int containers_parse_docker_config(const char *buf, size_t len, struct container
 	if ((rc = set_string(&out->image, json_object_get(config, "Image"))) ||
 	    (rc = labels_from(json_object_get(config, "Labels"), out, 1)) ||
 	    (rc = env_from(json_object_get(config, "Env"), out)) ||
-	    (rc = ports_from(json_object_get(json_object_get(root, "NetworkSettings"), "Ports"),
-			     out)))
+	    (rc = ports_from(ports, out)))
 		goto done;
+	out->ports_final = json_is_object(ports);
 done:
 	json_decref(root);
 	return rc;

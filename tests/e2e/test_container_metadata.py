@@ -242,20 +242,24 @@ def host_ipv4_addresses():
 
 def test_docker_published_ports_are_the_containers_listens(agent_factory, own_dockerd):
     """docker run -p: the container listens, for the server, where Docker publishes it:
-    listen_info{proxy="dockerd"} on 127.0.0.1:<port> as bound, and a port published on every
-    address as each IPv4 address of the host; a client of the published port reaches the
+    listen_info{proxy="dockerd"} on 127.0.0.1:<port> as bound, a port Docker picks once it is
+    picked, and a port published on every address as each IPv4 address of the host; a client of the published port reaches the
     container's server through the engine's proxy."""
     docker, ref, _ = own_dockerd
     name = f"nsmeta-web-{os.getpid()}"
     lo_port, any_port = free_tcp_port(), free_tcp_port()
     a = agent_factory("--events", "proc")
     p = docker("run", "-d", "--name", name, "-p", f"127.0.0.1:{lo_port}:80", "-p", f"{any_port}:81",
-               ref, "/bin/busybox", "sh", "-c",
+               "-p", "127.0.0.1::82", ref, "/bin/busybox", "sh", "-c",
                "/bin/busybox httpd -p 80 -h /bin & exec /bin/busybox httpd -f -p 81 -h /bin")
     assert p.returncode == 0, p.stderr
     cid = f"/docker/{name}"
     try:
-        want = {f"127.0.0.1:{lo_port}"} | {f"{ip}:{any_port}" for ip in host_ipv4_addresses()}
+        # 82 is published on a port Docker picks as it starts the container, after its first exec
+        # named it: known from its state once it runs.
+        picked = docker("port", name, "82/tcp").stdout.decode().split()[0]
+        assert picked.startswith("127.0.0.1:"), picked
+        want = {f"127.0.0.1:{lo_port}", picked} | {f"{ip}:{any_port}" for ip in host_ipv4_addresses()}
         assert f"127.0.0.1:{any_port}" in want
 
         def proxied(m):
@@ -264,7 +268,8 @@ def test_docker_published_ports_are_the_containers_listens(agent_factory, own_do
             return got if want <= got else None
         got = wait_metrics(a, proxied, "the published ports as listens")
         # Only the host's IPv4 addresses and the ports published: nothing else.
-        assert all(x.rsplit(":", 1)[1] in (str(lo_port), str(any_port)) for x in got), got
+        ports = (str(lo_port), str(any_port), picked.rsplit(":", 1)[1])
+        assert all(x.rsplit(":", 1)[1] in ports for x in got), got
         assert {x for x in got if x.endswith(f":{lo_port}")} == {f"127.0.0.1:{lo_port}"}, got
         # The ports do lead to the container.
         with socket.create_connection(("127.0.0.1", lo_port), timeout=10) as s:

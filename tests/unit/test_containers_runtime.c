@@ -265,6 +265,7 @@ static void test_parse_docker_ports(void **state)
 
 	assert_int_equal(containers_parse_docker_config(b, len, &md), 0);
 	assert_int_equal(md.n_ports, 3);
+	assert_true(md.ports_final);
 	assert_true(has_port(&md, AF_INET, "127.0.0.1", 24571));
 	assert_true(has_port(&md, AF_INET, "0.0.0.0", 24572));
 	assert_true(has_port(&md, AF_INET6, "::", 24572));
@@ -277,11 +278,13 @@ static void test_parse_docker_ports(void **state)
 	char *c = data("docker.config.v2.json", &len);
 	assert_int_equal(containers_parse_docker_config(c, len, &md), 0);
 	assert_int_equal(md.n_ports, 0);
+	assert_false(md.ports_final);
 	assert_int_equal(containers_parse_docker_hostconfig(h, hlen, &md), 0);
 	assert_int_equal(md.n_ports, 3);
 	assert_true(has_port(&md, AF_INET, "127.0.0.1", 24571));
 	assert_true(has_port(&md, AF_INET, "0.0.0.0", 24572));
 	assert_true(has_port(&md, AF_INET6, "::", 24572));
+	assert_false(md.ports_pending);
 	containers_meta_free(&md);
 	free(b);
 	free(c);
@@ -295,6 +298,7 @@ static void test_parse_docker_ports(void **state)
 				  "\"82/tcp\":null}}";
 	assert_int_equal(containers_parse_docker_hostconfig(odd, strlen(odd), &md), 0);
 	assert_int_equal(md.n_ports, 1);
+	assert_true(md.ports_pending); /* Docker picks the host port as it starts the container */
 	assert_true(has_port(&md, AF_INET6, "::1", 81));
 	containers_meta_free(&md);
 	assert_int_equal(containers_parse_docker_hostconfig("[]", 2, &md), -EINVAL);
