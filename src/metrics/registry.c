@@ -1059,17 +1059,18 @@ int metric_registry_set_label_policy(struct metric_registry *r, const char *labe
 	return 0;
 }
 
-/* Moves s's value into dst (the same family): counters and histograms add, gauges keep dst's. */
+/*
+ * Moves s's value into dst (the same family): values add up, gauges too (an
+ * open connection counted under the old name is closed under the new one; a
+ * gauge set at each scrape is set again at the next).
+ */
 static void series_merge(const struct metric *m, struct metric_series *dst,
-			 const struct metric_series *s, bool created)
+			 const struct metric_series *s)
 {
-	if (m->hist) {
+	if (m->hist)
 		for (unsigned i = 0; i <= m->hist->n_bounds; i++)
 			dst->counts[i] += s->counts[i];
-		dst->value += s->value;
-	} else if (m->type == METRIC_COUNTER || created) {
-		dst->value += s->value;
-	}
+	dst->value += s->value;
 }
 
 static void rename_in(struct metric *m, const char *from, const char *to)
@@ -1089,11 +1090,10 @@ static void rename_in(struct metric *m, const char *from, const char *to)
 		struct key k;
 		if (key_make(m, v, &k)) {
 			struct metric_series *dst = series_find(m, k.hash, k.v, NULL);
-			bool created = !dst;
 			if (!dst)
 				dst = series_create(m, &k);
 			if (dst)
-				series_merge(m, dst, s, created);
+				series_merge(m, dst, s);
 			key_free(m, &k);
 		}
 		struct metric_series **link = NULL;

@@ -482,8 +482,10 @@ static void read_container(struct resources *r, struct ctr *c, int *work)
 
 	(*work)++;
 	/* What Coroot makes no container of (the host's own processes, sessions, sandboxes)
-	 * would make no series anyway (the registry's container_id policy): not read at all. */
-	if (!strcmp(id, "/") || !container_admitted(r, id))
+	 * would make no series anyway (the registry's container_id policy): not read at all.
+	 * Nor a container not named yet: its cgroups' totals are read under its name, and
+	 * its cgroup path, renamed, names its name's series (metric_registry_rename). */
+	if (!strcmp(id, "/") || !container_admitted(r, id) || !containers_id_named(id))
 		return;
 	metric_set(r->restarts, &id, (double)c->restarts);
 	c->exported = true;

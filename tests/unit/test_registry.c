@@ -1424,9 +1424,8 @@ static bool show_named(void *ctx, const char *v, uint64_t now_ns)
 
 /*
  * A container named after its first events: its series (hidden under its
- * cgroup path) become its name's, merged with what the name had (counters
- * and histograms add, a gauge keeps the name's), and later updates that
- * still name the path land there too.
+ * cgroup path) become its name's, merged with what the name had (values
+ * add up), and later updates that still name the path land there too.
  */
 static void test_rename(void **state)
 {
@@ -1446,12 +1445,14 @@ static void test_rename(void **state)
 	metric_add(c, (const char *const[]){ "/cg/a", "y" }, 1);
 	metric_add(c, (const char *const[]){ "/docker/a", "x" }, 5);
 	metric_set(g, (const char *const[]){ "/cg/a" }, 7);
+	metric_set(g, (const char *const[]){ "/docker/a" }, 1);
 	metric_observe(h, (const char *const[]){ "/cg/a" }, 0.5);
 	metric_observe(h, (const char *const[]){ "/docker/a" }, 3);
 	metric_add(c, (const char *const[]){ "/cg/b", "x" }, 1);
 	assert_output(r, "# HELP c_total C.\n# TYPE c_total counter\n"
 			 "c_total{container_id=\"/docker/a\",d=\"x\"} 5\n"
 			 "# HELP g G.\n# TYPE g gauge\n"
+			 "g{container_id=\"/docker/a\"} 1\n"
 			 "# HELP h H.\n# TYPE h histogram\n"
 			 "h_bucket{container_id=\"/docker/a\",le=\"1\"} 0\n"
 			 "h_bucket{container_id=\"/docker/a\",le=\"+Inf\"} 1\n"
@@ -1466,6 +1467,8 @@ static void test_rename(void **state)
 	assert_int_equal(metric_value(c, (const char *const[]){ "/cg/a", "x" }), 0);
 	assert_int_equal(metric_value(c, (const char *const[]){ "/cg/b", "x" }), 1);
 	assert_int_equal(metric_series_count(c), 3);
+	assert_int_equal(metric_value(g, (const char *const[]){ "/docker/a" }), 8);
+	metric_add(g, (const char *const[]){ "/cg/a" }, -1); /* closed under its new name */
 	assert_int_equal(metric_value(g, (const char *const[]){ "/docker/a" }), 7);
 	assert_int_equal(metric_histogram_count(h, (const char *const[]){ "/docker/a" }), 2);
 	assert_int_equal(metric_series_count(h), 1);
