@@ -42,7 +42,8 @@ struct containers_resolver {
 	containers_named_fn on_named;
 	containers_renamed_fn on_renamed;
 	containers_ports_fn on_ports;
-	void *ctx, *renamed_ctx, *ports_ctx;
+	containers_daemons_fn daemons;
+	void *ctx, *renamed_ctx, *ports_ctx, *daemons_ctx;
 	struct containers_roots roots;
 	uint64_t roots_at_ns; /* when roots were found; 0: never */
 	uint64_t next_retry_ns; /* the earliest retry_at_ns of the cache, 0: none */
@@ -88,6 +89,29 @@ void containers_resolver_on_ports(struct containers_resolver *r, containers_port
 	r->ports_ctx = ctx;
 }
 
+void containers_resolver_on_daemons(struct containers_resolver *r, containers_daemons_fn fn,
+				    void *ctx)
+{
+	r->daemons = fn;
+	r->daemons_ctx = ctx;
+}
+
+#define DAEMONS_MAX 64
+
+bool containers_resolver_find_roots(struct containers_resolver *r, uint64_t now_ns)
+{
+	struct containers_roots found;
+	uint32_t pids[DAEMONS_MAX];
+	size_t n = r->daemons ? r->daemons(r->daemons_ctx, pids, DAEMONS_MAX) : 0;
+
+	containers_roots_find(r->root, r->daemons ? pids : NULL, n, &found);
+	r->roots_at_ns = now_ns ? now_ns : 1;
+	if (!memcmp(&found, &r->roots, sizeof(found)))
+		return false;
+	r->roots = found;
+	return true;
+}
+
 /* The runtime's metadata, looking for the runtimes' roots again when it is not where they were. */
 static int meta_read(struct containers_resolver *r, const struct containers_class *c,
 		     struct containers_meta *md, uint64_t now_ns)
@@ -96,12 +120,8 @@ static int meta_read(struct containers_resolver *r, const struct containers_clas
 	if (rc != -ENOENT || c->kind == CONTAINERS_CRIO || c->kind == CONTAINERS_PODMAN ||
 	    (r->roots_at_ns && now_ns - r->roots_at_ns < ROOTS_TTL_NS))
 		return rc;
-	struct containers_roots found;
-	containers_roots_find(r->root, &found);
-	r->roots_at_ns = now_ns ? now_ns : 1;
-	if (!memcmp(&found, &r->roots, sizeof(found)))
+	if (!containers_resolver_find_roots(r, now_ns))
 		return rc;
-	r->roots = found;
 	containers_meta_free(md);
 	*md = (struct containers_meta)CONTAINERS_META_INIT;
 	return containers_meta_read(c->kind, c->runtime_id, r->root, &r->roots, md);

@@ -13,6 +13,7 @@
 #ifndef NODESCOPE_CONTAINERS_RESOLVER_H
 #define NODESCOPE_CONTAINERS_RESOLVER_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -52,6 +53,20 @@ void containers_resolver_free(struct containers_resolver *r);
 void containers_resolver_on_renamed(struct containers_resolver *r, containers_renamed_fn fn,
 				    void *ctx);
 void containers_resolver_on_ports(struct containers_resolver *r, containers_ports_fn fn, void *ctx);
+/*
+ * Where the runtime daemons are looked for when a state file is missing:
+ * fn fills pids (up to max) with the processes containers_roots_daemon()
+ * names and returns how many. Without it, /proc is read whole.
+ */
+typedef size_t (*containers_daemons_fn)(void *ctx, uint32_t *pids, size_t max);
+void containers_resolver_on_daemons(struct containers_resolver *r, containers_daemons_fn fn,
+				    void *ctx);
+/*
+ * Looks for the runtimes' roots now (after the processes were first
+ * learnt); a missing state file looks again, at most once a second. Whether
+ * they changed.
+ */
+bool containers_resolver_find_roots(struct containers_resolver *r, uint64_t now_ns);
 
 /*
  * The container_id of a cgroup path ("/" or "" for the root). Never NULL:

@@ -227,13 +227,31 @@ static void from_process(const char *host_root, const char *pid, struct containe
 	}
 }
 
-void containers_roots_find(const char *host_root, struct containers_roots *out)
+bool containers_roots_daemon(const char *comm)
 {
+	for (size_t i = 0; i < sizeof(daemons) / sizeof(daemons[0]); i++)
+		if (!strcmp(comm, daemons[i].comm))
+			return true;
+	return false;
+}
+
+void containers_roots_find(const char *host_root, const uint32_t *pids, size_t n_pids,
+			   struct containers_roots *out)
+{
+	char pid[16];
+
 	if (!host_root)
 		host_root = "";
 	containers_roots_defaults(out);
 	for (size_t i = 0; i < sizeof(daemons) / sizeof(daemons[0]); i++)
 		from_config(host_root, &daemons[i], daemons[i].default_config, out);
+	if (pids) {
+		for (size_t i = 0; i < n_pids; i++) {
+			snprintf(pid, sizeof(pid), "%u", pids[i]);
+			from_process(host_root, pid, out);
+		}
+		return;
+	}
 	DIR *d = opendir("/proc");
 	if (!d)
 		return;

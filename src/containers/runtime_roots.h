@@ -11,7 +11,9 @@
 #ifndef NODESCOPE_CONTAINERS_RUNTIME_ROOTS_H
 #define NODESCOPE_CONTAINERS_RUNTIME_ROOTS_H
 
+#include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 enum containers_runtime {
 	CONTAINERS_RT_DOCKER,	  /* data roots: <root>/containers/<id>/config.v2.json */
@@ -33,9 +35,15 @@ void containers_roots_defaults(struct containers_roots *out);
 /*
  * The defaults plus what the running daemons and their config files say
  * (host_root: "" or where the host's / is mounted; paths are kept in the
- * host's terms). Never fails: what cannot be read adds nothing.
+ * host's terms). pids: the processes that may be daemons (the process
+ * table's, by containers_roots_daemon()); NULL: every process of /proc is
+ * looked at. Never fails: what cannot be read adds nothing.
  */
-void containers_roots_find(const char *host_root, struct containers_roots *out);
+void containers_roots_find(const char *host_root, const uint32_t *pids, size_t n_pids,
+			   struct containers_roots *out);
+
+/* Whether a process named comm is a runtime daemon whose command line says where its state is. */
+bool containers_roots_daemon(const char *comm);
 
 /* Adds dir to rt's list unless there already (or full, or not absolute). 1 added, 0 not. */
 int containers_roots_add(struct containers_roots *r, enum containers_runtime rt, const char *dir);

@@ -10,6 +10,7 @@
 #include "cgroup.h"
 #include "containers/cgroup_path.h"
 #include "containers/resolver.h"
+#include "containers/runtime_roots.h"
 #include "util/clock.h"
 #include "util/file.h"
 #include "event.h"
@@ -97,6 +98,27 @@ static void retry_due(void *ctx)
 	t->retry_at_ns = 0;
 	containers_resolver_retry(t->names, clock_mono_ns());
 	retry_arm(t);
+}
+
+struct daemons {
+	uint32_t *pids;
+	size_t n, max;
+};
+
+static void daemon_of(void *ctx, const struct proc_entry *e)
+{
+	struct daemons *d = ctx;
+	if (d->n < d->max && !e->exited && containers_roots_daemon(e->comm))
+		d->pids[d->n++] = e->pid;
+}
+
+/* The runtime daemons among the processes: from the table, not a read of all of /proc. */
+static size_t runtime_daemons(void *ctx, uint32_t *pids, size_t max)
+{
+	struct proc_tracker *t = ctx;
+	struct daemons d = { pids, 0, max };
+	proc_table_foreach(t->table, daemon_of, &d);
+	return d.n;
 }
 
 /*
@@ -353,6 +375,7 @@ int proc_tracker_new(const struct proc_tracker_opts *o, struct proc_tracker **ou
 		return err;
 	}
 	containers_resolver_on_renamed(t->names, container_renamed, t);
+	containers_resolver_on_daemons(t->names, runtime_daemons, t);
 	*out = t;
 	return 0;
 }
@@ -411,6 +434,8 @@ static void scan_one(void *ctx, pid_t pid)
 int proc_tracker_scan(struct proc_tracker *t)
 {
 	int rc = procfs_foreach_pid(scan_one, t);
+	/* the daemons are in the table now: a container named during the scan may have missed them */
+	containers_resolver_find_roots(t->names, clock_mono_ns());
 	retry_arm(t);
 	return rc;
 }
