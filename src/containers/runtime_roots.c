@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "util/file.h"
+#include "util/log.h"
 #include "util/last_error.h"
 
 LAST_ERROR_DEFINE(containers_roots)
@@ -196,8 +197,21 @@ static void from_config(const char *host_root, const struct daemon *d, const cha
 	char dir[CONTAINERS_ROOT_LEN];
 	ssize_t n = read_config(host_root, path, buf, sizeof(buf));
 
-	if (n > 0 && d->parse_config(buf, (size_t)n, dir, sizeof(dir)) == 0)
+	if (n <= 0)
+		return;
+	int rc = d->parse_config(buf, (size_t)n, dir, sizeof(dir));
+	if (!rc) {
 		containers_roots_add(out, d->rt, dir);
+	} else if (rc != -ENOENT) {
+		/* said once per file and error: the look is repeated while state files are missing */
+		static __thread char said[CONTAINERS_ROOT_LEN + 256];
+		char now[sizeof(said)];
+		snprintf(now, sizeof(now), "%s: %s", path, containers_roots_last_error());
+		if (strcmp(now, said)) {
+			log_warn("%s: its state dir is taken as the default", now);
+			memcpy(said, now, sizeof(said));
+		}
+	}
 }
 
 /* One running daemon: its state dir as given, else its config file's. */
