@@ -199,6 +199,12 @@ static void name_into(struct containers_resolver *r, const struct containers_cla
 		else
 			r->stats.metadata_bad++;
 	}
+	if (rc && e->id[0] && !was_unnamed) {
+		/* read again for its ports and gone meanwhile: it keeps its name */
+		e->retry_at_ns = 0;
+		containers_meta_free(&md);
+		return;
+	}
 	if (containers_name(c, rc ? NULL : &md, (int64_t)time(NULL), &name) == 0)
 		snprintf(e->id, sizeof(e->id), "%s", name.id);
 	else

@@ -169,6 +169,20 @@ static void test_ports_picked_at_start(void **state)
 	assert_int_equal(seen.n_ports, 3);
 	assert_int_equal(containers_resolver_next_retry(r), 0);
 	assert_int_equal(containers_resolver_stats(r)->named_late, 0);
+
+	/* removed before its port was picked: it keeps its name, and is not read again */
+	put("/var/lib/docker/containers/" ID "/config.v2.json",
+	    "{\"Name\":\"/web\",\"Config\":{},\"NetworkSettings\":{\"Ports\":null}}");
+	containers_resolver_forget(r);
+	assert_string_equal(containers_resolve(r, PATH, t0 + 2 * SEC), "/docker/web");
+	assert_int_equal(containers_resolver_next_retry(r), t0 + 3 * SEC);
+	char cmd[sizeof(dir) + 64];
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s/var/lib/docker/containers'", dir);
+	assert_int_equal(system(cmd), 0);
+	containers_resolver_retry(r, t0 + 3 * SEC);
+	assert_string_equal(containers_resolve(r, PATH, t0 + 4 * SEC), "/docker/web");
+	assert_int_equal(containers_resolver_stats(r)->unnamed, 0);
+	assert_int_equal(containers_resolver_next_retry(r), 0);
 	containers_resolver_free(r);
 }
 
