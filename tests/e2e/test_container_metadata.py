@@ -122,16 +122,16 @@ def wait_until(pred, what, proc, timeout=30):
 
 @pytest.fixture(scope="module")
 def own_containerd(oci_archive):
-    """Debian's containerd with its state, root and sockets in a directory of its own."""
+    """Debian's containerd with its state, root and sockets in a directory of its own: the state
+    dir set in its own config file (`state`), given with --config."""
     if not os.access(CTR, os.X_OK):
         pytest.fail("containerd is missing: apt-get install containerd (scripts/install-deps.sh)")
     d = tempfile.mkdtemp(prefix="nsmeta-ctrd-", dir="/tmp")
     sock = f"{d}/containerd.sock"
-    with open(f"{d}/config.toml", "w") as f:  # nothing from /etc/containerd/config.toml
-        f.write("version = 2\n")
+    with open(f"{d}/config.toml", "w") as f:
+        f.write(f'version = 2\nroot = "{d}/root"\nstate = "{d}/state"\n\n[grpc]\n  address = "{sock}"\n')
     log = open(f"{d}/log", "wb")
-    proc = subprocess.Popen(["containerd", "--config", f"{d}/config.toml", "--root", f"{d}/root",
-                             "--state", f"{d}/state", "--address", sock], stdout=log, stderr=log)
+    proc = subprocess.Popen(["containerd", "--config", f"{d}/config.toml"], stdout=log, stderr=log)
     ctr = lambda *args, **kw: subprocess.run([CTR, "--address", sock, "-n", "k8s.io", *args],
                                               capture_output=True, text=True, timeout=60, **kw)
     try:
@@ -147,8 +147,9 @@ def own_containerd(oci_archive):
 
 
 def test_containerd_with_its_own_state_dir_names_its_container(agent_factory, own_containerd):
-    """containerd run with --state elsewhere: the agent reads that dir (from containerd's command
-    line) and names the container at its first exec."""
+    """containerd whose config file puts its state elsewhere: the agent reads that dir (the config
+    file from containerd's command line, its `state` from the file) and names the container at its
+    first exec."""
     ctr, ref, state = own_containerd
     cid = "%064x" % random.getrandbits(256)
     pod = "api-5d4b9c8f6d-m2x7q"
