@@ -214,17 +214,27 @@ def own_dockerd(rootfs):
 
 
 def test_docker_with_its_own_data_root_names_its_container(agent_factory, own_dockerd):
-    """dockerd run with --data-root elsewhere: the agent reads its config.v2.json there (from
-    dockerd's command line) and names the container at its first exec."""
+    """dockerd run with --data-root elsewhere: the agent reads its config.v2.json there (the root
+    from dockerd's command line) and names the container: its process is counted under
+    /docker/<name>, with the image in container_info. (Naming a container from an exec that is
+    gone at once is test_containers.py's test_docker_container_named_from_its_first_event's
+    business: this container's process lives on for 2 s.)"""
     docker, ref, data = own_dockerd
     name = f"nsmeta-{os.getpid()}"
+    cid = f"/docker/{name}"
     a = agent_factory("--events", "proc")
     p = docker("run", "--rm", "--network", "none", "--name", name, ref,
-               "/bin/busybox", "sh", "-c", "/bin/busybox true")
+               "/bin/busybox", "sh", "-c", "/bin/busybox true; exec /bin/busybox sleep 2")
     assert p.returncode == 0, p.stderr
-    evs = container_true_events(a)
-    assert all(e["container"] == f"/docker/{name}" for e in evs), evs
-    assert a.metric("container_info", container_id=f"/docker/{name}", image=ref,
+    assert os.path.isdir(f"{data}/containers"), "the engine kept its containers there"
+    execs = a.wait_for(lambda evs: [e for e in evs if e["type"] == "exec"
+                                    and e["args"] == "/bin/busybox sleep 2"], what="the exec of sleep")
+    exit_ = a.wait_for(lambda evs: by_pid(evs, execs[-1]["pid"], "exit"), what="its exit")
+    assert exit_[-1]["container"] == cid, exit_
+    wait_metrics(a, lambda m: m.get("container_process_exits_total", {}).get(
+        frozenset({"container_id": cid, "status": "success"}.items()), 0) >= 1,
+        "the container's exits under its name")
+    assert a.metric("container_info", container_id=cid, image=ref,
                     systemd_triggered_by="", systemd_type="") == 1
 
 
