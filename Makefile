@@ -319,7 +319,7 @@ $(BUILD)/fuzz/fuzz_cgroup_names: src/containers/cgroup_path.c src/containers/rul
 	src/containers/kind.c src/containers/name.c src/containers/meta.c
 $(BUILD)/fuzz/fuzz_runtime_json: src/containers/runtime_json.c src/containers/meta.c \
 	src/containers/name.c src/containers/rules.c src/containers/kind.c \
-	src/containers/cgroup_path.c
+	src/containers/cgroup_path.c src/containers/runtime_roots.c src/util/file.c src/util/strbuf.c src/util/log.c
 $(BUILD)/fuzz/fuzz_taskstats: src/resources/taskstats.c src/resources/taskstats.h \
 	src/util/netlink.c
 $(BUILD)/fuzz/fuzz_cgroup_files: src/resources/cgroup_parse.c src/resources/cgroup_parse.h \

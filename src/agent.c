@@ -33,6 +33,8 @@
 #include "proc/tracker.h"
 #include "resources/collector.h"
 #include "l7/tracker.h"
+#include "containers/resolver.h"
+#include "tcp/proxied.h"
 #include "tcp/tracker.h"
 #include "tls/hold.h"
 #include "tls/manager.h"
@@ -53,6 +55,7 @@ struct agent {
 	struct proc_tracker *procs;
 	struct resources *resources;
 	struct tcp_tracker *tcp;
+	struct tcp_proxied *proxied; /* Docker's published ports: listen_info{proxy="dockerd"} */
 	struct l7_tracker *l7;
 	struct tls_manager *tls;
 	struct tls_hold *hold;
@@ -703,9 +706,13 @@ static int agent_start(struct agent *a)
 		.release_after_ns = (uint64_t)c->tls_release_after_s * 1000000000ull,
 	};
 	agent_feature_metrics(a);
-	if (tcp_tracker_new(&to, &a->tcp) || l7_tracker_new(&lo, &a->l7) ||
+	if (tcp_tracker_new(&to, &a->tcp) ||
+	    tcp_proxied_new(a->registry, proc_tracker_table(a->procs), &c->ephemeral_ports,
+			    c->max_series, &a->proxied) ||
+	    l7_tracker_new(&lo, &a->l7) ||
 	    (c->tls && c->l7 && probes_tls_possible(a->probes) && tls_manager_new(&so, &a->tls)))
 		return NS_EXIT_RUNTIME;
+	containers_resolver_on_ports(proc_tracker_resolver(a->procs), tcp_proxied_set, a->proxied);
 	if (c->listen) {
 		if (http_page_new(a->loop, a->registry, proc_tracker_table(a->procs), &a->page))
 			return NS_EXIT_RUNTIME;
@@ -767,6 +774,7 @@ static void agent_stop(struct agent *a)
 	link_closer_free(a->closer);
 	l7_tracker_free(a->l7);
 	tcp_tracker_free(a->tcp);
+	tcp_proxied_free(a->proxied);
 	resources_free(a->resources); /* before the process table it observes */
 	containers_filter_free(a->filter);
 	proc_tracker_free(a->procs);

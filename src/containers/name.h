@@ -7,7 +7,7 @@
  *   at exec (cheap, no file read): containers_classify(proc_cgroup_text, base, &c)
  *     or containers_classify_path(v2_path_of_cgroup_id, &c);
  *   if containers_kind_info(c.kind)->needs_metadata, off the event path:
- *     containers_meta_read(c.kind, c.runtime_id, host_root, &md) (runtime_read.h),
+ *     containers_meta_read(c.kind, c.runtime_id, host_root, roots, &md) (runtime_read.h),
  *     once per runtime id, retried later on -ENOENT while the runtime writes it;
  *   then containers_name(&c, rc ? NULL : &md, time(NULL), &name): container_id,
  *     app_id, and whether Coroot would have named it (name.source); until the

@@ -357,3 +357,26 @@ bool containers_id_reported(const char *container_id)
 		return true;
 	return containers_kind_info(c.kind)->reported;
 }
+
+bool containers_id_named(const char *container_id)
+{
+	struct containers_class c;
+
+	size_t run = 0, longest = 0;
+
+	if (!container_id || !*container_id)
+		return true;
+	/* Asked for every series at every exposition: a path without a runtime's id is a name. */
+	for (const char *p = container_id; *p && longest < CONTAINERS_RUNTIME_ID_LEN; p++) {
+		bool alnum = (*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9');
+		run = alnum ? run + 1 : 0;
+		if (run > longest)
+			longest = run;
+	}
+	if (longest < CONTAINERS_RUNTIME_ID_LEN)
+		return true;
+	/* A name from metadata classifies as unknown; a runtime's cgroup path as its runtime's. */
+	if (containers_classify_path(container_id, &c))
+		return true;
+	return !containers_kind_info(c.kind)->needs_metadata;
+}

@@ -51,4 +51,12 @@ int containers_classify(const char *proc_cgroup_text, const char *base,
  */
 bool containers_id_reported(const char *container_id);
 
+/*
+ * Whether a container_id is a name: false for a runtime's container known
+ * only by its cgroup path (its metadata not found yet, or naming no
+ * container Coroot makes: a pause container), whose series Coroot's agent
+ * never shows. Pure.
+ */
+bool containers_id_named(const char *container_id);
+
 #endif

@@ -91,6 +91,56 @@ static int set_string(char **field, json_t *v)
 	return containers_meta_set_string(field, json_string_value(v)) ? fail(-ENOMEM, "out of memory") : 0;
 }
 
+/*
+ * The TCP host bindings of a Docker port map, {"80/tcp": [{"HostIp": "...",
+ * "HostPort": "..."}], ...} (NetworkSettings.Ports or HostConfig.PortBindings),
+ * as Coroot takes them: tcp ones only; a binding that does not parse is skipped.
+ */
+static int ports_from(json_t *map, struct containers_meta *out)
+{
+	const char *key;
+	json_t *bindings;
+
+	if (!json_is_object(map))
+		return 0;
+	json_object_foreach(map, key, bindings) {
+		const char *slash = strchr(key, '/');
+		size_t i;
+		json_t *b;
+		if (slash && strcmp(slash, "/tcp"))
+			continue; /* "53/udp"; no proto means tcp */
+		if (!json_is_array(bindings))
+			continue;
+		json_array_foreach(bindings, i, b) {
+			const char *ip = json_string_value(json_object_get(b, "HostIp"));
+			const char *port = json_string_value(json_object_get(b, "HostPort"));
+			if (!port)
+				continue;
+			int rc = containers_meta_add_port(out, ip ? ip : "", port);
+			if (rc == -ENOMEM)
+				return fail(rc, "out of memory");
+			if (rc == -EINVAL && strspn(port, "0123456789-") == strlen(port))
+				out->ports_pending = true; /* "" or "8000-8010": Docker's pick */
+		}
+	}
+	return 0;
+}
+
+int containers_parse_docker_hostconfig(const char *buf, size_t len, struct containers_meta *out)
+{
+	json_t *root;
+	int rc = load("docker hostconfig.json", buf, len, &root);
+
+	if (rc)
+		return rc;
+	if (!json_is_object(root))
+		rc = fail(-EINVAL, "docker hostconfig.json: not a JSON object");
+	else if (!out->ports_final) /* the running container's own bindings, when known, win */
+		rc = ports_from(json_object_get(root, "PortBindings"), out);
+	json_decref(root);
+	return rc;
+}
+
 int containers_parse_docker_config(const char *buf, size_t len, struct containers_meta *out)
 {
 	json_t *root;
@@ -103,6 +153,7 @@ int containers_parse_docker_config(const char *buf, size_t len, struct container
 		goto done;
 	}
 	json_t *name = json_object_get(root, "Name"), *config = json_object_get(root, "Config");
+	json_t *ports = json_object_get(json_object_get(root, "NetworkSettings"), "Ports");
 	if (json_is_string(name)) {
 		const char *s = json_string_value(name);
 		if (containers_meta_set_string(&out->name, s + (*s == '/'))) {
@@ -116,8 +167,10 @@ int containers_parse_docker_config(const char *buf, size_t len, struct container
 	}
 	if ((rc = set_string(&out->image, json_object_get(config, "Image"))) ||
 	    (rc = labels_from(json_object_get(config, "Labels"), out, 1)) ||
-	    (rc = env_from(json_object_get(config, "Env"), out)))
+	    (rc = env_from(json_object_get(config, "Env"), out)) ||
+	    (rc = ports_from(ports, out)))
 		goto done;
+	out->ports_final = json_is_object(ports);
 done:
 	json_decref(root);
 	return rc;

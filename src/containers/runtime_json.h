@@ -23,8 +23,18 @@
 
 #include "containers/meta.h"
 
-/* Name (without '/'), Config.Image, Config.Labels, NOMAD_* of Config.Env. */
+/*
+ * Name (without '/'), Config.Image, Config.Labels, NOMAD_* of Config.Env,
+ * the published TCP ports of NetworkSettings.Ports (null until the
+ * container has run).
+ */
 int containers_parse_docker_config(const char *buf, size_t len, struct containers_meta *out);
+
+/*
+ * Docker's hostconfig.json: the PortBindings asked for (host ports given as
+ * numbers), when out has no ports from config.v2.json yet.
+ */
+int containers_parse_docker_hostconfig(const char *buf, size_t len, struct containers_meta *out);
 
 /*
  * Annotations become labels; the CRI names are also given under the label

@@ -16,35 +16,39 @@
 
 LAST_ERROR_DEFINE(containers_read)
 
-enum format { F_DOCKER, F_OCI, F_STORAGE_INDEX };
+enum format { F_DOCKER, F_DOCKER_HOSTCONFIG, F_OCI, F_STORAGE_INDEX };
+
+/* No runtime's list of roots: the pattern is a path from the host's / */
+#define FIXED CONTAINERS_RT_COUNT
 
 /*
- * Where each kind's state lives, tried in order. "%s" is the container id, a
- * "*" a containerd namespace. A primary row that exists ends the search (its
- * parse error is the answer); an extra row adds what it can to a primary's
- * result and is skipped when absent or malformed.
+ * Where each kind's state lives, tried in order: below each of a runtime's
+ * roots (struct containers_roots: its configured and default dirs), or at
+ * a fixed path. "%s" is the container id, a "*" a containerd namespace. A
+ * primary row that exists ends the search (its parse error is the answer);
+ * an extra row adds what it can to a primary's result and is skipped when
+ * absent or malformed.
  */
 static const struct source {
 	enum containers_kind kind;
 	enum format format;
 	bool extra;
+	unsigned rt; /* enum containers_runtime, or FIXED */
 	const char *pattern;
 } sources[] = {
-#define TASKS(kind)                                                                           \
-	{ kind, F_OCI, false, "/run/containerd/io.containerd.runtime.v2.task/*/%s/config.json" }, \
-	{ kind, F_OCI, false, "/run/k3s/containerd/io.containerd.runtime.v2.task/*/%s/config.json" }, \
-	{ kind, F_OCI, false, "/run/k0s/containerd/io.containerd.runtime.v2.task/*/%s/config.json" }, \
-	{ kind, F_OCI, false,                                                                 \
-	  "/var/snap/microk8s/common/run/containerd/io.containerd.runtime.v2.task/*/%s/config.json" }
-	{ CONTAINERS_DOCKER, F_DOCKER, false, "/var/lib/docker/containers/%s/config.v2.json" },
+#define TASKS(kind)                                                                            \
+	{ kind, F_OCI, false, CONTAINERS_RT_CONTAINERD, "/io.containerd.runtime.v2.task/*/%s/config.json" }, \
+	{ kind, F_OCI, false, CONTAINERS_RT_CONTAINERD, "/io.containerd.runtime.v1.linux/*/%s/config.json" }
+	{ CONTAINERS_DOCKER, F_DOCKER, false, CONTAINERS_RT_DOCKER, "/containers/%s/config.v2.json" },
+	{ CONTAINERS_DOCKER, F_DOCKER_HOSTCONFIG, true, CONTAINERS_RT_DOCKER, "/containers/%s/hostconfig.json" },
 	TASKS(CONTAINERS_DOCKER),
 	TASKS(CONTAINERS_CONTAINERD),
-	{ CONTAINERS_CRIO, F_OCI, false, "/run/containers/storage/overlay-containers/%s/userdata/config.json" },
-	{ CONTAINERS_CRIO, F_OCI, false, "/var/lib/containers/storage/overlay-containers/%s/userdata/config.json" },
-	{ CONTAINERS_PODMAN, F_OCI, false, "/var/lib/containers/storage/overlay-containers/%s/userdata/config.json" },
-	{ CONTAINERS_PODMAN, F_OCI, false, "/run/containers/storage/overlay-containers/%s/userdata/config.json" },
-	{ CONTAINERS_PODMAN, F_STORAGE_INDEX, true, "/var/lib/containers/storage/overlay-containers/containers.json" },
-	{ CONTAINERS_PODMAN, F_STORAGE_INDEX, true, "/run/containers/storage/overlay-containers/volatile-containers.json" },
+	{ CONTAINERS_CRIO, F_OCI, false, FIXED, "/run/containers/storage/overlay-containers/%s/userdata/config.json" },
+	{ CONTAINERS_CRIO, F_OCI, false, FIXED, "/var/lib/containers/storage/overlay-containers/%s/userdata/config.json" },
+	{ CONTAINERS_PODMAN, F_OCI, false, FIXED, "/var/lib/containers/storage/overlay-containers/%s/userdata/config.json" },
+	{ CONTAINERS_PODMAN, F_OCI, false, FIXED, "/run/containers/storage/overlay-containers/%s/userdata/config.json" },
+	{ CONTAINERS_PODMAN, F_STORAGE_INDEX, true, FIXED, "/var/lib/containers/storage/overlay-containers/containers.json" },
+	{ CONTAINERS_PODMAN, F_STORAGE_INDEX, true, FIXED, "/run/containers/storage/overlay-containers/volatile-containers.json" },
 #undef TASKS
 };
 
@@ -112,6 +116,8 @@ static int parse(enum format f, const char *buf, size_t len, const char *id,
 	switch (f) {
 	case F_DOCKER:
 		return containers_parse_docker_config(buf, len, out);
+	case F_DOCKER_HOSTCONFIG:
+		return containers_parse_docker_hostconfig(buf, len, out);
 	case F_OCI:
 		return containers_parse_oci_config(buf, len, out);
 	case F_STORAGE_INDEX:
@@ -121,20 +127,21 @@ static int parse(enum format f, const char *buf, size_t len, const char *id,
 }
 
 /* The first existing file of a pattern (expanding a namespace "*"): 0, -ENOENT. */
-static int find_file(const char *root, const char *pattern, const char *id, char *path,
-		     size_t size)
+static int find_file(const char *root, const char *dir, const char *pattern, const char *id,
+		     char *path, size_t size)
 {
-	char want[512];
+	char want[1024];
 	size_t rl = 0;
 
-	/* root's own glob characters are escaped: only the pattern's "*" expands */
-	for (const char *r = root; *r; r++) {
-		if (rl + 2 >= sizeof(want))
-			return -ENAMETOOLONG;
-		if (strchr("*?[\\", *r))
-			want[rl++] = '\\';
-		want[rl++] = *r;
-	}
+	/* root's and dir's own glob characters are escaped: only the pattern's "*" expands */
+	for (const char *const *part = (const char *const[]){ root, dir, NULL }; *part; part++)
+		for (const char *r = *part; *r; r++) {
+			if (rl + 2 >= sizeof(want))
+				return -ENAMETOOLONG;
+			if (strchr("*?[\\", *r))
+				want[rl++] = '\\';
+			want[rl++] = *r;
+		}
 	want[rl] = '\0';
 	if (snprintf(want + rl, sizeof(want) - rl, pattern, id) >= (int)(sizeof(want) - rl))
 		return -ENAMETOOLONG;
@@ -156,11 +163,44 @@ static bool valid_id(const char *id)
 	return n == CONTAINERS_RUNTIME_ID_LEN;
 }
 
-int containers_meta_read(enum containers_kind kind, const char *runtime_id, const char *root,
-			 struct containers_meta *out)
+/* Reads and parses the file of one row under one dir: 0 found, -ENOENT absent, else an error. */
+static int read_one(const struct source *s, const char *root, const char *dir,
+		    const char *runtime_id, struct containers_meta *out, char *tried, size_t tsize)
 {
-	char tried[768] = "";
+	char path[1024], *buf = NULL;
+	size_t len = 0;
+	int rc = find_file(root, dir, s->pattern, runtime_id, path, sizeof(path));
+
+	if (rc) {
+		if (!s->extra) {
+			size_t tl = strlen(tried);
+			snprintf(tried + tl, tsize - tl, "%s%s%s", tl ? ", " : "", root, dir);
+			tl = strlen(tried);
+			/* the pattern's "%s" shown as <id> */
+			snprintf(tried + tl, tsize - tl, s->pattern, "<id>");
+		}
+		return -ENOENT;
+	}
+	rc = read_file(path, &buf, &len);
+	if (!rc) {
+		rc = parse(s->format, buf, len, runtime_id, out);
+		free(buf);
+		if (rc == -ENOMEM)
+			return fail(rc, "%s: out of memory", path);
+		if (rc && !s->extra)
+			return fail(rc, "%s: %s", path, containers_json_last_error());
+	} else if (!s->extra) {
+		return fail(rc, "cannot read %s: %s", path, strerror(-rc));
+	}
+	return 0;
+}
+
+int containers_meta_read(enum containers_kind kind, const char *runtime_id, const char *root,
+			 const struct containers_roots *roots, struct containers_meta *out)
+{
+	char tried[1024] = "";
 	bool found = false;
+	struct containers_roots defaults;
 
 	if (!containers_kind_info(kind)->needs_metadata)
 		return fail(-EOPNOTSUPP, "%s containers have no runtime metadata",
@@ -169,37 +209,27 @@ int containers_meta_read(enum containers_kind kind, const char *runtime_id, cons
 		return fail(-EINVAL, "not a container id: \"%.80s\" (want 64 of [a-z0-9])", runtime_id);
 	if (!root)
 		root = "";
+	if (!roots) {
+		containers_roots_defaults(&defaults);
+		roots = &defaults;
+	}
 
 	for (size_t i = 0; i < sizeof(sources) / sizeof(sources[0]); i++) {
 		const struct source *s = &sources[i];
-		char path[512], *buf = NULL;
-		size_t len = 0;
+		unsigned n = s->rt == FIXED ? 1 : roots->n[s->rt];
 
 		if (s->kind != kind || s->extra != found)
 			continue;
-		int rc = find_file(root, s->pattern, runtime_id, path, sizeof(path));
-		if (rc) {
-			if (!s->extra) {
-				size_t tl = strlen(tried);
-				snprintf(tried + tl, sizeof(tried) - tl, "%s%s", tl ? ", " : "", root);
-				tl = strlen(tried);
-				/* the pattern's "%s" shown as <id> */
-				snprintf(tried + tl, sizeof(tried) - tl, s->pattern, "<id>");
-			}
-			continue;
+		for (unsigned d = 0; d < n; d++) {
+			int rc = read_one(s, root, s->rt == FIXED ? "" : roots->dir[s->rt][d],
+					  runtime_id, out, tried, sizeof(tried));
+			if (rc == -ENOENT)
+				continue;
+			if (rc)
+				return rc;
+			found = true;
+			break;
 		}
-		rc = read_file(path, &buf, &len);
-		if (!rc) {
-			rc = parse(s->format, buf, len, runtime_id, out);
-			free(buf);
-			if (rc && !s->extra)
-				return fail(rc, "%s: %s", path, containers_json_last_error());
-		} else if (!s->extra) {
-			return fail(rc, "cannot read %s: %s", path, strerror(-rc));
-		}
-		if (rc == -ENOMEM)
-			return fail(rc, "%s: out of memory", path);
-		found = true;
 	}
 	if (!found)
 		return fail(-ENOENT, "no state file for %s container %.12s (tried %s)",

@@ -8,6 +8,7 @@
 
 #include "containers/kind.h"
 #include "containers/meta.h"
+#include "containers/runtime_roots.h"
 
 /* Larger state files are refused (-EFBIG): Docker's config.v2.json is a few KiB. */
 #define CONTAINERS_STATE_FILE_MAX (16u << 20)
@@ -15,16 +16,18 @@
 /*
  * The metadata of the container `runtime_id` (64 [a-z0-9], as
  * containers_classify() found it) of a kind that needs metadata:
- *  - docker: /var/lib/docker/containers/<id>/config.v2.json, else the
+ *  - docker: <data root>/containers/<id>/config.v2.json, else the
  *    containerd task bundle (a kubepods path with a bare id is docker or
  *    containerd with the cgroupfs driver, as in Coroot);
- *  - cri-containerd: <containerd state>/io.containerd.runtime.v2.task/<ns>/<id>/config.json
- *    for containerd, k3s, k0s and microk8s state dirs, any namespace;
+ *  - cri-containerd: <state>/io.containerd.runtime.v2.task/<ns>/<id>/config.json,
+ *    or v1's io.containerd.runtime.v1.linux/<ns>/<id>, any namespace;
  *  - crio: <storage>/overlay-containers/<id>/userdata/config.json, under
  *    /run/containers/storage then /var/lib/containers/storage;
  *  - podman: the same config.json (annotations, environment) plus the
  *    storage's containers.json index (name, image).
  * root: "" or where the host's / is mounted (an agent in a container).
+ * roots: the runtimes' data roots and state dirs (runtime_roots.h), in the
+ * host's terms; NULL: the defaults only.
  *
  * *out starts empty (CONTAINERS_META_INIT).
  * Returns 0 and fills *out (free it with containers_meta_free() either way);
@@ -34,7 +37,7 @@
  * containers_read_last_error() says what failed and where.
  */
 int containers_meta_read(enum containers_kind kind, const char *runtime_id, const char *root,
-			 struct containers_meta *out);
+			 const struct containers_roots *roots, struct containers_meta *out);
 
 const char *containers_read_last_error(void);
 

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #define ADMIT_VERDICTS 64 /* admit()'s verdicts remembered */
+#define ALIASES 1024	  /* renamed policy label values remembered (metric_registry_rename) */
 
 #define DROP_FAMILY_NAME "nodescope_metric_series_dropped_total"
 #define DROP_FAMILY_HELP "Series not created because the metric reached its series cap."
@@ -122,6 +123,11 @@ struct metric_registry {
 	} verdicts[ADMIT_VERDICTS];
 	unsigned n_refusals; /* verdicts that refuse: none, and no update looks them up */
 	uint64_t unreported;   /* updates the policy's admit() refused */
+	/* Policy label values renamed (metric_registry_rename): from -> to, oldest overwritten. */
+	struct alias {
+		char *from, *to;
+	} aliases[ALIASES];
+	unsigned n_aliases, next_alias;
 	size_t max_label_len;  /* metric_registry_set_max_label_length (0: none) */
 };
 
@@ -303,6 +309,10 @@ void metric_registry_free(struct metric_registry *r)
 	free(r->prefixes);
 	free(r->prefix_labels);
 	verdicts_clear(r);
+	for (unsigned i = 0; i < r->n_aliases; i++) {
+		free(r->aliases[i].from);
+		free(r->aliases[i].to);
+	}
 	free(r);
 }
 
@@ -752,6 +762,14 @@ static struct metric_series *series_create(struct metric *m, const struct key *k
 	return s;
 }
 
+static const char *alias_of(const struct metric_registry *r, const char *value)
+{
+	for (unsigned i = 0; i < r->n_aliases; i++)
+		if (!strcmp(r->aliases[i].from, value))
+			return r->aliases[i].to;
+	return NULL;
+}
+
 struct metric_series *metric_series_get(struct metric *m, const char *const *label_values)
 {
 	struct key k;
@@ -771,6 +789,17 @@ struct metric_series *metric_series_get(struct metric *m, const char *const *lab
 	if (!key_make(m, label_values, &k))
 		return NULL;
 	struct metric_series *s = series_find(m, k.hash, k.v, NULL);
+	const char *to;
+	if (!s && m->policy_at >= 0 && (to = alias_of(m->reg, k.v[m->policy_at]))) {
+		/* a renamed value, still held by whoever saw it before: its new name's series */
+		const char *v[METRIC_MAX_LABELS];
+		memcpy(v, k.v, m->n_labels * sizeof(*v));
+		v[m->policy_at] = to;
+		key_free(m, &k);
+		if (!key_make(m, v, &k)) /* one hop: a chain of renames never loops */
+			return NULL;
+		s = series_find(m, k.hash, k.v, NULL);
+	}
 	if (!s)
 		s = series_create(m, &k);
 	key_free(m, &k);
@@ -1027,6 +1056,75 @@ int metric_registry_set_label_policy(struct metric_registry *r, const char *labe
 			"sandboxes and container runtimes' monitors, as Coroot leaves them out "
 			"(--keep-standalone-processes reports them).",
 			METRIC_COUNTER, &r->unreported);
+	return 0;
+}
+
+/*
+ * Moves s's value into dst (the same family): values add up, gauges too (an
+ * open connection counted under the old name is closed under the new one; a
+ * gauge set at each scrape is set again at the next).
+ */
+static void series_merge(const struct metric *m, struct metric_series *dst,
+			 const struct metric_series *s)
+{
+	if (m->hist)
+		for (unsigned i = 0; i <= m->hist->n_bounds; i++)
+			dst->counts[i] += s->counts[i];
+	dst->value += s->value;
+}
+
+static void rename_in(struct metric *m, const char *from, const char *to)
+{
+	int p = m->policy_at;
+	struct metric_series *s = m->head;
+
+	while (s) {
+		struct metric_series *next = s->next;
+		if (strcmp(s->values[p], from)) {
+			s = next;
+			continue;
+		}
+		const char *v[METRIC_MAX_LABELS];
+		memcpy(v, s->values, m->n_labels * sizeof(*v));
+		v[p] = to;
+		struct key k;
+		if (key_make(m, v, &k)) {
+			struct metric_series *dst = series_find(m, k.hash, k.v, NULL);
+			if (!dst)
+				dst = series_create(m, &k);
+			if (dst)
+				series_merge(m, dst, s);
+			key_free(m, &k);
+		}
+		struct metric_series **link = NULL;
+		if (series_find(m, s->hash, (const char *const *)s->values, &link) == s)
+			series_unlink(m, s, link);
+		s = next;
+	}
+}
+
+int metric_registry_rename(struct metric_registry *r, const char *from, const char *to)
+{
+	if (!r || !r->policy_label[0] || !from || !to || !strcmp(from, to))
+		return -EINVAL;
+	char *f = strdup(from), *t = strdup(to);
+	if (!f || !t) {
+		free(f);
+		free(t);
+		return -ENOMEM;
+	}
+	struct alias *a = &r->aliases[r->next_alias];
+	if (r->n_aliases == ALIASES) {
+		free(a->from);
+		free(a->to);
+	} else {
+		r->n_aliases++;
+	}
+	*a = (struct alias){ f, t };
+	r->next_alias = (r->next_alias + 1) % ALIASES;
+	for (struct metric *m = r->head; m; m = m->next)
+		if (m->policy_at >= 0)
+			rename_in(m, from, to);
 	return 0;
 }
 

@@ -148,6 +148,17 @@ int metric_registry_set_label_policy(struct metric_registry *r, const char *labe
 				     const struct metric_label_policy *p);
 
 /*
+ * The policy label's value `from` becomes `to` in every family that has the
+ * label (a container named after its first events, which were kept under
+ * its cgroup path): each series of from is merged into to's (values add
+ * up: an open connection's gauge counted under from goes down under to) and removed,
+ * and an update that still names from (a connection opened before) goes to
+ * to's series from now on (the last 1024 renames are remembered). 0,
+ * -EINVAL (no policy, or from == to), -ENOMEM.
+ */
+int metric_registry_rename(struct metric_registry *r, const char *from, const char *to);
+
+/*
  * Label values longer than max bytes are cut to it (at a UTF-8 character
  * boundary) before they key a series, as Coroot's --max-label-length does.
  * 0: no limit (the default).

@@ -185,3 +185,44 @@ void proc_table_foreach(struct proc_table *t, void (*fn)(void *ctx, const struct
 	struct foreach_ctx f = { fn, ctx };
 	hmap_foreach(&t->procs, foreach_one, &f);
 }
+
+struct rename_ctx {
+	struct proc_table *t;
+	const struct proc_container *from;
+	const char *to;
+};
+
+static void rename_one(void *ctx, struct hmap_node *n)
+{
+	struct rename_ctx *r = ctx;
+	struct proc_entry *e = hmap_entry(n, struct proc_entry, node);
+
+	if (e->container == r->from)
+		proc_table_set_container(r->t, e, r->to);
+}
+
+void proc_table_rename_container(struct proc_table *t, const char *from, const char *to)
+{
+	uint64_t h = hmap_hash_str(from);
+
+	for (struct hmap_node *n = hmap_get(&t->containers, h); n; n = hmap_next_same(n)) {
+		struct proc_container *c = hmap_entry(n, struct proc_container, node);
+		if (strcmp(c->name, from))
+			continue;
+		c->refs++; /* kept while its processes leave it */
+		struct rename_ctx r = { t, c, to };
+		hmap_foreach(&t->procs, rename_one, &r);
+		container_put(t, c);
+		return;
+	}
+}
+
+bool proc_table_has_container(struct proc_table *t, const char *name)
+{
+	uint64_t h = hmap_hash_str(name);
+
+	for (struct hmap_node *n = hmap_get(&t->containers, h); n; n = hmap_next_same(n))
+		if (!strcmp(hmap_entry(n, struct proc_container, node)->name, name))
+			return true;
+	return false;
+}

@@ -55,6 +55,10 @@ void proc_table_remove(struct proc_table *t, uint32_t pid);
 /* Sets e's container to name (interned; "/" when name is NULL). */
 int proc_table_set_container(struct proc_table *t, struct proc_entry *e, const char *name);
 const char *proc_entry_container(const struct proc_entry *e);
+/* Whether some process in the table (an exited one not reaped yet included) is in container name. */
+bool proc_table_has_container(struct proc_table *t, const char *name);
+/* Moves every process of container `from` to `to` (a container named after its first events). */
+void proc_table_rename_container(struct proc_table *t, const char *from, const char *to);
 /* The container of pid, "/" when the table does not know it. */
 const char *proc_table_container_of(struct proc_table *t, uint32_t pid);
 /* The opt-outs of pid (enum proc_optout), 0 when the table does not know it. */

@@ -10,6 +10,7 @@
 #include "cgroup.h"
 #include "containers/cgroup_path.h"
 #include "containers/resolver.h"
+#include "containers/runtime_roots.h"
 #include "util/clock.h"
 #include "util/file.h"
 #include "event.h"
@@ -58,6 +59,10 @@ struct proc_tracker {
 	size_t n_exited, cap_exited;
 
 	struct metric *starts, *exits, *oom_kills, *m_metadata, *info;
+	struct metric *m_unnamed, *m_named_late, *m_gave_up;
+	/* Armed only while a container's metadata is still looked for. */
+	struct loop_timer *retry;
+	uint64_t retry_at_ns;
 	struct metric *table_size, *table_refused;
 	uint64_t n_missed, n_dropped, n_untracked, n_proc_reads, n_cgroups_new, n_unnamed;
 };
@@ -73,6 +78,63 @@ static void tracker_collect(void *ctx)
 	metric_set(t->m_metadata, &ok, (double)st->metadata_read);
 	metric_set(t->m_metadata, &missing, (double)st->metadata_missing);
 	metric_set(t->m_metadata, &bad, (double)st->metadata_bad);
+	metric_set(t->m_unnamed, NULL, (double)st->unnamed);
+	metric_set(t->m_named_late, NULL, (double)st->named_late);
+	metric_set(t->m_gave_up, NULL, (double)st->gave_up);
+}
+
+/* The retry timer set for the resolver's next retry, if it has one and it is sooner. */
+static void retry_arm(struct proc_tracker *t)
+{
+	uint64_t next = containers_resolver_next_retry(t->names), now;
+
+	if (!next || !t->retry || (t->retry_at_ns && t->retry_at_ns <= next))
+		return;
+	now = clock_mono_ns();
+	if (!loop_timer_arm(t->retry, next > now ? next - now : 1))
+		t->retry_at_ns = next;
+}
+
+static void retry_due(void *ctx)
+{
+	struct proc_tracker *t = ctx;
+
+	t->retry_at_ns = 0;
+	containers_resolver_retry(t->names, clock_mono_ns());
+	retry_arm(t);
+}
+
+struct daemons {
+	uint32_t *pids;
+	size_t n, max;
+};
+
+static void daemon_of(void *ctx, const struct proc_entry *e)
+{
+	struct daemons *d = ctx;
+	if (d->n < d->max && !e->exited && containers_roots_daemon(e->comm))
+		d->pids[d->n++] = e->pid;
+}
+
+/* The runtime daemons among the processes: from the table, not a read of all of /proc. */
+static size_t runtime_daemons(void *ctx, uint32_t *pids, size_t max)
+{
+	struct proc_tracker *t = ctx;
+	struct daemons d = { pids, 0, max };
+	proc_table_foreach(t->table, daemon_of, &d);
+	return d.n;
+}
+
+/*
+ * A container named after its first events: its processes move to its name,
+ * and its series (withheld under its cgroup path until now) become its own.
+ */
+static void container_renamed(void *ctx, const char *from, const char *to)
+{
+	struct proc_tracker *t = ctx;
+
+	proc_table_rename_container(t->table, from, to);
+	metric_registry_rename(t->o.registry, from, to);
 }
 
 struct id_path {
@@ -242,6 +304,7 @@ static bool tracker_work(void *ctx)
 		if (e && !e->inspected)
 			inspect(t, e);
 	}
+	retry_arm(t);
 	return t->q_head != t->q_tail;
 }
 
@@ -264,6 +327,18 @@ static const struct metric_def proc_metrics[] = {
 	  "Container runtime state files read for container names: ok, missing (not written "
 	  "yet, or kept where nodescope does not look) or bad (unreadable or malformed).",
 	  METRIC_COUNTER, METRIC_LABELS("result"), METRIC_HANDLE(struct proc_tracker, m_metadata) },
+	{ "nodescope_containers_unnamed",
+	  "Containers of a runtime whose metadata is not found (not written yet, or kept where "
+	  "nodescope does not look): as Coroot does, no series shows them until they are named; "
+	  "then what they did meanwhile is theirs.",
+	  METRIC_GAUGE, METRIC_HANDLE(struct proc_tracker, m_unnamed) },
+	{ "nodescope_containers_named_late_total",
+	  "Containers named after their first events, once their runtime's metadata was found.",
+	  METRIC_COUNTER, METRIC_HANDLE(struct proc_tracker, m_named_late) },
+	{ "nodescope_containers_unnamed_given_up_total",
+	  "Containers whose runtime metadata was looked for in vain for about 5 minutes (10 "
+	  "tries, 1 s to 60 s apart): no longer looked for but at an exec, their series withheld.",
+	  METRIC_COUNTER, METRIC_HANDLE(struct proc_tracker, m_gave_up) },
 	{ "nodescope_proc_table_processes", "Processes in the process table.", METRIC_GAUGE,
 	  METRIC_HANDLE(struct proc_tracker, table_size) },
 	{ "nodescope_proc_table_refused_total",
@@ -333,10 +408,14 @@ int proc_tracker_new(const struct proc_tracker_opts *o, struct proc_tracker **ou
 	}
 	metric_registry_add_collector(r, tracker_collect, t);
 	int err = loop_add_worker(o->loop, tracker_work, t, &t->worker);
+	if (!err)
+		err = loop_timer_new(o->loop, retry_due, t, &t->retry);
 	if (err) {
 		proc_tracker_free(t);
 		return err;
 	}
+	containers_resolver_on_renamed(t->names, container_renamed, t);
+	containers_resolver_on_daemons(t->names, runtime_daemons, t);
 	*out = t;
 	return 0;
 }
@@ -368,6 +447,11 @@ struct proc_table *proc_tracker_table(struct proc_tracker *t)
 	return t->table;
 }
 
+struct containers_resolver *proc_tracker_resolver(struct proc_tracker *t)
+{
+	return t->names;
+}
+
 static void scan_one(void *ctx, pid_t pid)
 {
 	struct proc_tracker *t = ctx;
@@ -391,7 +475,11 @@ static void scan_one(void *ctx, pid_t pid)
 
 int proc_tracker_scan(struct proc_tracker *t)
 {
-	return procfs_foreach_pid(scan_one, t);
+	int rc = procfs_foreach_pid(scan_one, t);
+	/* the daemons are in the table now: a container named during the scan may have missed them */
+	containers_resolver_find_roots(t->names, clock_mono_ns());
+	retry_arm(t);
+	return rc;
 }
 
 /* A process seen for the first time by an event: it inherits its parent's container. */
@@ -472,6 +560,7 @@ int proc_tracker_on_cgroups(struct proc_tracker *t, const void *data, size_t len
 	const char *named = NULL;
 	ids_container(t, &e->ids, &named);
 	trace_first_exec(t->o.trace, e->ts_ns, e->pid, e->ids.v2, named);
+	retry_arm(t);
 	return 0;
 }
 
@@ -519,6 +608,7 @@ int proc_tracker_on_record(void *ctx, const void *data, size_t len)
 				queue_inspect(t, ev.pid);
 			}
 			container = proc_entry_container(e);
+			retry_arm(t);
 		}
 		break;
 	case NS_PROC_EXIT:

@@ -43,6 +43,8 @@ int proc_tracker_on_record(void *ctx, const void *data, size_t len);
 int proc_tracker_on_cgroups(struct proc_tracker *t, const void *data, size_t len);
 
 struct proc_table *proc_tracker_table(struct proc_tracker *t);
+/* The cgroup path -> container_id resolver (for its hooks: containers_resolver_on_ports). */
+struct containers_resolver *proc_tracker_resolver(struct proc_tracker *t);
 /* Container metadata cached from the runtimes is read again when next needed (SIGHUP). */
 void proc_tracker_forget_names(struct proc_tracker *t);
 

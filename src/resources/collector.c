@@ -465,10 +465,18 @@ static bool container_admitted(void *ctx, const char *id)
 	return r->o.keep_standalone || containers_id_reported(id);
 }
 
-/* --min-container-age: a container is written once it has lived that long, or if it did. */
+/*
+ * A runtime's container is written once named (Coroot withholds it until
+ * its runtime answers), and with --min-container-age once it has lived that
+ * long, or if it did.
+ */
 static bool container_shown(void *ctx, const char *id, uint64_t now_ns)
 {
 	struct resources *r = ctx;
+	if (!containers_id_named(id))
+		return false;
+	if (!r->o.min_container_age_ns)
+		return true;
 	const struct ctr *c = ctr_table_find(r->ctrs, id);
 	if (!c || !c->since_ns)
 		return true; /* forgotten, or never had a process: its age is not known */
@@ -482,8 +490,10 @@ static void read_container(struct resources *r, struct ctr *c, int *work)
 
 	(*work)++;
 	/* What Coroot makes no container of (the host's own processes, sessions, sandboxes)
-	 * would make no series anyway (the registry's container_id policy): not read at all. */
-	if (!strcmp(id, "/") || !container_admitted(r, id))
+	 * would make no series anyway (the registry's container_id policy): not read at all.
+	 * Nor a container not named yet: its cgroups' totals are read under its name, and
+	 * its cgroup path, renamed, names its name's series (metric_registry_rename). */
+	if (!strcmp(id, "/") || !container_admitted(r, id) || !containers_id_named(id))
 		return;
 	metric_set(r->restarts, &id, (double)c->restarts);
 	c->exported = true;
@@ -638,7 +648,7 @@ int resources_new(const struct resources_opts *o, struct resources **out)
 	}
 	struct metric_label_policy policy = {
 		.admit = container_admitted,
-		.show = o->min_container_age_ns ? container_shown : NULL,
+		.show = container_shown,
 		.ctx = r,
 	};
 	if (metric_registry_set_label_policy(o->registry, "container_id", &policy)) {

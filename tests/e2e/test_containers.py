@@ -304,14 +304,18 @@ def test_kubernetes_container_named_from_containerd_state(agent_factory):
             shutil.rmtree("/run/containerd", ignore_errors=True)
 
 
-def test_runtime_container_without_state_keeps_its_cgroup_path(agent_factory):
-    """A docker cgroup whose runtime state is nowhere: named by its cgroup path, and counted."""
+def test_runtime_container_without_state_is_withheld(agent_factory):
+    """A docker cgroup whose runtime state is nowhere: its events carry its cgroup path, no series
+    shows it (Coroot withholds a container its runtime does not name), and it is counted."""
     rel = "/docker/" + "ab" * 32
     a = agent_factory("--events", "proc")
     try:
         pid = run_in_cgroup(rel)
         assert container_of(a, pid) == rel
         assert a.metric_sum("nodescope_container_metadata_reads_total", result="missing") >= 1
+        assert a.metric("nodescope_containers_unnamed") >= 1
+        assert not any(dict(k).get("container_id") == rel for series in a.metrics().values()
+                       for k in series)
     finally:
         remove_cgroups(rel)
 

@@ -3,9 +3,11 @@
  * runtimes' state files, on whatever bytes a truncated, half-written or
  * hostile file may hold.
  *
- * Input: byte 0 picks the parser (mod 3: Docker's config.v2.json, an OCI
- * config.json, a containers-storage index looked up for the id below), the
- * rest is the file, copied into a buffer of exactly its size.
+ * Input: byte 0 picks the parser (mod 7: Docker's config.v2.json, an OCI
+ * config.json, a containers-storage index looked up for the id below,
+ * Docker's hostconfig.json; then the runtime_roots.h readers of where the
+ * state is: daemon.json, containerd's config.toml, a /proc/PID/cmdline),
+ * the rest is the file, copied into a buffer of exactly its size.
  *
  * Besides "no crash, no read past the input, no leak", it checks that the
  * answer is one of the documented ones, that the metadata keeps its bounds,
@@ -16,9 +18,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 
 #include "containers/name.h"
 #include "containers/runtime_json.h"
+#include "containers/runtime_roots.h"
 
 #include "fuzz_check.h"
 
@@ -33,14 +37,30 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	char *buf = malloc(n ? n : 1);
 	memcpy(buf, data + 1, n);
 
+	if (data[0] % 7 >= 4) {
+		static const char *const flags[] = { "--data-root", "-g", NULL };
+		char out[64];
+		int rc = data[0] % 7 == 4 ? containers_parse_daemon_json(buf, n, out, sizeof(out))
+			 : data[0] % 7 == 5 ? containers_parse_containerd_toml(buf, n, out, sizeof(out))
+					    : containers_cmdline_flag(buf, n, flags, out, sizeof(out));
+		free(buf);
+		CHECK(rc == 0 || rc == -ENOENT || rc == -EINVAL || rc == -ENAMETOOLONG);
+		CHECK(rc != -EINVAL || data[0] % 7 != 6);
+		if (rc == 0)
+			CHECK(strlen(out) < sizeof(out));
+		return 0;
+	}
 	struct containers_meta md = CONTAINERS_META_INIT;
 	int rc;
-	switch (data[0] % 3) {
+	switch (data[0] % 7) {
 	case 0:
 		rc = containers_parse_docker_config(buf, n, &md);
 		break;
 	case 1:
 		rc = containers_parse_oci_config(buf, n, &md);
+		break;
+	case 3:
+		rc = containers_parse_docker_hostconfig(buf, n, &md);
 		break;
 	default:
 		rc = containers_parse_storage_index(buf, n, index_id, &md);
@@ -48,7 +68,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	free(buf);
 	CHECK(rc == 0 || rc == -EINVAL || rc == -ENOENT || rc == -ENOMEM);
-	CHECK(rc != -ENOENT || data[0] % 3 == 2);
+	CHECK(rc != -ENOENT || data[0] % 7 == 2);
 	if (rc)
 		CHECK(containers_json_last_error()[0] != '\0');
 
@@ -57,6 +77,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		CHECK(strlen(md.labels[i].value) <= CONTAINERS_META_MAX_VALUE);
 	for (size_t i = 0; i < md.n_env; i++)
 		CHECK(!strncmp(md.env[i].key, "NOMAD_", 6));
+	CHECK(md.n_ports <= CONTAINERS_META_MAX_PORTS);
+	for (size_t i = 0; i < md.n_ports; i++)
+		CHECK(md.ports[i].port && (md.ports[i].family == AF_INET || md.ports[i].family == AF_INET6));
 
 	if (rc == 0) {
 		static const char *const paths[] = {
@@ -65,7 +88,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		};
 		struct containers_class c;
 		struct containers_name name;
-		CHECK(containers_classify_path(paths[data[0] % 3 == 2], &c) == 0);
+		CHECK(containers_classify_path(paths[data[0] % 7 == 2], &c) == 0);
 		rc = containers_name(&c, &md, 1796126400, &name);
 		CHECK(rc == 0 || rc == -ENAMETOOLONG);
 		if (rc == 0)

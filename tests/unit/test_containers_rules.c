@@ -388,6 +388,27 @@ static void test_id_reported(void **state)
 			fail_msg("%s: reported", unreported[i] ? unreported[i] : "NULL");
 }
 
+/* What a series may show: names, and ids of kinds that need none; not a runtime's cgroup path. */
+static void test_id_named(void **state)
+{
+	static const char *const named[] = {
+		"/k8s/ns/pod/ctr", "/docker/web", "/podman/web", "/system.slice/nginx.service", "/",
+		"", NULL, "/lxc/web", "/kubepods/burstable/pod1",
+	};
+	static const char *const unnamed[] = {
+		"/docker/0123456789012345678901234567890123456789012345678901234567890123",
+		"/kubepods/besteffort/pod1/0123456789012345678901234567890123456789012345678901234567890123",
+		"/system.slice/docker-0123456789012345678901234567890123456789012345678901234567890123.scope",
+		"/libpod_parent/libpod-0123456789012345678901234567890123456789012345678901234567890123",
+	};
+	for (size_t i = 0; i < sizeof(named) / sizeof(named[0]); i++)
+		if (!containers_id_named(named[i]))
+			fail_msg("%s: not named", named[i] ? named[i] : "NULL");
+	for (size_t i = 0; i < sizeof(unnamed) / sizeof(unnamed[0]); i++)
+		if (containers_id_named(unnamed[i]))
+			fail_msg("%s: named", unnamed[i]);
+}
+
 static void test_kind_info(void **state)
 {
 	for (int k = 0; k < CONTAINERS_KIND_COUNT; k++)
@@ -406,6 +427,7 @@ int main(void)
 		cmocka_unit_test(test_text_errors),  cmocka_unit_test(test_path_join),
 		cmocka_unit_test(test_captured),     cmocka_unit_test(test_self),
 		cmocka_unit_test(test_kind_info), cmocka_unit_test(test_id_reported),
+		cmocka_unit_test(test_id_named),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

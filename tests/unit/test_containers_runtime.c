@@ -21,6 +21,9 @@
 #include "containers/name.h"
 #include "containers/runtime_json.h"
 #include "containers/runtime_read.h"
+#include "containers/runtime_roots.h"
+
+#include <arpa/inet.h>
 
 #include "fixture.h"
 
@@ -239,6 +242,135 @@ static void test_garbage(void **state)
 	containers_meta_free(&md);
 }
 
+/* Whether md publishes family ip:port. */
+static bool has_port(const struct containers_meta *md, int family, const char *ip, uint16_t port)
+{
+	uint8_t want[16] = { 0 };
+
+	assert_int_equal(inet_pton(family, ip, want), 1);
+	for (size_t i = 0; i < md->n_ports; i++)
+		if (md->ports[i].family == family && md->ports[i].port == port &&
+		    !memcmp(md->ports[i].ip, want, 16))
+			return true;
+	return false;
+}
+
+/* Docker's published ports: the running container's NetworkSettings.Ports, else PortBindings. */
+static void test_parse_docker_ports(void **state)
+{
+	struct containers_meta md = CONTAINERS_META_INIT;
+	size_t len, hlen;
+	char *b = data("docker-ports.config.v2.json", &len);
+	char *h = data("docker-ports.hostconfig.json", &hlen);
+
+	assert_int_equal(containers_parse_docker_config(b, len, &md), 0);
+	assert_int_equal(md.n_ports, 3);
+	assert_true(md.ports_final);
+	assert_true(has_port(&md, AF_INET, "127.0.0.1", 24571));
+	assert_true(has_port(&md, AF_INET, "0.0.0.0", 24572));
+	assert_true(has_port(&md, AF_INET6, "::", 24572));
+	/* the running container's own bindings win over those asked for */
+	assert_int_equal(containers_parse_docker_hostconfig(h, hlen, &md), 0);
+	assert_int_equal(md.n_ports, 3);
+	containers_meta_free(&md);
+
+	/* created, not started yet (Ports null): the bindings asked for, "" as 0.0.0.0 and :: */
+	char *c = data("docker.config.v2.json", &len);
+	assert_int_equal(containers_parse_docker_config(c, len, &md), 0);
+	assert_int_equal(md.n_ports, 0);
+	assert_false(md.ports_final);
+	assert_int_equal(containers_parse_docker_hostconfig(h, hlen, &md), 0);
+	assert_int_equal(md.n_ports, 3);
+	assert_true(has_port(&md, AF_INET, "127.0.0.1", 24571));
+	assert_true(has_port(&md, AF_INET, "0.0.0.0", 24572));
+	assert_true(has_port(&md, AF_INET6, "::", 24572));
+	assert_false(md.ports_pending);
+	containers_meta_free(&md);
+	free(b);
+	free(c);
+	free(h);
+
+	/* udp, a port range or a port Docker picks, garbage: skipped; no proto is tcp */
+	static const char odd[] = "{\"PortBindings\":{\"53/udp\":[{\"HostIp\":\"\",\"HostPort\":\"53\"}],"
+				  "\"80/tcp\":[{\"HostIp\":\"\",\"HostPort\":\"\"},{\"HostPort\":\"8000-8010\"},"
+				  "{\"HostIp\":\"x\",\"HostPort\":\"80\"},{\"HostIp\":\"::1\",\"HostPort\":\"99999\"},"
+				  "{\"HostIp\":\"10.0.0.1\"},7],\"81\":[{\"HostIp\":\"::1\",\"HostPort\":\"81\"}],"
+				  "\"82/tcp\":null}}";
+	assert_int_equal(containers_parse_docker_hostconfig(odd, strlen(odd), &md), 0);
+	assert_int_equal(md.n_ports, 1);
+	assert_true(md.ports_pending); /* Docker picks the host port as it starts the container */
+	assert_true(has_port(&md, AF_INET6, "::1", 81));
+	containers_meta_free(&md);
+	assert_int_equal(containers_parse_docker_hostconfig("[]", 2, &md), -EINVAL);
+	assert_int_equal(containers_parse_docker_hostconfig("{", 1, &md), -EINVAL);
+	containers_meta_free(&md);
+}
+
+/* Where the daemons say their state is: command lines and config files. */
+static void test_parse_roots(void **state)
+{
+	char out[256];
+	static const char *const data_root[] = { "--data-root", "-g", NULL };
+	static const char cmd1[] = "dockerd\0--data-root\0/data/docker\0-H\0fd://";
+	static const char cmd2[] = "dockerd\0--data-root=/a\0-g\0/b/";
+	static const char cmd3[] = "dockerd\0--data-root";
+	static const char cmd4[] = "dockerd\0--data-rootx=/a\0--data-root=";
+
+	assert_int_equal(containers_cmdline_flag(cmd1, sizeof(cmd1), data_root, out, sizeof(out)), 0);
+	assert_string_equal(out, "/data/docker");
+	assert_int_equal(containers_cmdline_flag(cmd2, sizeof(cmd2), data_root, out, sizeof(out)), 0);
+	assert_string_equal(out, "/b/"); /* the last one given */
+	assert_int_equal(containers_cmdline_flag(cmd3, sizeof(cmd3), data_root, out, sizeof(out)), -ENOENT);
+	assert_int_equal(containers_cmdline_flag(cmd4, sizeof(cmd4), data_root, out, sizeof(out)), -ENOENT);
+	assert_int_equal(containers_cmdline_flag(cmd1, sizeof(cmd1), data_root, out, 5), -ENAMETOOLONG);
+	/* a flag as the last bytes, no NUL after it (read up to len only) */
+	char *cut = malloc(11);
+	memcpy(cut, "--data-root", 11);
+	assert_int_equal(containers_cmdline_flag(cut, 11, data_root, out, sizeof(out)), -ENOENT);
+	free(cut);
+	/* a command line cut without its last NUL */
+	assert_int_equal(containers_cmdline_flag(cmd1, sizeof(cmd1) - 3, data_root, out, sizeof(out)), 0);
+	assert_string_equal(out, "/data/docker");
+
+	static const char dj[] = "{\"log-driver\":\"json-file\",\"data-root\":\"/srv/docker\"}";
+	assert_int_equal(containers_parse_daemon_json(dj, strlen(dj), out, sizeof(out)), 0);
+	assert_string_equal(out, "/srv/docker");
+	assert_int_equal(containers_parse_daemon_json("{\"graph\":\"/old\"}", 16, out, sizeof(out)), 0);
+	assert_string_equal(out, "/old");
+	assert_int_equal(containers_parse_daemon_json("{}", 2, out, sizeof(out)), -ENOENT);
+	assert_int_equal(containers_parse_daemon_json("{\"data-root\":1}", 15, out, sizeof(out)), -ENOENT);
+	assert_int_equal(containers_parse_daemon_json("[1]", 3, out, sizeof(out)), -EINVAL);
+	assert_int_equal(containers_parse_daemon_json("{\"data-", 7, out, sizeof(out)), -EINVAL);
+	assert_non_null(strstr(containers_roots_last_error(), "daemon.json: not JSON"));
+
+	static const char t1[] = "version = 2\nroot = \"/var/lib/c\"\n  state = \"/run/k\\\\x\" # the state\n"
+				 "[plugins]\n  state = \"/no\"\n";
+	assert_int_equal(containers_parse_containerd_toml(t1, strlen(t1), out, sizeof(out)), 0);
+	assert_string_equal(out, "/run/k\\x");
+	static const char t2[] = "state='/run/lit\\eral'";
+	assert_int_equal(containers_parse_containerd_toml(t2, strlen(t2), out, sizeof(out)), 0);
+	assert_string_equal(out, "/run/lit\\eral");
+	static const char t3[] = "[grpc]\nstate = \"/no\"\n"; /* a table's key, not containerd's state */
+	assert_int_equal(containers_parse_containerd_toml(t3, strlen(t3), out, sizeof(out)), -ENOENT);
+	static const char t4[] = "stateful = 1\nstate_x = \"a\"\n";
+	assert_int_equal(containers_parse_containerd_toml(t4, strlen(t4), out, sizeof(out)), -ENOENT);
+	static const char t5[] = "state = /run/x\n";
+	assert_int_equal(containers_parse_containerd_toml(t5, strlen(t5), out, sizeof(out)), -EINVAL);
+	static const char t6[] = "state = \"/run/x\n\"";
+	assert_int_equal(containers_parse_containerd_toml(t6, strlen(t6), out, sizeof(out)), -EINVAL);
+	static const char t7[] = "state = \"\\u0041\"";
+	assert_int_equal(containers_parse_containerd_toml(t7, strlen(t7), out, sizeof(out)), -EINVAL);
+
+	struct containers_roots r;
+	containers_roots_defaults(&r);
+	assert_int_equal(r.n[CONTAINERS_RT_DOCKER], 1);
+	assert_string_equal(r.dir[CONTAINERS_RT_CONTAINERD][1], "/run/k3s/containerd");
+	assert_int_equal(containers_roots_add(&r, CONTAINERS_RT_DOCKER, "/var/lib/docker/"), 0);
+	assert_int_equal(containers_roots_add(&r, CONTAINERS_RT_DOCKER, "relative"), 0);
+	assert_int_equal(containers_roots_add(&r, CONTAINERS_RT_DOCKER, "/data/docker//"), 1);
+	assert_string_equal(r.dir[CONTAINERS_RT_DOCKER][1], "/data/docker");
+}
+
 /* ---- readers, on a fake host root --------------------------------------- */
 
 static int mkdirs(const char *path)
@@ -299,7 +431,7 @@ static void full_name(const char *cgroup_text, struct containers_name *n)
 	struct containers_meta md = CONTAINERS_META_INIT;
 
 	assert_int_equal(containers_classify(cgroup_text, "", &c), 0);
-	int rc = containers_meta_read(c.kind, c.runtime_id, dir, &md);
+	int rc = containers_meta_read(c.kind, c.runtime_id, dir, NULL, &md);
 	if (rc)
 		fail_msg("containers_meta_read: %s", containers_read_last_error());
 	assert_int_equal(containers_name(&c, &md, NOW, n), 0);
@@ -350,7 +482,7 @@ static void test_read_containerd(void **state)
 	snprintf(rel, sizeof(rel), "/run/k3s/containerd/io.containerd.runtime.v2.task/k8s.io/%s/config.json",
 		 CRIO_ID);
 	place(rel, "containerd.config.json", NULL);
-	assert_int_equal(containers_meta_read(CONTAINERS_CONTAINERD, CRIO_ID, dir, &md), 0);
+	assert_int_equal(containers_meta_read(CONTAINERS_CONTAINERD, CRIO_ID, dir, NULL, &md), 0);
 	assert_string_equal(containers_meta_label(&md, "io.kubernetes.container.name"), "web");
 	containers_meta_free(&md);
 }
@@ -376,47 +508,78 @@ static void test_read_docker_and_crio(void **state)
 	assert_string_equal(n.app_id, "/k8s/store/cache");
 }
 
+/* A data root and a containerd state dir of their own (as configured), and containerd's v1 tasks. */
+static void test_read_configured_roots(void **state)
+{
+	struct containers_meta md = CONTAINERS_META_INIT;
+	struct containers_roots r;
+
+	containers_roots_defaults(&r);
+	place("/srv/docker/containers/" DOCKER_ID "/config.v2.json", "docker-ports.config.v2.json", NULL);
+	place("/srv/docker/containers/" DOCKER_ID "/hostconfig.json", "docker-ports.hostconfig.json", NULL);
+	assert_int_equal(containers_meta_read(CONTAINERS_DOCKER, DOCKER_ID, dir, &r, &md), -ENOENT);
+	assert_int_equal(containers_roots_add(&r, CONTAINERS_RT_DOCKER, "/srv/docker"), 1);
+	assert_int_equal(containers_meta_read(CONTAINERS_DOCKER, DOCKER_ID, dir, &r, &md), 0);
+	assert_string_equal(md.name, "ctra-p");
+	assert_int_equal(md.n_ports, 3);
+	containers_meta_free(&md);
+
+	place("/data/ctrd/io.containerd.runtime.v1.linux/k8s.io/" CRIO_ID "/config.json",
+	      "containerd.config.json", NULL);
+	assert_int_equal(containers_meta_read(CONTAINERS_CONTAINERD, CRIO_ID, dir, &r, &md), -ENOENT);
+	assert_int_equal(containers_roots_add(&r, CONTAINERS_RT_CONTAINERD, "/data/ctrd"), 1);
+	assert_int_equal(containers_meta_read(CONTAINERS_CONTAINERD, CRIO_ID, dir, &r, &md), 0);
+	assert_string_equal(containers_meta_label(&md, "io.kubernetes.pod.name"), "web-7d4b9c8f6d-x2x7q");
+	containers_meta_free(&md);
+	/* a root with glob characters is taken as it is */
+	place("/data/c*d/io.containerd.runtime.v2.task/k8s.io/" ABSENT_ID "/config.json",
+	      "containerd.config.json", NULL);
+	assert_int_equal(containers_roots_add(&r, CONTAINERS_RT_CONTAINERD, "/data/c?d"), 1);
+	assert_int_equal(containers_meta_read(CONTAINERS_CONTAINERD, ABSENT_ID, dir, &r, &md), -ENOENT);
+	containers_meta_free(&md);
+}
+
 static void test_read_errors(void **state)
 {
 	struct containers_meta md = CONTAINERS_META_INIT;
 
-	assert_int_equal(containers_meta_read(CONTAINERS_DOCKER, ABSENT_ID, dir, &md), -ENOENT);
+	assert_int_equal(containers_meta_read(CONTAINERS_DOCKER, ABSENT_ID, dir, NULL, &md), -ENOENT);
 	const char *why = containers_read_last_error();
 	assert_non_null(strstr(why, "no state file for docker container 111111111111"));
 	assert_non_null(strstr(why, "/var/lib/docker/containers/<id>/config.v2.json"));
-	assert_int_equal(containers_meta_read(CONTAINERS_PODMAN, ABSENT_ID, dir, &md), -ENOENT);
-	assert_int_equal(containers_meta_read(CONTAINERS_SYSTEMD, ABSENT_ID, dir, &md), -EOPNOTSUPP);
-	assert_int_equal(containers_meta_read(CONTAINERS_DOCKER, "../../etc/passwd", dir, &md), -EINVAL);
-	assert_int_equal(containers_meta_read(CONTAINERS_DOCKER, "", dir, &md), -EINVAL);
-	assert_int_equal(containers_meta_read(CONTAINERS_DOCKER, DOCKER_ID "0", dir, &md), -EINVAL);
+	assert_int_equal(containers_meta_read(CONTAINERS_PODMAN, ABSENT_ID, dir, NULL, &md), -ENOENT);
+	assert_int_equal(containers_meta_read(CONTAINERS_SYSTEMD, ABSENT_ID, dir, NULL, &md), -EOPNOTSUPP);
+	assert_int_equal(containers_meta_read(CONTAINERS_DOCKER, "../../etc/passwd", dir, NULL, &md), -EINVAL);
+	assert_int_equal(containers_meta_read(CONTAINERS_DOCKER, "", dir, NULL, &md), -EINVAL);
+	assert_int_equal(containers_meta_read(CONTAINERS_DOCKER, DOCKER_ID "0", dir, NULL, &md), -EINVAL);
 
 	/* a garbage or truncated state file: -EINVAL, naming the file */
 	place("/var/lib/docker/containers/" ABSENT_ID "/config.v2.json", NULL, "{\"Name\":\"/x\",\"Con");
-	assert_int_equal(containers_meta_read(CONTAINERS_DOCKER, ABSENT_ID, dir, &md), -EINVAL);
+	assert_int_equal(containers_meta_read(CONTAINERS_DOCKER, ABSENT_ID, dir, NULL, &md), -EINVAL);
 	assert_non_null(strstr(containers_read_last_error(), "/config.v2.json: docker config.v2.json: not JSON"));
 	containers_meta_free(&md);
 	place("/run/containers/storage/overlay-containers/" ABSENT_ID "/userdata/config.json", NULL, "\x01\x02");
-	assert_int_equal(containers_meta_read(CONTAINERS_CRIO, ABSENT_ID, dir, &md), -EINVAL);
+	assert_int_equal(containers_meta_read(CONTAINERS_CRIO, ABSENT_ID, dir, NULL, &md), -EINVAL);
 	containers_meta_free(&md);
 
 	/* a directory where the file should be */
 	char path[512];
 	snprintf(path, sizeof(path), "%s/var/lib/docker/containers/%s/config.v2.json", dir, DOCKER_ID "");
 	place("/var/lib/docker/containers/" CRIO_ID "/config.v2.json/x", NULL, "");
-	assert_int_equal(containers_meta_read(CONTAINERS_DOCKER, CRIO_ID, dir, &md), -EISDIR);
+	assert_int_equal(containers_meta_read(CONTAINERS_DOCKER, CRIO_ID, dir, NULL, &md), -EISDIR);
 	assert_non_null(strstr(containers_read_last_error(), "cannot read"));
 
 	/* too large to be a state file (sparse: costs no disk) */
 	place("/var/lib/docker/containers/" DOCKER_ID "/config.v2.json", NULL, "{}");
 	assert_int_equal(truncate(path, CONTAINERS_STATE_FILE_MAX + 1), 0);
-	assert_int_equal(containers_meta_read(CONTAINERS_DOCKER, DOCKER_ID, dir, &md), -EFBIG);
+	assert_int_equal(containers_meta_read(CONTAINERS_DOCKER, DOCKER_ID, dir, NULL, &md), -EFBIG);
 	containers_meta_free(&md);
 
 	/* a podman config.json that is fine, with a garbage index: the index is skipped */
 	place("/var/lib/containers/storage/overlay-containers/" ABSENT_ID "/userdata/config.json",
 	      "podman.config.json", NULL);
 	place("/var/lib/containers/storage/overlay-containers/containers.json", NULL, "garbage");
-	assert_int_equal(containers_meta_read(CONTAINERS_PODMAN, ABSENT_ID, dir, &md), 0);
+	assert_int_equal(containers_meta_read(CONTAINERS_PODMAN, ABSENT_ID, dir, NULL, &md), 0);
 	assert_null(md.name);
 	containers_meta_free(&md);
 }
@@ -430,9 +593,12 @@ int main(void)
 		cmocka_unit_test(test_parse_crio),
 		cmocka_unit_test(test_truncated),
 		cmocka_unit_test(test_garbage),
+		cmocka_unit_test(test_parse_docker_ports),
+		cmocka_unit_test(test_parse_roots),
 		cmocka_unit_test_setup_teardown(test_read_podman, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_read_containerd, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_read_docker_and_crio, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_read_configured_roots, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_read_errors, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

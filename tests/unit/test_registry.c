@@ -1423,6 +1423,67 @@ static void test_label_policy(void **state)
 	strbuf_free(&out);
 }
 
+static bool show_named(void *ctx, const char *v, uint64_t now_ns)
+{
+	return strncmp(v, "/cg/", 4);
+}
+
+/*
+ * A container named after its first events: its series (hidden under its
+ * cgroup path) become its name's, merged with what the name had (values
+ * add up), and later updates that still name the path land there too.
+ */
+static void test_rename(void **state)
+{
+	struct metric_registry *r = *state;
+	struct metric_label_policy p = { NULL, show_named, NULL };
+	struct metric *c = metric_register(r, "c_total", "C.", METRIC_COUNTER, 0, 2,
+					   (const char *const[]){ "container_id", "d" });
+	struct metric *g = metric_register(r, "g", "G.", METRIC_GAUGE, 0, 1,
+					   (const char *const[]){ "container_id" });
+	static const double bounds[] = { 1 };
+	struct metric *h = metric_register_histogram(r, "h", "H.", 0, 1,
+						     (const char *const[]){ "container_id" }, bounds, 1);
+
+	assert_int_equal(metric_registry_rename(r, "/cg/a", "/docker/a"), -EINVAL); /* no policy */
+	assert_int_equal(metric_registry_set_label_policy(r, "container_id", &p), 0);
+	metric_add(c, (const char *const[]){ "/cg/a", "x" }, 2);
+	metric_add(c, (const char *const[]){ "/cg/a", "y" }, 1);
+	metric_add(c, (const char *const[]){ "/docker/a", "x" }, 5);
+	metric_set(g, (const char *const[]){ "/cg/a" }, 7);
+	metric_set(g, (const char *const[]){ "/docker/a" }, 1);
+	metric_observe(h, (const char *const[]){ "/cg/a" }, 0.5);
+	metric_observe(h, (const char *const[]){ "/docker/a" }, 3);
+	metric_add(c, (const char *const[]){ "/cg/b", "x" }, 1);
+	assert_output(r, "# HELP c_total C.\n# TYPE c_total counter\n"
+			 "c_total{container_id=\"/docker/a\",d=\"x\"} 5\n"
+			 "# HELP g G.\n# TYPE g gauge\n"
+			 "g{container_id=\"/docker/a\"} 1\n"
+			 "# HELP h H.\n# TYPE h histogram\n"
+			 "h_bucket{container_id=\"/docker/a\",le=\"1\"} 0\n"
+			 "h_bucket{container_id=\"/docker/a\",le=\"+Inf\"} 1\n"
+			 "h_sum{container_id=\"/docker/a\"} 3\n"
+			 "h_count{container_id=\"/docker/a\"} 1\n");
+
+	assert_int_equal(metric_registry_rename(r, "/cg/a", "/docker/a"), 0);
+	assert_int_equal(metric_registry_rename(r, "/cg/a", "/cg/a"), -EINVAL);
+	metric_add(c, (const char *const[]){ "/cg/a", "y" }, 10); /* a connection opened before */
+	assert_int_equal(metric_value(c, (const char *const[]){ "/docker/a", "x" }), 7);
+	assert_int_equal(metric_value(c, (const char *const[]){ "/docker/a", "y" }), 11);
+	assert_int_equal(metric_value(c, (const char *const[]){ "/cg/a", "x" }), 0);
+	assert_int_equal(metric_value(c, (const char *const[]){ "/cg/b", "x" }), 1);
+	assert_int_equal(metric_series_count(c), 3);
+	assert_int_equal(metric_value(g, (const char *const[]){ "/docker/a" }), 8);
+	metric_add(g, (const char *const[]){ "/cg/a" }, -1); /* closed under its new name */
+	assert_int_equal(metric_value(g, (const char *const[]){ "/docker/a" }), 7);
+	assert_int_equal(metric_histogram_count(h, (const char *const[]){ "/docker/a" }), 2);
+	assert_int_equal(metric_series_count(h), 1);
+	/* renamed back and forth: an update follows one rename only, never loops */
+	assert_int_equal(metric_registry_rename(r, "/docker/a", "/cg/a"), 0);
+	metric_add(c, (const char *const[]){ "/docker/a", "z" }, 1);
+	assert_int_equal(metric_value(c, (const char *const[]){ "/cg/a", "z" }), 1);
+}
+
 /* --max-label-length: values cut at a character boundary; cut values key one series. */
 static void test_max_label_length(void **state)
 {
@@ -1581,6 +1642,7 @@ int main(void)
 		T(test_prefix_labels),
 		T(test_derived_label),
 		T(test_label_policy),
+		T(test_rename),
 		T(test_touch_and_foreach),
 		T(test_max_label_length),
 		T(test_idle_expiry),
