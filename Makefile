@@ -321,7 +321,7 @@ $(BUILD)/fuzz/fuzz_runtime_json: src/containers/runtime_json.c src/containers/me
 	src/containers/name.c src/containers/rules.c src/containers/kind.c \
 	src/containers/cgroup_path.c src/containers/runtime_roots.c src/util/file.c src/util/strbuf.c src/util/log.c
 $(BUILD)/fuzz/fuzz_taskstats: src/resources/taskstats.c src/resources/taskstats.h \
-	src/util/netlink.c
+	src/util/netlink.c src/util/netns.c src/util/log.c src/util/strbuf.c
 $(BUILD)/fuzz/fuzz_cgroup_files: src/resources/cgroup_parse.c src/resources/cgroup_parse.h \
 	src/resources/disk_parse.c src/resources/disk_parse.h src/containers/cgroup_path.c
 # Libraries a target links besides its src files (not instrumented: jansson
