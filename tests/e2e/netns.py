@@ -202,7 +202,6 @@ class NetPair(Namespaces):
         assert got == str(value), f"{key} in {ns} is {got!r}, wanted {value}"
 
 
-
 @pytest.fixture
 def netpair():
     """netpair(tag, subnet) -> a set-up NetPair, deleted when the test ends."""
