@@ -3,13 +3,13 @@ packaging's image run as Coroot's operator runs it)."""
 import json
 import shutil
 import subprocess
-import time
 import urllib.parse
 import urllib.request
 
 import pytest
 
 from ports import free_port
+from wait import wait_until
 
 
 class Prometheus:
@@ -35,17 +35,16 @@ class Prometheus:
             [self.bin, f"--config.file={self.cfg}", f"--storage.tsdb.path={self.data}",
              f"--web.listen-address=127.0.0.1:{self.port}", "--web.enable-remote-write-receiver"],
             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-        deadline = time.monotonic() + 60
-        while True:
+
+        def ready():
             try:
                 with urllib.request.urlopen(f"http://127.0.0.1:{self.port}/-/ready", timeout=5) as r:
-                    if r.status == 200:
-                        return
+                    return r.status == 200
             except OSError:
-                pass
-            assert self.proc.poll() is None, "prometheus exited: " + self.proc.stderr.read().decode()
-            assert time.monotonic() < deadline, "prometheus not ready after 60 s"
-            time.sleep(0.2)
+                assert self.proc.poll() is None, \
+                    "prometheus exited: " + self.proc.stderr.read().decode()
+                return False
+        wait_until(ready, "prometheus to be ready", timeout=60)
 
     def stop(self):
         if self.proc and self.proc.poll() is None:

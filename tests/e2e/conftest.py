@@ -16,6 +16,7 @@ import pytest
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from ports import free_port  # noqa: E402,F401  (tests/ports.py; the tests take it from here)
+from wait import wait_until  # noqa: E402,F401  (tests/wait.py; likewise)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 # The agent under test: ./build's, or another build of it (make check-asan sets build-asan's).

@@ -116,16 +116,58 @@ class NsProcess:
         return self.proc.returncode
 
 
-class NetPair:
+class Namespaces:
+    """What NetPair and HostLinked share: the programs they run in their namespaces, ended at
+    teardown."""
+
+    def __init__(self):
+        self.ip = tool("ip")
+        self.procs = []
+
+    def exec(self, ns, *argv, **kw):
+        return run(self.ip, "netns", "exec", ns, *argv, **kw)
+
+    def nft(self, ns, ruleset):
+        self.exec(ns, tool("nft"), "-f", "-", input=ruleset)
+
+    def spawn(self, ns, code, *args):
+        p = NsProcess([self.ip, "netns", "exec", ns, PYTHON, "-c", code, *map(str, args)])
+        self.procs.append(p)
+        return p
+
+    def end_procs(self):
+        for p in self.procs:
+            if p.proc.poll() is None:
+                p.proc.kill()
+            p.proc.wait()
+
+
+def torn_down(cls):
+    """A fixture's body: make(*args) -> a set-up cls(*args), each torn down when the test ends
+    (a half-made one too)."""
+    made = []
+
+    def make(*args):
+        n = cls(*args)
+        made.append(n)
+        return n.setup()
+
+    try:
+        yield make
+    finally:
+        for n in made:
+            n.teardown()
+
+
+class NetPair(Namespaces):
     """Two namespaces, client (10.213.N.1) and server (10.213.N.2), linked by a veth pair."""
 
     def __init__(self, tag, subnet):
-        self.ip = tool("ip")
+        super().__init__()
         base = f"{PREFIX}{os.getpid()}-{tag}{next(_serial)}"
         self.client, self.server = base + "-c", base + "-s"
         self.client_ip, self.server_ip = f"10.213.{subnet}.1", f"10.213.{subnet}.2"
         self.client_if, self.server_if = "nsc0", "nss0"
-        self.procs = []
         self.created = []
 
     def setup(self):
@@ -147,16 +189,10 @@ class NetPair:
         return self
 
     def teardown(self):
-        for p in self.procs:
-            if p.proc.poll() is None:
-                p.proc.kill()
-            p.proc.wait()
+        self.end_procs()
         for ns in self.created:
             run(self.ip, "netns", "delete", ns, check=False)
         self.created = []
-
-    def exec(self, ns, *argv, **kw):
-        return run(self.ip, "netns", "exec", ns, *argv, **kw)
 
     def sysctl(self, ns, key, value):
         """Sets a per-namespace sysctl and checks it took (in that namespace only)."""
@@ -165,43 +201,23 @@ class NetPair:
         got = self.exec(ns, sysctl, "-n", key).stdout.strip()
         assert got == str(value), f"{key} in {ns} is {got!r}, wanted {value}"
 
-    def nft(self, ns, ruleset):
-        self.exec(ns, tool("nft"), "-f", "-", input=ruleset)
-
-    def spawn(self, ns, code, *args):
-        p = NsProcess([self.ip, "netns", "exec", ns, PYTHON, "-c", code, *map(str, args)])
-        self.procs.append(p)
-        return p
-
 
 @pytest.fixture
 def netpair():
     """netpair(tag, subnet) -> a set-up NetPair, deleted when the test ends."""
-    pairs = []
-
-    def make(tag, subnet):
-        p = NetPair(tag, subnet)
-        pairs.append(p)  # before setup: a half-made pair is torn down too
-        return p.setup()
-
-    try:
-        yield make
-    finally:
-        for p in pairs:
-            p.teardown()
+    yield from torn_down(NetPair)
 
 
-class HostLinked:
+class HostLinked(Namespaces):
     """A namespace linked to the root one by a veth, as a pod is to its node: host_if in the root
     namespace (10.216.<subnet>.1/24), inner_if inside (10.216.<subnet>.2/24, its default route
     through the host's end). Interface names are the caller's: make them unique to the module."""
 
     def __init__(self, tag, subnet, host_if, inner_if):
-        self.ip = tool("ip")
+        super().__init__()
         self.ns = f"{PREFIX}{os.getpid()}-{tag}{next(_serial)}"
         self.host_if, self.inner_if = host_if, inner_if
         self.host_ip, self.inner_ip = f"10.216.{subnet}.1", f"10.216.{subnet}.2"
-        self.procs = []
         self.created = False
 
     def setup(self):
@@ -221,39 +237,15 @@ class HostLinked:
         return self
 
     def teardown(self):
-        for p in self.procs:
-            if p.proc.poll() is None:
-                p.proc.kill()
-            p.proc.wait()
+        self.end_procs()
         if self.created:
             run(self.ip, "link", "delete", self.host_if, check=False)
             run(self.ip, "netns", "delete", self.ns, check=False)
             self.created = False
-
-    def nft(self, ruleset):
-        run(self.ip, "netns", "exec", self.ns, tool("nft"), "-f", "-", input=ruleset)
-
-    def spawn(self, ns, code, *args):
-        """NetPair's spawn (ns: this one's name), so the helpers that take a NetPair take this."""
-        assert ns == self.ns, (ns, self.ns)
-        p = NsProcess([self.ip, "netns", "exec", ns, PYTHON, "-c", code, *map(str, args)])
-        self.procs.append(p)
-        return p
 
 
 @pytest.fixture
 def host_linked():
     """host_linked(tag, subnet, host_if, inner_if) -> a set-up HostLinked, deleted when the test
     ends."""
-    made = []
-
-    def make(*args):
-        n = HostLinked(*args)
-        made.append(n)  # before setup: a half-made one is torn down too
-        return n.setup()
-
-    try:
-        yield make
-    finally:
-        for n in made:
-            n.teardown()
+    yield from torn_down(HostLinked)

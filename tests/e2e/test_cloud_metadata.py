@@ -19,6 +19,7 @@ import time
 
 import pytest
 
+from conftest import wait_until
 from l7db import msum
 from netns import delete_stale, run, tool
 from srv_dnsmasq import Dnsmasq
@@ -189,16 +190,12 @@ def errors(agent, reason):
 
 def wait_answered(agent, timeout=20):
     """node_cloud_info once the service's answer (or its failure) is in."""
-    deadline = time.monotonic() + timeout
-    while True:
-        m = agent.metrics()
-        failed = msum(m, "nodescope_cloud_metadata_errors_total")
+    def answered():
+        failed = msum(agent.metrics(), "nodescope_cloud_metadata_errors_total")
         info = cloud_info(agent)
-        if info[2] or failed:
-            return info
-        if time.monotonic() > deadline:
-            raise AssertionError(f"no answer from the metadata service taken: {info}\n{agent.stderr()}")
-        time.sleep(0.1)
+        return (info[2] or failed) and info
+    return wait_until(answered, "an answer from the metadata service taken", timeout,
+                      detail=lambda: f"{cloud_info(agent)}\n{agent.stderr()}")
 
 
 def test_aws_imdsv2_token_then_values(service, on_cloud):
@@ -270,11 +267,11 @@ def test_asked_from_pid1s_network_namespace(service, on_cloud):
     service("GCP")
     a = on_cloud("GCP", "--events", "proc", in_pod=True, listen=False)
     want = 'cloud metadata: GCP answered: region "us-central1", zone "us-central1-a"'
-    deadline = time.monotonic() + 20
-    while want not in a.stderr():
+
+    def answered():
         assert "cloud metadata: the GCP service did not answer" not in a.stderr(), a.stderr()
-        assert time.monotonic() < deadline, a.stderr()
-        time.sleep(0.1)
+        return want in a.stderr()
+    wait_until(answered, want, timeout=20, detail=a.stderr)
     assert "cannot enter" not in a.stderr(), a.stderr()
     assert a.stop() == 0
 
@@ -305,10 +302,8 @@ def test_zone_labels_from_the_service(service, on_cloud):
         a = on_cloud("GCP")
         wait_answered(a)
         assert dns.dig("a.nodescope.test") == "10.1.2.3"
-        deadline = time.monotonic() + 20
-        while not a.has_series("ip_to_fqdn", ip="10.1.2.3", fqdn="a.nodescope.test"):
-            assert time.monotonic() < deadline, "no ip_to_fqdn for a.nodescope.test"
-            time.sleep(0.1)
+        wait_until(lambda: a.has_series("ip_to_fqdn", ip="10.1.2.3", fqdn="a.nodescope.test"),
+                   "ip_to_fqdn for a.nodescope.test", timeout=20)
         m = a.metrics()
         fqdn = [dict(k) for k in m["ip_to_fqdn"] if dict(k).get("ip") == "10.1.2.3"]
         assert fqdn == [{"ip": "10.1.2.3", "fqdn": "a.nodescope.test", "az": "us-central1-a",
@@ -330,10 +325,7 @@ def test_service_that_never_answers(service, on_cloud):
     started = time.monotonic()
     a = on_cloud("AWS", "--events", "proc")
     assert cloud_info(a)[0] == "AWS"  # scraped while the ask may still be pending
-    deadline = time.monotonic() + 30
-    while errors(a, "unreachable") != 1:
-        assert time.monotonic() < deadline, a.stderr()
-        time.sleep(0.2)
+    wait_until(lambda: errors(a, "unreachable") == 1, "one unreachable", timeout=30, detail=a.stderr)
     # one deadline (5 s) for the whole exchange, not one per request
     assert time.monotonic() - started < 20
     assert cloud_info(a) == ("AWS",) + ("",) * 9
@@ -348,10 +340,7 @@ def test_nothing_listens_at_the_address(service, on_cloud):
     """DMI says AWS, nothing listens at its address: one warning, one count, DMI's provider."""
     service("AWS", mode="closed")
     a = on_cloud("AWS")
-    deadline = time.monotonic() + 20
-    while errors(a, "unreachable") != 1:
-        assert time.monotonic() < deadline, a.stderr()
-        time.sleep(0.1)
+    wait_until(lambda: errors(a, "unreachable") == 1, "one unreachable", timeout=20, detail=a.stderr)
     assert cloud_info(a) == ("AWS",) + ("",) * 9
     warned = [l for l in a.stderr().splitlines() if "cloud metadata: the AWS service did not answer" in l]
     assert len(warned) == 1 and "Couldn't connect" in warned[0], a.stderr()
@@ -371,10 +360,7 @@ def test_service_answering_garbage(service, on_cloud):
     """A page that is no metadata (Azure's JSON expected): counted as malformed, warned, no labels."""
     service("Azure", mode="garbage")
     a = on_cloud("Azure")
-    deadline = time.monotonic() + 20
-    while errors(a, "malformed") != 1:
-        assert time.monotonic() < deadline, a.stderr()
-        time.sleep(0.1)
+    wait_until(lambda: errors(a, "malformed") == 1, "one malformed", timeout=20, detail=a.stderr)
     assert cloud_info(a) == ("Azure",) + ("",) * 9
     assert "cloud metadata: the Azure service did not answer" in a.stderr()
 

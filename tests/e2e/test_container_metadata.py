@@ -18,25 +18,12 @@ import shutil
 import socket
 import subprocess
 import tempfile
-import time
 
 import pytest
 
-from conftest import by_pid, cgroup2_root
-from test_containers import (CTR, DATA, DOCKER, DOCKERD, PODMAN, container_true_events,
-                             free_tcp_port, remove_cgroups, run_in_cgroup)
-
-
-def wait_metrics(agent, pred, what, timeout=30):
-    """Waits until pred(agent.metrics()) is truthy; returns its value."""
-    deadline = time.monotonic() + timeout
-    while True:
-        m = agent.metrics()
-        v = pred(m)
-        if v:
-            return v
-        assert time.monotonic() < deadline, f"timed out waiting for {what}"
-        time.sleep(0.2)
+from conftest import by_pid, wait_until
+from test_containers import (CTR, DOCKER, DOCKERD, PODMAN, container_true_events, containerd_state,
+                             cri_options, free_tcp_port, run_in_cgroup)
 
 
 def series_of(metrics, container_id):
@@ -54,36 +41,32 @@ def test_unnamed_container_withheld_until_named_then_what_it_did_is_its_own(agen
     rel = f"/kubepods/besteffort/pod7e1a0c3d-{os.getpid() % 10000:04d}-4e8a-9c3d-2f1e0a9b8c7d/{cid}"
     state = f"/run/containerd/io.containerd.runtime.v1.linux/k8s.io/{cid}"
     name = "/k8s/shop/web-7d4b9c8f6d-x2x7q/web"
-    made = not os.path.exists("/run/containerd")
     a = agent_factory("--events", "proc")
-    try:
+    with containerd_state(rel, state) as place:
         pid = run_in_cgroup(rel)
         a.wait_for(lambda evs: by_pid(evs, pid, "exit"), what=f"exit of {pid}")
         # Its events carry its cgroup path; its series are withheld, as Coroot withholds them.
         assert [e["container"] for e in by_pid(a.snapshot(), pid, "exit")] == [rel]
-        wait_metrics(a, lambda m: m.get("nodescope_containers_unnamed", {}).get(frozenset(), 0) >= 1,
-                     "the unnamed container counted")
+        wait_until(lambda: a.metrics().get("nodescope_containers_unnamed", {}).get(frozenset(), 0) >= 1,
+                   "the unnamed container counted")
         m = a.metrics()
         assert series_of(m, rel) == [], series_of(m, rel)
         assert series_of(m, name) == []
         late = a.metric("nodescope_containers_named_late_total")
 
-        os.makedirs(state, exist_ok=True)
-        shutil.copy(os.path.join(DATA, "containerd.config.json"), os.path.join(state, "config.json"))
+        place()
         # Its exit, read before it was named, is its own now (the retries are 1, 2, 4 s apart).
-        m = wait_metrics(a, lambda m: m if m.get("container_process_exits_total", {}).get(
-            frozenset({"container_id": name, "status": "success"}.items())) else None,
-            "the exit under the container's name")
-        assert m["container_process_exits_total"][frozenset({"container_id": name, "status": "success"}.items())] == 1
+        exit_named = frozenset({"container_id": name, "status": "success"}.items())
+
+        def named():
+            m = a.metrics()
+            return m if m.get("container_process_exits_total", {}).get(exit_named) else None
+        m = wait_until(named, "the exit under the container's name")
+        assert m["container_process_exits_total"][exit_named] == 1
         assert series_of(m, rel) == [], series_of(m, rel)
         assert a.metric("nodescope_containers_named_late_total") >= late + 1
         assert a.metric("container_info", container_id=name, image="docker.io/library/busybox:fixture",
                         systemd_triggered_by="", systemd_type="") == 1
-    finally:
-        remove_cgroups(rel)
-        shutil.rmtree(state, ignore_errors=True)
-        if made:
-            shutil.rmtree("/run/containerd", ignore_errors=True)
 
 
 @pytest.fixture(scope="module")
@@ -112,14 +95,6 @@ def oci_archive(rootfs, tmp_path_factory):
     return archive
 
 
-def wait_until(pred, what, proc, timeout=30):
-    deadline = time.monotonic() + timeout
-    while not pred():
-        assert proc.poll() is None, f"{what}: the daemon exited"
-        assert time.monotonic() < deadline, f"timed out waiting for {what}"
-        time.sleep(0.2)
-
-
 @pytest.fixture(scope="module")
 def own_containerd(oci_archive):
     """Debian's containerd with its state, root and sockets in a directory of its own: the state
@@ -135,7 +110,7 @@ def own_containerd(oci_archive):
     ctr = lambda *args, **kw: subprocess.run([CTR, "--address", sock, "-n", "k8s.io", *args],
                                               capture_output=True, text=True, timeout=60, **kw)
     try:
-        wait_until(lambda: ctr("version").returncode == 0, "containerd", proc)
+        wait_until(lambda: ctr("version").returncode == 0, "containerd", proc=proc)
         ref = "docker.io/library/nodescope-e2e-meta:test"
         p = ctr("image", "import", "--index-name", ref, str(oci_archive))
         assert p.returncode == 0, p.stderr
@@ -155,13 +130,8 @@ def test_containerd_with_its_own_state_dir_names_its_container(agent_factory, ow
     pod = "api-5d4b9c8f6d-m2x7q"
     name = f"/k8s/meta/{pod}/app"
     a = agent_factory("--events", "proc")
-    p = ctr("run", "--rm", "--cgroup",
-            f"/kubepods/besteffort/pod22222222-3333-4444-5555-{os.getpid():012d}/{cid}",
-            "--annotation", "io.kubernetes.cri.container-type=container",
-            "--annotation", "io.kubernetes.cri.container-name=app",
-            "--annotation", f"io.kubernetes.cri.sandbox-name={pod}",
-            "--annotation", "io.kubernetes.cri.sandbox-namespace=meta",
-            "--annotation", f"io.kubernetes.cri.image-name={ref}",
+    p = ctr("run", "--rm",
+            *cri_options(cid, f"22222222-3333-4444-5555-{os.getpid():012d}", pod, "meta", "app", ref),
             ref, cid, "/bin/busybox", "true")
     assert p.returncode == 0, p.stderr
     evs = container_true_events(a)
@@ -198,7 +168,7 @@ def own_dockerd(rootfs):
     docker = lambda *args, **kw: subprocess.run([DOCKER, "-H", f"unix://{sock}", *args],
                                                 capture_output=True, timeout=60, **kw)
     try:
-        wait_until(lambda: docker("version").returncode == 0, "dockerd", proc)
+        wait_until(lambda: docker("version").returncode == 0, "dockerd", proc=proc)
         ref = "nodescope-e2e-meta:test"
         p = docker("import", str(rootfs), ref)
         assert p.returncode == 0, p.stderr
@@ -231,7 +201,7 @@ def test_docker_with_its_own_data_root_names_its_container(agent_factory, own_do
                                     and e["args"] == "/bin/busybox sleep 2"], what="the exec of sleep")
     exit_ = a.wait_for(lambda evs: by_pid(evs, execs[-1]["pid"], "exit"), what="its exit")
     assert exit_[-1]["container"] == cid, exit_
-    wait_metrics(a, lambda m: m.get("container_process_exits_total", {}).get(
+    wait_until(lambda: a.metrics().get("container_process_exits_total", {}).get(
         frozenset({"container_id": cid, "status": "success"}.items()), 0) >= 1,
         "the container's exits under its name")
     assert a.metric("container_info", container_id=cid, image=ref,
@@ -277,7 +247,7 @@ def test_docker_published_ports_are_the_containers_listens(agent_factory, own_do
             got = {dict(k)["listen_addr"] for k in m.get("container_net_tcp_listen_info", {})
                    if dict(k)["container_id"] == cid and dict(k)["proxy"] == "dockerd"}
             return got if want <= got else None
-        got = wait_metrics(a, proxied, "the published ports as listens")
+        got = wait_until(lambda: proxied(a.metrics()), "the published ports as listens")
         # Only the host's IPv4 addresses and the ports published: nothing else.
         ports = (str(lo_port), str(any_port), picked.rsplit(":", 1)[1])
         assert all(x.rsplit(":", 1)[1] in ports for x in got), got
@@ -289,6 +259,6 @@ def test_docker_published_ports_are_the_containers_listens(agent_factory, own_do
     finally:
         docker("rm", "-f", name)
     # Gone with the container's processes.
-    wait_metrics(a, lambda m: not any(dict(k)["container_id"] == cid and dict(k)["proxy"] == "dockerd"
-                                      for k in m.get("container_net_tcp_listen_info", {})),
-                 "the container's listens gone")
+    wait_until(lambda: not any(dict(k)["container_id"] == cid and dict(k)["proxy"] == "dockerd"
+                               for k in a.metrics().get("container_net_tcp_listen_info", {})),
+               "the container's listens gone")

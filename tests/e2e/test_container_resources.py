@@ -15,7 +15,7 @@ import time
 
 import pytest
 
-from conftest import cgroup2_root
+from conftest import cgroup2_root, wait_until
 
 V1 = "/sys/fs/cgroup"
 HIERARCHIES = ("cpu", "cpuacct", "memory", "blkio")
@@ -85,13 +85,6 @@ def series(agent, name, **labels):
     return agent.metrics().get(name, {}).get(frozenset(labels.items()))
 
 
-def wait_until(cond, what, timeout=60):
-    deadline = time.monotonic() + timeout
-    while not cond():
-        assert time.monotonic() < deadline, f"timed out waiting for {what}"
-        time.sleep(0.05)
-
-
 def exec_seen(agent, pid, cid):
     agent.wait_for(lambda evs: any(e["type"] == "exec" and e["pid"] == pid and e["container"] == cid
                                    for e in evs), what=f"exec of {pid} in {cid}")
@@ -110,14 +103,14 @@ def stop(pids, reading):
     def stopped(pid):
         with open(f"/proc/{pid}/stat") as f:
             return f.read().rpartition(")")[2].split()[0] == "T"
-    wait_until(lambda: all(stopped(p) for p in pids), "the processes to stop")
+    wait_until(lambda: all(stopped(p) for p in pids), "the processes to stop", timeout=60)
     last = [reading()]
 
     def settled():
         now = reading()
         same, last[0] = now == last[0], now
         return same
-    wait_until(settled, "the accounting to settle")
+    wait_until(settled, "the accounting to settle", timeout=60)
 
 
 def test_cpu_quota_usage_and_throttling(agent_factory, container):
@@ -133,7 +126,7 @@ def test_cpu_quota_usage_and_throttling(agent_factory, container):
     for target in (0.3, 0.6):
         os.kill(p.pid, signal.SIGCONT)
         wait_until(lambda: int(c.read("cpuacct", "cpuacct.usage")) >= target * 1e9,
-                   f"{target} s of CPU")
+                   f"{target} s of CPU", timeout=60)
         # Stopped: the files stay as they are while both read.
         stop([p.pid], lambda: (c.read("cpuacct", "cpuacct.usage"), c.read("cpu", "cpu.stat")))
         m = a.metrics()
@@ -197,26 +190,33 @@ def test_memory_hog_rss_and_limit(agent_factory, container):
     assert abs((after - before) - size) < 0.05 * size, (before, after)
 
 
-def test_cpu_contention_delay(agent_factory, container):
-    """Two burners pinned to one CPU wait for each other: the container's CPU delay is the sum of
-    their run delays (taskstats), which /proc/PID/schedstat reports too."""
-    a = agent_factory("--events", "proc")
-    c = container("delay")
+def check_cpu_contention_delay(agent, c):
+    """Two burners of container c pinned to one CPU wait for each other: c's CPU delay, as agent
+    reports it, is the sum of their run delays (taskstats), which /proc/PID/schedstat reports
+    too."""
     cpu = sorted(os.sched_getaffinity(0))[0]
     ps = [c.run("/usr/bin/taskset", "-c", str(cpu), *BURN) for _ in range(2)]
     for p in ps:
-        exec_seen(a, p.pid, c.id)
-    wait_until(lambda: int(c.read("cpuacct", "cpuacct.usage")) >= 1e9, "1 s of CPU")
+        exec_seen(agent, p.pid, c.id)
+    wait_until(lambda: int(c.read("cpuacct", "cpuacct.usage")) >= 1e9, "1 s of CPU", timeout=60)
+
     def run_delay(pid):
         with open(f"/proc/{pid}/schedstat") as f:
             return int(f.read().split()[1]) / 1e9
 
     stop([p.pid for p in ps], lambda: [run_delay(p.pid) for p in ps])
 
-    delay = series(a, "container_resources_cpu_delay_seconds_total", container_id=c.id)
+    delay = series(agent, "container_resources_cpu_delay_seconds_total", container_id=c.id)
     expected = sum(run_delay(p.pid) for p in ps)
     assert expected > 0.2  # each waited while the other ran
     assert delay == pytest.approx(expected, abs=1e-6)
+
+
+def test_cpu_contention_delay(agent_factory, container):
+    """check_cpu_contention_delay; and the disk delay is exported too."""
+    a = agent_factory("--events", "proc")
+    c = container("delay")
+    check_cpu_contention_delay(a, c)
     assert series(a, "container_resources_disk_delay_seconds_total", container_id=c.id) is not None
 
 

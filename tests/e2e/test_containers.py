@@ -8,6 +8,7 @@ container (Debian's podman with runc, an image built here from busybox-static) a
 (Debian's containerd, run with ctr as the CRI plugin lays containers out) are run too, and a
 Docker one (Debian's docker.io engine, started here without networking or iptables).
 """
+import contextlib
 import os
 import pytest
 import random
@@ -17,7 +18,7 @@ import socket
 import subprocess
 import time
 
-from conftest import by_pid, cgroup2_root
+from conftest import by_pid, cgroup2_root, wait_until
 
 DATA = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "unit", "data", "containers")
 
@@ -39,6 +40,36 @@ def remove_cgroups(rel):
         except OSError:
             break
         rel = os.path.dirname(rel)
+
+
+@contextlib.contextmanager
+def containerd_state(rel, state):
+    """Yields place(), which puts containerd's state of a container (the captured config.json)
+    at state, a directory under /run/containerd. Afterwards the cgroup rel, the state and
+    /run/containerd (unless it was there before) are removed."""
+    made = not os.path.exists("/run/containerd")
+
+    def place():
+        os.makedirs(state, exist_ok=True)
+        shutil.copy(os.path.join(DATA, "containerd.config.json"), os.path.join(state, "config.json"))
+    try:
+        yield place
+    finally:
+        remove_cgroups(rel)
+        shutil.rmtree(state, ignore_errors=True)
+        if made:
+            shutil.rmtree("/run/containerd", ignore_errors=True)
+
+
+def cri_options(cid, pod_uid, pod, namespace, name, image):
+    """ctr run's options for a container as the CRI plugin lays it out: a kubepods cgroup and
+    the CRI annotations."""
+    return ["--cgroup", f"/kubepods/besteffort/pod{pod_uid}/{cid}",
+            "--annotation", "io.kubernetes.cri.container-type=container",
+            "--annotation", f"io.kubernetes.cri.container-name={name}",
+            "--annotation", f"io.kubernetes.cri.sandbox-name={pod}",
+            "--annotation", f"io.kubernetes.cri.sandbox-namespace={namespace}",
+            "--annotation", f"io.kubernetes.cri.image-name={image}"]
 
 
 def container_of(agent, pid):
@@ -282,11 +313,9 @@ def test_kubernetes_container_named_from_containerd_state(agent_factory):
         cid = f.read().strip()
     rel = f"/kubepods/besteffort/pod0d6c7a1e-5b2f-4e8a-9c3d-2f1e0a9b8c7d/{cid}"
     state = f"/run/containerd/io.containerd.runtime.v2.task/k8s.io/{cid}"
-    made = not os.path.exists("/run/containerd")
-    os.makedirs(state, exist_ok=True)
-    shutil.copy(os.path.join(DATA, "containerd.config.json"), os.path.join(state, "config.json"))
-    a = agent_factory("--events", "proc")
-    try:
+    with containerd_state(rel, state) as place:
+        place()
+        a = agent_factory("--events", "proc")
         pid = run_in_cgroup(rel)
         name = "/k8s/shop/web-7d4b9c8f6d-x2x7q/web"
         assert container_of(a, pid) == name
@@ -297,11 +326,6 @@ def test_kubernetes_container_named_from_containerd_state(agent_factory):
         assert all(s["app_id"] == "" for s in series if s["container_id"] != name), series
         assert a.metric("container_info", container_id=name, image="docker.io/library/busybox:fixture",
                         systemd_triggered_by="", systemd_type="") == 1
-    finally:
-        remove_cgroups(rel)
-        shutil.rmtree(state, ignore_errors=True)
-        if made:
-            shutil.rmtree("/run/containerd", ignore_errors=True)
 
 
 def test_runtime_container_without_state_is_withheld(agent_factory):
@@ -448,10 +472,7 @@ def containerd(busybox_image, tmp_path_factory):
     if not answers():  # (a socket file left by a containerd that died is no containerd)
         log = open(tmp_path_factory.mktemp("containerd") / "log", "wb")
         proc = subprocess.Popen(["containerd"], stdout=log, stderr=log)
-        deadline = time.monotonic() + 20
-        while not answers():
-            assert proc.poll() is None and time.monotonic() < deadline, "containerd did not start"
-            time.sleep(0.2)
+        wait_until(answers, "containerd to start", timeout=20, proc=proc)
     archive = tmp_path_factory.mktemp("oci") / "image.tar"
     subprocess.run([PODMAN, "save", "--format", "oci-archive", "-o", str(archive), busybox_image],
                    check=True, capture_output=True)
@@ -473,13 +494,9 @@ def test_containerd_pod_container_named_from_its_first_event(agent_factory, cont
     pod = "web-5d4b9c8f6d-k2x7q"  # a ReplicaSet hash and a suffix of k8s's alphabet (no vowels)
     name = f"/k8s/e2e/{pod}/app"
     a = agent_factory("--events", "proc,tcp")
+    pod_uid = f"11111111-2222-3333-4444-{os.getpid():012d}"
     p = subprocess.run([CTR, "-n", "k8s.io", "run", "--rm",
-                        "--cgroup", f"/kubepods/besteffort/pod11111111-2222-3333-4444-{os.getpid():012d}/{cid}",
-                        "--annotation", "io.kubernetes.cri.container-type=container",
-                        "--annotation", "io.kubernetes.cri.container-name=app",
-                        "--annotation", f"io.kubernetes.cri.sandbox-name={pod}",
-                        "--annotation", "io.kubernetes.cri.sandbox-namespace=e2e",
-                        "--annotation", f"io.kubernetes.cri.image-name={containerd}",
+                        *cri_options(cid, pod_uid, pod, "e2e", "app", containerd),
                         containerd, cid, "/bin/busybox", "true"], capture_output=True, text=True, timeout=60)
     assert p.returncode == 0, p.stderr
     evs = container_true_events(a)
@@ -493,12 +510,7 @@ def test_containerd_pod_container_named_from_its_first_event(agent_factory, cont
     sid = "%064x" % (os.getpid() * 7919 + 1)
     port = free_tcp_port()
     p = subprocess.run([CTR, "-n", "k8s.io", "run", "-d", "--net-host",
-                        "--cgroup", f"/kubepods/besteffort/pod11111111-2222-3333-4444-{os.getpid():012d}/{sid}",
-                        "--annotation", "io.kubernetes.cri.container-type=container",
-                        "--annotation", "io.kubernetes.cri.container-name=srv",
-                        "--annotation", f"io.kubernetes.cri.sandbox-name={pod}",
-                        "--annotation", "io.kubernetes.cri.sandbox-namespace=e2e",
-                        "--annotation", f"io.kubernetes.cri.image-name={containerd}",
+                        *cri_options(sid, pod_uid, pod, "e2e", "srv", containerd),
                         containerd, sid, "/bin/busybox", "httpd", "-f", "-p", f"127.0.0.1:{port}"],
                        capture_output=True, text=True, timeout=60)
     assert p.returncode == 0, p.stderr
@@ -539,10 +551,7 @@ def dockerd(busybox_image, tmp_path_factory):
         # No bridge, no iptables: the test's containers use no network or the host's.
         proc = subprocess.Popen([DOCKERD, "--iptables=false", "--ip6tables=false", "--bridge=none",
                                  "--storage-driver=vfs"], stdout=log, stderr=log)
-        deadline = time.monotonic() + 30
-        while not answers():
-            assert proc.poll() is None and time.monotonic() < deadline, "dockerd did not start"
-            time.sleep(0.2)
+        wait_until(answers, "dockerd to start", timeout=30, proc=proc)
     d = tmp_path_factory.mktemp("docker-image")
     os.makedirs(d / "bin")
     shutil.copy("/bin/busybox", d / "bin" / "busybox")

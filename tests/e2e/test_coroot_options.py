@@ -13,11 +13,10 @@ import re
 import socket
 import subprocess
 import threading
-import time
 
 import pytest
 
-from conftest import AGENT, Agent, free_port
+from conftest import AGENT, Agent, free_port, wait_until
 from netns import netpair  # noqa: F401  (fixture)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -38,16 +37,6 @@ def in_table(flag, help_=None):
 
 def warnings_of(agent):
     return [m.groups() for m in map(WARNING.search, agent.stderr().splitlines()) if m]
-
-
-def wait(pred, what, timeout=30):
-    deadline = time.monotonic() + timeout
-    while True:
-        v = pred()
-        if v:
-            return v
-        assert time.monotonic() < deadline, f"timed out waiting for {what}"
-        time.sleep(0.2)
 
 
 def test_data_is_coroots_list():
@@ -187,8 +176,8 @@ def test_several_ephemeral_ranges(monkeypatch):
         for p in (p1, p2, p3):  # the kept one last: its series means the others were read
             c = socket.create_connection(("127.0.0.1", p))
             c.close()
-        wait(lambda: a.has_series("container_net_tcp_successful_connects_total", destination=f"127.0.0.1:{p3}"),
-             "the connect to the port between the ranges")
+        wait_until(lambda: a.has_series("container_net_tcp_successful_connects_total", destination=f"127.0.0.1:{p3}"),
+                   "the connect to the port between the ranges")
         m = a.metrics()
         dests = {dict(k).get("destination") for k in m.get("container_net_tcp_successful_connects_total", {})}
         listens = {dict(k).get("listen_addr") for k in m.get("container_net_tcp_listen_info", {})}
@@ -221,7 +210,7 @@ def test_remote_write_every_500ms(tmp_path, monkeypatch):
             # The start-up line says the interval as parsed; the collections show it is used. A
             # whole-second interval can never put two collections less than 0.9 s apart, while
             # a 500 ms one does so at every tick it is not delayed: one such gap of many is asked.
-            ts = wait(lambda: (lambda t: t if len(t) >= 12 else None)(times()), "12 collections", timeout=120)
+            ts = wait_until(lambda: (lambda t: t if len(t) >= 12 else None)(times()), "12 collections", timeout=120)
             gaps = [b - a_ for a_, b in zip(ts, ts[1:])]
             assert min(gaps) < 0.9, gaps
         finally:
@@ -302,8 +291,8 @@ def test_track_public_network(netpair, monkeypatch):
             return f"[{addr}]:{port}" if ":" in addr else f"{addr}:{port}"
         last = dest(net.server_ip)
         for a in (default, given):
-            wait(lambda: a.has_series("container_net_tcp_successful_connects_total", destination=last),
-                 f"{last} in {a.cmd}")
+            wait_until(lambda: a.has_series("container_net_tcp_successful_connects_total", destination=last),
+                       f"{last} in {a.cmd}")
 
         def kept(a):
             series = a.metrics().get("container_net_tcp_successful_connects_total", {})
@@ -367,7 +356,7 @@ def test_exclude_http_requests_by_path(http_server, monkeypatch):
             c.request("GET", path)
             assert c.getresponse().read() == b"ok\n"
         c.close()
-        wait(lambda: requests(a, dst) >= len(counted), "the counted requests")
+        wait_until(lambda: requests(a, dst) >= len(counted), "the counted requests")
         assert requests(a, dst) == len(counted)
         assert a.metric("nodescope_l7_http_requests_excluded_total") == len(excluded)
     finally:
@@ -386,7 +375,7 @@ def test_exclude_http_requests_by_path_from_environment(http_server, monkeypatch
             c.request("GET", path)
             assert c.getresponse().read() == b"ok\n"
         c.close()
-        wait(lambda: requests(a, dst) >= 1, "/ok")
+        wait_until(lambda: requests(a, dst) >= 1, "/ok")
         assert requests(a, dst) == 1
         assert a.metric("nodescope_l7_http_requests_excluded_total") == 3
     finally:
@@ -408,9 +397,9 @@ def test_disable_l7_tracing(http_server, monkeypatch):
         c.request("GET", "/ok")
         assert c.getresponse().read() == b"ok\n"
         c.close()
-        wait(lambda: requests(on, dst) == 1, "the request in the agent with L7")
-        wait(lambda: off.has_series("container_net_tcp_successful_connects_total", destination=dst),
-             "the connect in the agent without L7")
+        wait_until(lambda: requests(on, dst) == 1, "the request in the agent with L7")
+        wait_until(lambda: off.has_series("container_net_tcp_successful_connects_total", destination=dst),
+                   "the connect in the agent without L7")
         m = off.metrics()
         assert not any(dict(k).get("destination") == dst for k in m.get("container_http_requests_total", {}))
         assert not any(dict(k).get("stream") == "l7" for k in m.get("nodescope_events_total", {}))

@@ -8,9 +8,8 @@ import os
 import shutil
 import socket
 import subprocess
-import time
 
-from conftest import Agent, free_port
+from conftest import Agent, free_port, wait_until
 
 CURL = shutil.which("curl") or "/usr/bin/curl"
 PYTHON = "/usr/bin/python3"
@@ -23,13 +22,12 @@ def http_server(port, opt_out):
         env["COROOT_EBPF_TRACES"] = "traces-disabled"
     p = subprocess.Popen([PYTHON, "-m", "http.server", "--bind", "127.0.0.1", str(port)],
                          cwd="/", env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    deadline = time.monotonic() + 20
-    while True:
+
+    def listening():
         with socket.socket() as s:
-            if s.connect_ex(("127.0.0.1", port)) == 0:
-                return p
-        assert p.poll() is None and time.monotonic() < deadline, "http.server did not start"
-        time.sleep(0.05)
+            return s.connect_ex(("127.0.0.1", port)) == 0
+    wait_until(listening, "http.server to listen", timeout=20, proc=p)
+    return p
 
 
 def curl(port):

@@ -21,8 +21,9 @@ import threading
 import pytest
 
 import conftest
+from conftest import wait_until
 from netns import PYTHON, host_linked, run, tool  # noqa: F401  (fixture)
-from test_container_resources import BURN, container, exec_seen, stop, wait_until  # noqa: F401
+from test_container_resources import check_cpu_contention_delay, container  # noqa: F401
 from test_node_metrics import NET_RE
 from test_tcp_netns import CLIENT, EVENT_TIMEOUT, SERVER, start, wait_event
 
@@ -68,13 +69,7 @@ def tcp_series(agent, name, **labels):
 
 
 def wait_series(agent, name, what, **labels):
-    found = []
-
-    def seen():
-        found[:] = tcp_series(agent, name, **labels)
-        return found
-    wait_until(seen, what, timeout=EVENT_TIMEOUT)
-    return found
+    return wait_until(lambda: tcp_series(agent, name, **labels), what, timeout=EVENT_TIMEOUT)
 
 
 class ReplyServer:
@@ -154,7 +149,7 @@ def test_nat_inside_the_pods_namespace(pod_agent, host_linked):
     server = ReplyServer(pod.host_ip)
     try:
         svc_port = random.randrange(20000, 60000)
-        pod.nft(f"""
+        pod.nft(pod.ns, f"""
 table ip nodescope_ds {{
     chain out {{
         type nat hook output priority -100;
@@ -226,20 +221,5 @@ def test_per_process_resources_of_a_host_process(pod_agent, container):
     its own: two burners of the host pinned to one CPU wait for each other, and their
     container's CPU delay is the sum of their run delays (/proc/PID/schedstat)."""
     a = pod_agent("--events", "proc")
-    c = container("dsdelay")
-    cpu = sorted(os.sched_getaffinity(0))[0]
-    ps = [c.run("/usr/bin/taskset", "-c", str(cpu), *BURN) for _ in range(2)]
-    for p in ps:
-        exec_seen(a, p.pid, c.id)
-    wait_until(lambda: int(c.read("cpuacct", "cpuacct.usage")) >= 1e9, "1 s of CPU")
-
-    def run_delay(pid):
-        with open(f"/proc/{pid}/schedstat") as f:
-            return int(f.read().split()[1]) / 1e9
-
-    stop([p.pid for p in ps], lambda: [run_delay(p.pid) for p in ps])
-    expected = sum(run_delay(p.pid) for p in ps)
-    assert expected > 0.2  # each waited while the other ran
-    got = tcp_series(a, "container_resources_cpu_delay_seconds_total", container_id=c.id)
-    assert [v for _, v in got] == [pytest.approx(expected, abs=1e-6)], (got, expected)
+    check_cpu_contention_delay(a, container("dsdelay"))
     assert "no taskstats" not in a.stderr() and "taskstats refused" not in a.stderr()

@@ -5,11 +5,10 @@ interval timer exists only when remote write is configured."""
 import hashlib
 import os
 import subprocess
-import time
 
 import pytest
 
-from conftest import AGENT, Agent, free_port
+from conftest import AGENT, Agent, free_port, wait_until
 from prometheus import Prometheus  # tests/prometheus.py
 
 JOB = "coroot-node-agent"
@@ -28,16 +27,6 @@ def rw_agent(tmp_path, url, *args):
                  "--wal-dir", str(tmp_path / "wal"), *args, trace=False)
 
 
-def wait(pred, what, timeout=120):
-    deadline = time.monotonic() + timeout
-    while True:
-        v = pred()
-        if v:
-            return v
-        assert time.monotonic() < deadline, f"timed out waiting for {what}"
-        time.sleep(0.2)
-
-
 def value(agent, name, **labels):
     return agent.metric_sum(name, **labels)
 
@@ -49,7 +38,7 @@ def wait_all_sent(agent, after_collections):
         collections = sum(m.get(RW + "collections_total", {}).values())
         batches = sum(m.get(RW + "spool_batches", {}).values())
         return collections > after_collections and batches == 0
-    wait(done, "the spool to be sent")
+    wait_until(done, "the spool to be sent", timeout=120)
 
 
 def instance():
@@ -82,7 +71,8 @@ def test_every_series_arrives_with_its_labels(tmp_path, prometheus):
     prometheus.start()
     a = rw_agent(tmp_path, prometheus.url)
     try:
-        wait(lambda: value(a, RW + "samples_sent_total") > 0, "a first batch to be sent")
+        wait_until(lambda: value(a, RW + "samples_sent_total") > 0, "a first batch to be sent",
+                   timeout=120)
         before = scrape_keys(a)
         wait_all_sent(a, value(a, RW + "collections_total") + 1)
         after = scrape_keys(a)
@@ -115,11 +105,13 @@ def test_receiver_outage_loses_no_sample(tmp_path, prometheus):
     # Small requests: a collection is several batches, so their order matters too.
     a = rw_agent(tmp_path, prometheus.url, "--max-series-per-write", "50")
     try:
-        wait(lambda: value(a, RW + "samples_sent_total") > 0, "a first batch to be sent")
+        wait_until(lambda: value(a, RW + "samples_sent_total") > 0, "a first batch to be sent",
+                   timeout=120)
         prometheus.stop()
         stopped_at = value(a, RW + "collections_total")
         # At least 15 collections (1 s apart) while nobody receives them.
-        wait(lambda: value(a, RW + "collections_total") >= stopped_at + 15, "15 collections")
+        wait_until(lambda: value(a, RW + "collections_total") >= stopped_at + 15, "15 collections",
+                   timeout=120)
         assert value(a, RW + "requests_failed_total") > 0
         assert value(a, RW + "spool_batches") >= 15
         assert len(os.listdir(tmp_path / "wal" / "spool")) >= 15
@@ -159,8 +151,8 @@ def test_spool_cap_drops_the_oldest(tmp_path):
     prometheus = Prometheus(tmp_path)  # not started yet: its port refuses
     a = rw_agent(tmp_path, prometheus.url, "--max-spool-size", "64KB", "--max-series-per-write", "50")
     try:
-        wait(lambda: value(a, RW + "batches_dropped_total", reason="spool_full") >= 10,
-             "the spool to drop 10 batches")
+        wait_until(lambda: value(a, RW + "batches_dropped_total", reason="spool_full") >= 10,
+                   "the spool to drop 10 batches", timeout=120)
         assert value(a, RW + "samples_dropped_total", reason="spool_full") >= 10
         assert 0 < value(a, RW + "spool_bytes") <= cap
         spool = tmp_path / "wal" / "spool"
@@ -197,7 +189,7 @@ def armed_timers(pid):
 def test_interval_timer_only_when_configured(tmp_path, agent_factory):
     # Without remote write the idle agent comes to rest with no timer armed, and makes no spool.
     plain = agent_factory("--wal-dir", str(tmp_path / "plain"), trace=False)
-    wait(lambda: armed_timers(plain.proc.pid) == 0, "no armed timer", timeout=60)
+    wait_until(lambda: armed_timers(plain.proc.pid) == 0, "no armed timer", timeout=60)
     assert not (tmp_path / "plain").exists()
     assert not any(n.startswith(RW) for n in plain.metrics())
     # With it, its interval timer is armed at all times (the receiver need not exist).

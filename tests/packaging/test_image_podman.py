@@ -31,18 +31,14 @@ Run by `make test-packaging` (in `make check`) after `make image`; as root.
 """
 import contextlib
 import ctypes
-import http.server
 import json
 import os
 import re
 import resource
 import shutil
 import socket
-import ssl
 import subprocess
 import sys
-import threading
-import time
 import urllib.error
 import urllib.parse
 import urllib.request
@@ -52,6 +48,8 @@ import yaml
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from prometheus import Prometheus  # noqa: E402  (tests/prometheus.py)
+from receiver import PostReceiver  # noqa: E402  (tests/receiver.py)
+from wait import wait_until  # noqa: E402  (tests/wait.py)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 BUILD = os.environ.get("NODESCOPE_BUILD", os.path.join(ROOT, "build"))
@@ -200,14 +198,18 @@ def get(pid, port, path):
     return (int(code) if code.isdigit() else 0), body
 
 
-def wait_until(what, fn, tries=600):
-    """fn() until it returns something true (its events may still be on their way)."""
-    for _ in range(tries):
-        v = fn()
-        if v:
-            return v
-        time.sleep(0.1)
-    raise AssertionError(f"never: {what}")
+def run_agent(podman, name, opts, args, port):
+    """Runs the image as the agent's container; once its log says it is ready and /healthz at
+    port answers 200: its pid, and running() (which asserts it still runs)."""
+    podman("run", "-d", "--name", name, *limits(), *opts, podman.image, *args)
+    pid = int(podman("inspect", "--format", "{{.State.Pid}}", name).stdout)
+    running = lambda: is_running(podman, name)
+    wait_until(lambda: running() and
+               re.search(r" info nodescope: ready$", logs(podman, name), re.M),
+               "the agent in the image ready", timeout=60)
+    code, body = get(pid, port, "/healthz")
+    assert code == 200, (code, body, logs(podman, name))
+    return pid, running
 
 
 def logs(podman, name):
@@ -256,59 +258,28 @@ def listen_in_netns(netns, port):
         os.close(target)
 
 
-class CorootStandin:
+class CorootStandin(PostReceiver):
     """The Coroot server as the node agent's metrics reach it: POST /v1/metrics, its body handed
     on to Prometheus' remote-write receiver (which decodes it and stores the series) and its
-    answer given back; each request's path and headers kept. Listens in the pod's network
-    namespace, over TLS when given a certificate and key."""
+    answer given back. Listens in the pod's network namespace, over TLS when given a certificate
+    and key."""
 
     HANDED_ON = ("Content-Type", "Content-Encoding", "X-Prometheus-Remote-Write-Version")
 
     def __init__(self, netns, port, prometheus, tls_files=None):
-        self.requests, self.lock, self.prometheus = [], threading.Lock(), prometheus
-        rec = self
+        self.prometheus = prometheus
+        super().__init__(self.hand_on, listen_in_netns(netns, port), tls_files)
 
-        class Handler(http.server.BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def do_POST(self):
-                body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
-                with rec.lock:
-                    rec.requests.append((self.path, dict(self.headers)))
-                status = 404
-                if self.path == "/v1/metrics":
-                    headers = {k: self.headers[k] for k in rec.HANDED_ON if k in self.headers}
-                    req = urllib.request.Request(prometheus.url, data=body, headers=headers)
-                    try:
-                        with urllib.request.urlopen(req, timeout=30) as r:
-                            status = r.status
-                    except urllib.error.HTTPError as e:
-                        status = e.code
-                self.send_response(status)
-                self.send_header("Content-Length", "0")
-                self.end_headers()
-
-            def log_message(self, *args):
-                pass
-
-        sock = listen_in_netns(netns, port)
-        if tls_files:
-            ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-            ctx.load_cert_chain(*tls_files)
-            sock = ctx.wrap_socket(sock, server_side=True)
-        self.server = http.server.ThreadingHTTPServer(sock.getsockname(), Handler,
-                                                      bind_and_activate=False)
-        self.server.socket.close()
-        self.server.socket = sock
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-
-    def seen(self):
-        with self.lock:
-            return list(self.requests)
-
-    def close(self):
-        self.server.shutdown()
-        self.server.server_close()
+    def hand_on(self, path, headers, body):
+        if path != "/v1/metrics":
+            return 404
+        kept = {k: headers[k] for k in self.HANDED_ON if k in headers}
+        req = urllib.request.Request(self.prometheus.url, data=body, headers=kept)
+        try:
+            with urllib.request.urlopen(req, timeout=30) as r:
+                return r.status
+        except urllib.error.HTTPError as e:
+            return e.code
 
 
 @pytest.fixture
@@ -338,7 +309,7 @@ def coroot_server(tmp_path, netns, url, tls_files=None):
         prometheus.stop()
 
 
-def stored_through(coroot, what, running, tries=600):
+def stored_through(coroot, what, running, timeout=60):
     """Until Prometheus holds node_agent_info sent through coroot (running() asserts the
     agent still runs); then the checks that every write went to its metrics endpoint with the
     API key, and the number of series stored."""
@@ -347,12 +318,12 @@ def stored_through(coroot, what, running, tries=600):
         return coroot.prometheus.api("query",
                                      query='node_agent_info{job="coroot-node-agent"}')["result"]
 
-    wait_until(what, stored, tries=tries)
+    wait_until(stored, what, timeout=timeout)
     up = coroot.prometheus.api("query", query="up")["result"]
     assert [(u["metric"]["job"], u["value"][1]) for u in up] == [("coroot-node-agent", "1")], up
     seen = coroot.seen()
-    assert seen and all(p == "/v1/metrics" for p, _ in seen), [p for p, _ in seen]
-    assert all(h.get("X-Api-Key") == API_KEY for _, h in seen)
+    assert seen and all(p == "/v1/metrics" for p, _, _ in seen), [p for p, _, _ in seen]
+    assert all(h.get("X-Api-Key") == API_KEY for _, h, _ in seen)
     return len(coroot.prometheus.api("series", **{"match[]": '{job="coroot-node-agent"}'}))
 
 
@@ -372,13 +343,7 @@ def test_image_under_podman_sees_host_and_container_processes(podman, tmp_path, 
     sleeper = None
     with coroot_server(tmp_path, pod_netns, url) as coroot:
         try:
-            podman("run", "-d", "--name", name, *limits(), *opts, podman.image, *args)
-            pid = int(podman("inspect", "--format", "{{.State.Pid}}", name).stdout)
-            running = lambda: is_running(podman, name)
-            wait_until("the agent in the image ready", lambda: running() and
-                       re.search(r" info nodescope: ready$", logs(podman, name), re.M))
-            code, body = get(pid, port, "/healthz")
-            assert code == 200, (code, body, logs(podman, name))
+            pid, running = run_agent(podman, name, opts, args, port)
 
             # A process of the host's, and one in another container, both started after the agent.
             sleeper = subprocess.Popen(["sleep", "300"])
@@ -394,7 +359,7 @@ def test_image_under_podman_sees_host_and_container_processes(podman, tmp_path, 
                 if sleeper.pid in procs and other_pid in procs:
                     return procs
 
-            procs = wait_until("the agent listing both processes", both_listed)
+            procs = wait_until(both_listed, "the agent listing both processes", timeout=60)
             assert procs[sleeper.pid]["comm"] == "sleep", procs[sleeper.pid]
             assert procs.get(before.pid, {}).get("comm") == "sleep", \
                 f"the host process {before.pid} running before the agent is not listed (hostPID)"
@@ -410,7 +375,7 @@ def test_image_under_podman_sees_host_and_container_processes(podman, tmp_path, 
                 assert code == 200, (code, text[:2000])
                 return rss.search(text) and text
 
-            text = wait_until("the other container's memory in /metrics", scraped)
+            text = wait_until(scraped, "the other container's memory in /metrics", timeout=60)
             assert re.search(r'^node_agent_info\{.*\} 1$', text, re.M), text[:2000]
             # The tracepoints' ids were read from the manifest's tracefs mount: the agent did not
             # have to mount one itself (which AppArmor's runtime profiles deny).
@@ -529,17 +494,11 @@ def test_image_as_coroot_operator_runs_it(podman, tmp_path, pod_netns, coroot_ce
     tls = coroot_cert if url.scheme == "https" else None
     with coroot_server(tmp_path, pod_netns, cfg["url"], tls) as coroot:
         try:
-            podman("run", "-d", "--name", name, *limits(), *opts, podman.image, *args)
-            pid = int(podman("inspect", "--format", "{{.State.Pid}}", name).stdout)
-            running = lambda: is_running(podman, name)
-            wait_until("the agent ready", lambda: running() and
-                       re.search(r" info nodescope: ready$", logs(podman, name), re.M))
             # Where it listens by default, in the pod's namespace (the operator asks no port).
-            code, body = get(pid, 9645, "/healthz")
-            assert code == 200, (code, body, logs(podman, name))
+            pid, running = run_agent(podman, name, opts, args, 9645)
             interval = int(cfg["scrape_interval"].rstrip("s"))
             n = stored_through(coroot, "node_agent_info stored through the Coroot server",
-                               running, tries=10 * (60 + 2 * interval))
+                               running, timeout=60 + 2 * interval)
             assert n > 100, n
             code, text = get(pid, 9645, "/metrics")
             assert code == 200

@@ -1,7 +1,8 @@
 /*
  * Reading the unit tests' data files (captured /proc, cgroup and runtime
  * files): one reader, failing the test with the path when a file is missing.
- * Run the tests from the repository root, as `make test-unit` does.
+ * Run the tests from the repository root, as `make test-unit` does. And one
+ * writer, for the fake trees some tests make in a temp dir.
  */
 #ifndef NODESCOPE_TESTS_UNIT_DATA_FILE_H
 #define NODESCOPE_TESTS_UNIT_DATA_FILE_H
@@ -44,6 +45,18 @@ __attribute__((unused)) static char *test_file_text(const char *path)
 	free(*slot);
 	*slot = test_file_read(path, NULL);
 	return *slot;
+}
+
+/* Writes text at path, its parent directories made first. */
+__attribute__((unused)) static void test_file_put(const char *path, const char *text)
+{
+	char cmd[4200];
+	snprintf(cmd, sizeof(cmd), "mkdir -p \"$(dirname '%s')\"", path);
+	assert_int_equal(system(cmd), 0);
+	FILE *f = fopen(path, "w");
+	assert_non_null(f);
+	fputs(text, f);
+	assert_int_equal(fclose(f), 0);
 }
 
 #endif

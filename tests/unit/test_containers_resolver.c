@@ -20,6 +20,7 @@
 
 #include "containers/meta.h"
 #include "containers/resolver.h"
+#include "data_file.h"
 
 #define SEC 1000000000ull
 #define ID "0a1b2c3d4e5f60718293a4b5c6d7e8f90a1b2c3d4e5f60718293a4b5c6d7e8f9"
@@ -50,15 +51,10 @@ static void ports(void *ctx, const char *id, const struct containers_port *p, si
 
 static void put(const char *rel, const char *text)
 {
-	char path[512], cmd[600];
+	char path[512];
 
 	snprintf(path, sizeof(path), "%s%s", dir, rel);
-	snprintf(cmd, sizeof(cmd), "mkdir -p \"$(dirname '%s')\"", path);
-	assert_int_equal(system(cmd), 0);
-	FILE *f = fopen(path, "w");
-	assert_non_null(f);
-	fputs(text, f);
-	assert_int_equal(fclose(f), 0);
+	test_file_put(path, text);
 }
 
 static int setup(void **state)

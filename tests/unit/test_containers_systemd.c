@@ -19,19 +19,15 @@
 
 #include "containers/filter.h"
 #include "containers/systemd_unit.h"
+#include "data_file.h"
 
 static char root[] = "/tmp/nodescope-unit-systemd-XXXXXX";
 
 static void put(const char *rel, const char *text)
 {
-	char path[512], cmd[600];
+	char path[512];
 	snprintf(path, sizeof(path), "%s%s", root, rel);
-	snprintf(cmd, sizeof(cmd), "mkdir -p \"$(dirname '%s')\"", path);
-	assert_int_equal(system(cmd), 0);
-	FILE *f = fopen(path, "w");
-	assert_non_null(f);
-	fputs(text, f);
-	fclose(f);
+	test_file_put(path, text);
 }
 
 static void test_unit_value(void **state)

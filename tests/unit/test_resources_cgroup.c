@@ -187,14 +187,9 @@ static char root[64];
 
 static void put(const char *rel, const char *src_or_text, bool is_file)
 {
-	char path[512], cmd[1024];
+	char path[512];
 	snprintf(path, sizeof(path), "%s/%s", root, rel);
-	snprintf(cmd, sizeof(cmd), "mkdir -p \"$(dirname %s)\"", path);
-	assert_int_equal(system(cmd), 0);
-	FILE *f = fopen(path, "w");
-	assert_non_null(f);
-	fputs(is_file ? test_file_text(src_or_text) : src_or_text, f);
-	fclose(f);
+	test_file_put(path, is_file ? test_file_text(src_or_text) : src_or_text);
 }
 
 static int setup(void **state)
