@@ -117,8 +117,7 @@ static int meta_read(struct containers_resolver *r, const struct containers_clas
 		     struct containers_meta *md, uint64_t now_ns)
 {
 	int rc = containers_meta_read(c->kind, c->runtime_id, r->root, &r->roots, md);
-	if (rc != -ENOENT || c->kind == CONTAINERS_CRIO || c->kind == CONTAINERS_PODMAN ||
-	    (r->roots_at_ns && now_ns - r->roots_at_ns < ROOTS_TTL_NS))
+	if (rc != -ENOENT || (r->roots_at_ns && now_ns - r->roots_at_ns < ROOTS_TTL_NS))
 		return rc;
 	if (!containers_resolver_find_roots(r, now_ns))
 		return rc;

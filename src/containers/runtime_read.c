@@ -18,13 +18,10 @@ LAST_ERROR_DEFINE(containers_read)
 
 enum format { F_DOCKER, F_DOCKER_HOSTCONFIG, F_OCI, F_STORAGE_INDEX };
 
-/* No runtime's list of roots: the pattern is a path from the host's / */
-#define FIXED CONTAINERS_RT_COUNT
-
 /*
  * Where each kind's state lives, tried in order: below each of a runtime's
- * roots (struct containers_roots: its configured and default dirs), or at
- * a fixed path. "%s" is the container id, a "*" a containerd namespace. A
+ * roots (struct containers_roots: its configured and default dirs). "%s" is
+ * the container id, a "*" a containerd namespace or a storage driver. A
  * primary row that exists ends the search (its parse error is the answer);
  * an extra row adds what it can to a primary's result and is skipped when
  * absent or malformed.
@@ -33,7 +30,7 @@ static const struct source {
 	enum containers_kind kind;
 	enum format format;
 	bool extra;
-	unsigned rt; /* enum containers_runtime, or FIXED */
+	enum containers_runtime rt;
 	const char *pattern;
 } sources[] = {
 #define TASKS(kind)                                                                            \
@@ -43,12 +40,11 @@ static const struct source {
 	{ CONTAINERS_DOCKER, F_DOCKER_HOSTCONFIG, true, CONTAINERS_RT_DOCKER, "/containers/%s/hostconfig.json" },
 	TASKS(CONTAINERS_DOCKER),
 	TASKS(CONTAINERS_CONTAINERD),
-	{ CONTAINERS_CRIO, F_OCI, false, FIXED, "/run/containers/storage/overlay-containers/%s/userdata/config.json" },
-	{ CONTAINERS_CRIO, F_OCI, false, FIXED, "/var/lib/containers/storage/overlay-containers/%s/userdata/config.json" },
-	{ CONTAINERS_PODMAN, F_OCI, false, FIXED, "/var/lib/containers/storage/overlay-containers/%s/userdata/config.json" },
-	{ CONTAINERS_PODMAN, F_OCI, false, FIXED, "/run/containers/storage/overlay-containers/%s/userdata/config.json" },
-	{ CONTAINERS_PODMAN, F_STORAGE_INDEX, true, FIXED, "/var/lib/containers/storage/overlay-containers/containers.json" },
-	{ CONTAINERS_PODMAN, F_STORAGE_INDEX, true, FIXED, "/run/containers/storage/overlay-containers/volatile-containers.json" },
+	/* containers/storage, whatever its driver (overlay, vfs, btrfs: the "*") */
+	{ CONTAINERS_CRIO, F_OCI, false, CONTAINERS_RT_STORAGE, "/*-containers/%s/userdata/config.json" },
+	{ CONTAINERS_PODMAN, F_OCI, false, CONTAINERS_RT_STORAGE, "/*-containers/%s/userdata/config.json" },
+	{ CONTAINERS_PODMAN, F_STORAGE_INDEX, true, CONTAINERS_RT_STORAGE, "/*-containers/containers.json" },
+	{ CONTAINERS_PODMAN, F_STORAGE_INDEX, true, CONTAINERS_RT_STORAGE, "/*-containers/volatile-containers.json" },
 #undef TASKS
 };
 
@@ -214,19 +210,27 @@ int containers_meta_read(enum containers_kind kind, const char *runtime_id, cons
 		roots = &defaults;
 	}
 
+	/* an extra row of the primary's runtime is read in the primary's root only: its
+	 * index there is the container's (another root's may hold other containers) */
+	unsigned found_rt = 0, found_dir = 0;
 	for (size_t i = 0; i < sizeof(sources) / sizeof(sources[0]); i++) {
 		const struct source *s = &sources[i];
-		unsigned n = s->rt == FIXED ? 1 : roots->n[s->rt];
+		bool same_root = found && s->rt == found_rt;
+		unsigned d = same_root ? found_dir : 0, n = same_root ? found_dir + 1 : roots->n[s->rt];
 
 		if (s->kind != kind || s->extra != found)
 			continue;
-		for (unsigned d = 0; d < n; d++) {
-			int rc = read_one(s, root, s->rt == FIXED ? "" : roots->dir[s->rt][d],
-					  runtime_id, out, tried, sizeof(tried));
+		for (; d < n; d++) {
+			int rc = read_one(s, root, roots->dir[s->rt][d], runtime_id, out, tried,
+					  sizeof(tried));
 			if (rc == -ENOENT)
 				continue;
 			if (rc)
 				return rc;
+			if (!found) {
+				found_rt = s->rt;
+				found_dir = d;
+			}
 			found = true;
 			break;
 		}

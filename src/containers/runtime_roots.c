@@ -21,22 +21,30 @@ static const char *const defaults[CONTAINERS_RT_COUNT][CONTAINERS_ROOTS_MAX] = {
 	[CONTAINERS_RT_CONTAINERD] = { "/run/containerd", "/run/k3s/containerd",
 				       "/run/k0s/containerd",
 				       "/var/snap/microk8s/common/run/containerd" },
+	[CONTAINERS_RT_STORAGE] = { "/var/lib/containers/storage", "/run/containers/storage" },
 };
 
-/* What each daemon is called and how it is told where its state and config are. */
+/*
+ * What each daemon is called and how it is told where its state and config
+ * are (dir_of: the root from its flag's value; NULL: the value is the root).
+ */
 static const struct daemon {
 	const char *comm;
 	enum containers_runtime rt;
 	const char *const *dir_flags, *const *config_flags;
+	int (*dir_of)(const char *path, char *out, size_t outlen);
 	const char *default_config;
 	int (*parse_config)(const char *buf, size_t len, char *out, size_t outlen);
 } daemons[] = {
 	{ "dockerd", CONTAINERS_RT_DOCKER, (const char *const[]){ "--data-root", "-g", "--graph", NULL },
-	  (const char *const[]){ "--config-file", NULL }, "/etc/docker/daemon.json",
+	  (const char *const[]){ "--config-file", NULL }, NULL, "/etc/docker/daemon.json",
 	  containers_parse_daemon_json },
 	{ "containerd", CONTAINERS_RT_CONTAINERD, (const char *const[]){ "--state", NULL },
-	  (const char *const[]){ "--config", "-c", NULL }, "/etc/containerd/config.toml",
+	  (const char *const[]){ "--config", "-c", NULL }, NULL, "/etc/containerd/config.toml",
 	  containers_parse_containerd_toml },
+	/* podman's and CRI-O's monitor, one per container: its bundle is in the storage root */
+	{ "conmon", CONTAINERS_RT_STORAGE, (const char *const[]){ "--bundle", "-b", NULL },
+	  (const char *const[]){ NULL }, containers_storage_root_of },
 };
 
 int containers_roots_add(struct containers_roots *r, enum containers_runtime rt, const char *dir)
@@ -60,7 +68,7 @@ int containers_roots_add(struct containers_roots *r, enum containers_runtime rt,
 
 void containers_roots_defaults(struct containers_roots *out)
 {
-	memset(out->n, 0, sizeof(out->n));
+	memset(out, 0, sizeof(*out)); /* whole: roots are compared with memcmp */
 	for (int rt = 0; rt < CONTAINERS_RT_COUNT; rt++)
 		for (int i = 0; i < CONTAINERS_ROOTS_MAX && defaults[rt][i]; i++)
 			containers_roots_add(out, rt, defaults[rt][i]);
@@ -96,6 +104,32 @@ int containers_cmdline_flag(const char *cmdline, size_t len, const char *const *
 	memcpy(out, found, found_len);
 	out[found_len] = '\0';
 	return 0;
+}
+
+int containers_storage_root_of(const char *path, char *out, size_t outlen)
+{
+	/* the last "/<driver>-containers/" that has "<id>/userdata" after it */
+	for (const char *p = path + strlen(path); p > path;) {
+		const char *seg = p - 1;
+		while (seg > path && *seg != '/')
+			seg--;
+		size_t seg_len = (size_t)(p - seg);
+		const char *rest = p; /* "/<id>/userdata..." */
+		if (seg_len > 12 && !memcmp(p - 11, "-containers", 11) && *rest == '/') {
+			const char *id_end = strchr(rest + 1, '/');
+			if (id_end && id_end > rest + 1 && !strncmp(id_end, "/userdata", 9) &&
+			    (id_end[9] == '/' || !id_end[9])) {
+				size_t n = (size_t)(seg - path);
+				if (!n || n >= outlen)
+					return -EINVAL;
+				memmove(out, path, n); /* out may be path */
+				out[n] = '\0';
+				return 0;
+			}
+		}
+		p = seg;
+	}
+	return -EINVAL;
 }
 
 int containers_parse_daemon_json(const char *buf, size_t len, char *out, size_t outlen)
@@ -195,6 +229,8 @@ static void from_config(const char *host_root, const struct daemon *d, const cha
 {
 	static __thread char buf[CONFIG_MAX];
 	char dir[CONTAINERS_ROOT_LEN];
+	if (!path || !d->parse_config)
+		return;
 	ssize_t n = read_config(host_root, path, buf, sizeof(buf));
 
 	if (n <= 0)
@@ -232,8 +268,13 @@ static void from_process(const char *host_root, const char *pid, struct containe
 		n = file_read_small(path, cmdline, sizeof(cmdline));
 		if (n <= 0)
 			return;
-		if (containers_cmdline_flag(cmdline, (size_t)n, d->dir_flags, dir, sizeof(dir)) == 0)
-			containers_roots_add(out, d->rt, dir);
+		char root[CONTAINERS_ROOT_LEN];
+		if (containers_cmdline_flag(cmdline, (size_t)n, d->dir_flags, dir, sizeof(dir)) == 0) {
+			if (!d->dir_of)
+				containers_roots_add(out, d->rt, dir);
+			else if (!d->dir_of(dir, root, sizeof(root)))
+				containers_roots_add(out, d->rt, root);
+		}
 		else if (containers_cmdline_flag(cmdline, (size_t)n, d->config_flags, dir,
 						 sizeof(dir)) == 0)
 			from_config(host_root, d, dir, out);

@@ -5,7 +5,9 @@
  * containerd's command lines: --data-root, --state, --config-file,
  * --config) and their config files (/etc/docker/daemon.json "data-root",
  * /etc/containerd/config.toml "state"), plus the defaults and the k3s, k0s
- * and microk8s layouts. The parsers are pure (bytes in, a path out); the
+ * and microk8s layouts. Podman and CRI-O have no daemon that says where
+ * their containers/storage is (podman --root, storage.conf's graphroot):
+ * each container's monitor, conmon, is told its bundle, which lies there. The parsers are pure (bytes in, a path out); the
  * finder reads /proc and the files through the host's root.
  */
 #ifndef NODESCOPE_CONTAINERS_RUNTIME_ROOTS_H
@@ -18,6 +20,7 @@
 enum containers_runtime {
 	CONTAINERS_RT_DOCKER,	  /* data roots: <root>/containers/<id>/config.v2.json */
 	CONTAINERS_RT_CONTAINERD, /* state dirs: <state>/io.containerd.runtime.v{1.linux,2.task}/ */
+	CONTAINERS_RT_STORAGE,	  /* containers/storage: <root>/<driver>-containers/<id>/userdata/ */
 	CONTAINERS_RT_COUNT
 };
 
@@ -29,7 +32,10 @@ struct containers_roots {
 	char dir[CONTAINERS_RT_COUNT][CONTAINERS_ROOTS_MAX][CONTAINERS_ROOT_LEN];
 };
 
-/* The defaults only: /var/lib/docker; /run/containerd, k3s', k0s' and microk8s' state dirs. */
+/*
+ * The defaults only: /var/lib/docker; /run/containerd, k3s', k0s' and
+ * microk8s' state dirs; /var/lib/containers/storage and /run/containers/storage.
+ */
 void containers_roots_defaults(struct containers_roots *out);
 
 /*
@@ -65,6 +71,13 @@ int containers_parse_daemon_json(const char *buf, size_t len, char *out, size_t 
  * any [table]): 0, -ENOENT when unset, -EINVAL when malformed.
  */
 int containers_parse_containerd_toml(const char *buf, size_t len, char *out, size_t outlen);
+
+/*
+ * The containers/storage root of a conmon bundle or pid file path
+ * ("<root>/<driver>-containers/<id>/userdata[/...]"): 0, -EINVAL when the
+ * path has no such part.
+ */
+int containers_storage_root_of(const char *path, char *out, size_t outlen);
 
 const char *containers_roots_last_error(void);
 

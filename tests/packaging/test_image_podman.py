@@ -67,6 +67,7 @@ def run(*argv, **kw):
 
 class Podman:
     def __init__(self, d):
+        self.storage = f"{d}/storage"  # the containers' state, where the agent names them from
         self.argv = [PODMAN, "--root", f"{d}/storage", "--runroot", f"{d}/run", "--tmpdir",
                      f"{d}/tmp", "--storage-driver", "vfs", "--runtime", "runc",
                      "--cgroup-manager", "cgroupfs", "--events-backend", "file"]
@@ -341,6 +342,10 @@ def test_image_under_podman_sees_host_and_container_processes(podman, tmp_path, 
     # A host process running before the agent starts: in /proc, which hostPID makes the host's.
     before = subprocess.Popen(["sleep", "300"])
     sleeper = None
+    # The agent names the other container from podman's state in this test's storage root, which
+    # it reads through /proc/1/root on a node; here PID 1 is the sandbox's, whose root the agent
+    # cannot enter, so the storage is mounted where the host has it (read-only).
+    opts += ["-v", f"{podman.storage}:{podman.storage}:ro"]
     with coroot_server(tmp_path, pod_netns, url) as coroot:
         try:
             pid, running = run_agent(podman, name, opts, args, port)
@@ -349,7 +354,6 @@ def test_image_under_podman_sees_host_and_container_processes(podman, tmp_path, 
             sleeper = subprocess.Popen(["sleep", "300"])
             podman("run", "-d", "--name", other, "--network", "none", *limits(), podman.busybox,
                    "/bin/busybox", "sleep", "300")
-            cid = podman("inspect", "--format", "{{.Id}}", other).stdout.strip()
             other_pid = int(podman("inspect", "--format", "{{.State.Pid}}", other).stdout)
 
             def both_listed():
@@ -363,12 +367,16 @@ def test_image_under_podman_sees_host_and_container_processes(podman, tmp_path, 
             assert procs[sleeper.pid]["comm"] == "sleep", procs[sleeper.pid]
             assert procs.get(before.pid, {}).get("comm") == "sleep", \
                 f"the host process {before.pid} running before the agent is not listed (hostPID)"
-            # The other container's process, under that container's cgroup (its full id).
+            # The other container's process, named from podman's state in this test's storage root
+            # (found through its conmon's bundle: podman --root is no default path).
             assert procs[other_pid]["exe"] == "/bin/busybox", procs[other_pid]
-            assert cid in procs[other_pid]["container"], (cid, procs[other_pid])
+            want = f"/podman/{other}"
+            procs = wait_until("the other container named",
+                               lambda: (lambda ps: ps if ps[other_pid]["container"] == want else None)(
+                                   both_listed()))
             # Its memory, read from the host's cgroup tree the manifest mounts (CGROUPFS_ROOT).
-            rss = re.compile(r'^container_resources_memory_rss_bytes\{[^}]*container_id="[^"]*' +
-                             cid + r'"[^}]*\} [1-9]', re.M)
+            rss = re.compile(r'^container_resources_memory_rss_bytes\{[^}]*container_id="' +
+                             re.escape(want) + r'"[^}]*\} [1-9]', re.M)
 
             def scraped():
                 code, text = get(pid, port, "/metrics")

@@ -332,6 +332,29 @@ static void test_parse_roots(void **state)
 	assert_int_equal(containers_cmdline_flag(cmd1, sizeof(cmd1) - 3, data_root, out, sizeof(out)), 0);
 	assert_string_equal(out, "/data/docker");
 
+	/* conmon's bundle (and pid file) lie in the containers/storage root of their container */
+	static const char *const bundle[] = { "--bundle", "-b", NULL };
+	static const char conmon[] = "/usr/bin/conmon\0--api-version\0001\0-c\0abc\0-b\0"
+				     "/tmp/pm/storage/vfs-containers/abc/userdata\0-p\0/x/pidfile";
+	assert_int_equal(containers_cmdline_flag(conmon, sizeof(conmon), bundle, out, sizeof(out)), 0);
+	assert_int_equal(containers_storage_root_of(out, out, sizeof(out)), 0);
+	assert_string_equal(out, "/tmp/pm/storage");
+	assert_int_equal(containers_storage_root_of("/r/overlay-containers/abc/userdata/pidfile", out,
+						    sizeof(out)), 0);
+	assert_string_equal(out, "/r");
+	assert_int_equal(containers_storage_root_of("/a/b-containers/x-containers/id/userdata", out,
+						    sizeof(out)), 0);
+	assert_string_equal(out, "/a/b-containers");
+	assert_int_equal(containers_storage_root_of("/r/-containers/abc/userdata", out, sizeof(out)),
+			 -EINVAL);
+	assert_int_equal(containers_storage_root_of("/r/overlay-containers/abc", out, sizeof(out)),
+			 -EINVAL);
+	assert_int_equal(containers_storage_root_of("/overlay-containers/abc/userdata", out,
+						    sizeof(out)), -EINVAL);
+	assert_int_equal(containers_storage_root_of("/r/overlay-containers/abc/userdatax", out,
+						    sizeof(out)), -EINVAL);
+	assert_int_equal(containers_storage_root_of("/r/o-containers/i/userdata", out, 2), -EINVAL);
+
 	static const char dj[] = "{\"log-driver\":\"json-file\",\"data-root\":\"/srv/docker\"}";
 	assert_int_equal(containers_parse_daemon_json(dj, strlen(dj), out, sizeof(out)), 0);
 	assert_string_equal(out, "/srv/docker");
@@ -530,6 +553,20 @@ static void test_read_configured_roots(void **state)
 	assert_int_equal(containers_roots_add(&r, CONTAINERS_RT_CONTAINERD, "/data/ctrd"), 1);
 	assert_int_equal(containers_meta_read(CONTAINERS_CONTAINERD, CRIO_ID, dir, &r, &md), 0);
 	assert_string_equal(containers_meta_label(&md, "io.kubernetes.pod.name"), "web-7d4b9c8f6d-x2x7q");
+	containers_meta_free(&md);
+	/* podman with a root of its own (--root) and the vfs driver: found once the root is known */
+	char rel[256];
+	char pid[65];
+	id_of("podman.id", pid);
+	snprintf(rel, sizeof(rel), "/tmp/pm/storage/vfs-containers/%s/userdata/config.json", pid);
+	place(rel, "podman.config.json", NULL);
+	place("/tmp/pm/storage/vfs-containers/containers.json", "podman.containers.json", NULL);
+	/* the default root's index, of other containers, comes first: it names nothing here */
+	place("/var/lib/containers/storage/overlay-containers/containers.json", NULL, "[]");
+	assert_int_equal(containers_meta_read(CONTAINERS_PODMAN, pid, dir, &r, &md), -ENOENT);
+	assert_int_equal(containers_roots_add(&r, CONTAINERS_RT_STORAGE, "/tmp/pm/storage"), 1);
+	assert_int_equal(containers_meta_read(CONTAINERS_PODMAN, pid, dir, &r, &md), 0);
+	assert_string_equal(md.name, "ns-fixture");
 	containers_meta_free(&md);
 	/* a root with glob characters is taken as it is */
 	place("/data/c*d/io.containerd.runtime.v2.task/k8s.io/" ABSENT_ID "/config.json",
