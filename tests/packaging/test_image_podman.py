@@ -367,13 +367,18 @@ def test_image_under_podman_sees_host_and_container_processes(podman, tmp_path, 
             assert procs[sleeper.pid]["comm"] == "sleep", procs[sleeper.pid]
             assert procs.get(before.pid, {}).get("comm") == "sleep", \
                 f"the host process {before.pid} running before the agent is not listed (hostPID)"
-            # The other container's process, named from podman's state in this test's storage root
-            # (found through its conmon's bundle: podman --root is no default path).
-            assert procs[other_pid]["exe"] == "/bin/busybox", procs[other_pid]
+            # The other container's process once it has exec'd busybox (it is listed from its
+            # fork on), named from podman's state in this test's storage root (found through its
+            # conmon's bundle: podman --root is no default path).
             want = f"/podman/{other}"
-            procs = wait_until("the other container named",
-                               lambda: (lambda ps: ps if ps[other_pid]["container"] == want else None)(
-                                   both_listed()))
+
+            def named():
+                ps = both_listed()
+                o = ps and ps[other_pid]
+                return o if o and o["exe"] == "/bin/busybox" and o["container"] == want else None
+
+            wait_until(named, "the other container's busybox, named", timeout=60,
+                       detail=lambda: str((both_listed() or {}).get(other_pid)))
             # Its memory, read from the host's cgroup tree the manifest mounts (CGROUPFS_ROOT).
             rss = re.compile(r'^container_resources_memory_rss_bytes\{[^}]*container_id="' +
                              re.escape(want) + r'"[^}]*\} [1-9]', re.M)
