@@ -45,12 +45,13 @@ uint8_t proc_optouts_parse(const char *env, size_t len)
 	return bits;
 }
 
-int proc_optouts_read(pid_t pid, char *buf, uint8_t *out)
+int proc_optouts_read(pid_t pid, uint8_t *out)
 {
+	static __thread char buf[PROC_ENVIRON_MAX];
 	char path[64];
 
 	snprintf(path, sizeof(path), "/proc/%d/environ", (int)pid);
-	ssize_t n = file_read_small(path, buf, PROC_ENVIRON_MAX);
+	ssize_t n = file_read_small(path, buf, sizeof(buf));
 	if (n < 0)
 		return (int)n;
 	*out = proc_optouts_parse(buf, (size_t)n);

@@ -3,7 +3,10 @@
  * COROOT_EBPF_TRACES, COROOT_LOG_MONITORING or COROOT_EBPF_PROFILING set to
  * a value containing "disabled" asks to be left out of that feature. Read
  * from /proc/PID/environ, the environment the process was started (exec'd)
- * with, at its first sight; a fork keeps its parent's.
+ * with, when a feature first asks about the process (proc_table_optouts_of):
+ * an exec storm of processes that never make a request reads none (read at
+ * every exec, it was most of the agent's cost per exec). A fork keeps its
+ * parent's; a process gone before it is asked about keeps what it inherited.
  */
 #ifndef NODESCOPE_PROC_OPTOUTS_H
 #define NODESCOPE_PROC_OPTOUTS_H
@@ -29,9 +32,10 @@ enum proc_optout {
 uint8_t proc_optouts_parse(const char *env, size_t len);
 
 /*
- * The opt-outs of process pid, into *out. buf: PROC_ENVIRON_MAX bytes of room.
- * 0, or -errno when its environment cannot be read (gone, a kernel thread: -ESRCH).
+ * The opt-outs of process pid, into *out (the calling thread's buffer of
+ * PROC_ENVIRON_MAX bytes holds its environment meanwhile). 0, or -errno when
+ * its environment cannot be read (gone, a kernel thread: -ESRCH).
  */
-int proc_optouts_read(pid_t pid, char *buf, uint8_t *out);
+int proc_optouts_read(pid_t pid, uint8_t *out);
 
 #endif

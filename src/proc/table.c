@@ -4,6 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "optouts.h"
+
 struct proc_table {
 	struct hmap procs;	/* pid -> struct proc_entry */
 	struct hmap containers; /* name hash -> struct proc_container */
@@ -150,7 +152,16 @@ const char *proc_table_container_of(struct proc_table *t, uint32_t pid)
 uint8_t proc_table_optouts_of(struct proc_table *t, uint32_t pid)
 {
 	struct proc_entry *e = proc_table_get(t, pid);
-	return e ? e->optouts : 0;
+
+	if (!e)
+		return 0;
+	if (!e->optouts_read) {
+		uint8_t bits;
+		if (!proc_optouts_read((pid_t)pid, &bits))
+			e->optouts = bits;
+		e->optouts_read = true; /* gone: what it inherited stands */
+	}
+	return e->optouts;
 }
 
 size_t proc_table_count(const struct proc_table *t)

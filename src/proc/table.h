@@ -28,6 +28,7 @@ struct proc_entry {
 	uint64_t netns;
 	bool start_counted;
 	uint8_t optouts; /* Coroot's COROOT_* opt-outs (enum proc_optout, optouts.h) */
+	bool optouts_read; /* optouts read from its environment (else inherited), optouts.h */
 	char comm[NS_COMM_LEN + 1];
 	char exe[NS_PATH_LEN + 1];
 	struct proc_container *container;

@@ -52,7 +52,6 @@ struct proc_tracker {
 	/* cgroup paths -> Coroot's container ids (runtime metadata read once per container). */
 	struct containers_resolver *names;
 
-	char *environ_buf; /* PROC_ENVIRON_MAX: a process's environment, for its opt-outs */
 
 	/* Pids whose exit was read, oldest first, waiting to be reaped. */
 	uint32_t *exited;
@@ -380,11 +379,9 @@ int proc_tracker_new(const struct proc_tracker_opts *o, struct proc_tracker **ou
 	for (int h = 0; h < CG_COUNT; h++)
 		t->mounts[h].fd = -1;
 	t->table = proc_table_new(o->max_processes);
-	t->environ_buf = malloc(PROC_ENVIRON_MAX);
-	if (!t->table || !t->environ_buf || hmap_init(&t->id_paths, ID_CACHE) || hmap_init(&t->picks, ID_CACHE) ||
+	if (!t->table || hmap_init(&t->id_paths, ID_CACHE) || hmap_init(&t->picks, ID_CACHE) ||
 	    containers_resolver_new(file_host_root(), container_named, t, &t->names)) {
 		proc_table_free(t->table);
-		free(t->environ_buf);
 		free(t);
 		return -ENOMEM;
 	}
@@ -425,7 +422,6 @@ void proc_tracker_free(struct proc_tracker *t)
 	if (!t)
 		return;
 	proc_table_free(t->table);
-	free(t->environ_buf);
 	free(t->exited);
 	containers_resolver_free(t->names);
 	id_cache_clear(t);
@@ -469,7 +465,7 @@ static void scan_one(void *ctx, pid_t pid)
 	e->inspected = true;
 	memcpy(e->comm, st.comm, sizeof(e->comm));
 	procfs_read_exe(pid, e->exe, sizeof(e->exe));
-	proc_optouts_read(pid, t->environ_buf, &e->optouts);
+	e->optouts_read = false; /* read when first asked about (optouts.h) */
 	proc_table_set_container(t->table, e, container);
 }
 
@@ -495,7 +491,9 @@ static struct proc_entry *tracker_adopt(struct proc_tracker *t, uint32_t pid, ui
 	struct proc_entry *parent = proc_table_get(t->table, ppid);
 	e->ppid = ppid;
 	proc_table_set_container(t->table, e, parent ? proc_entry_container(parent) : "/");
-	e->optouts = parent ? parent->optouts : 0; /* a fork's environment is its parent's */
+	/* a fork's environment is its parent's */
+	e->optouts = parent ? parent->optouts : 0;
+	e->optouts_read = parent && parent->optouts_read;
 	return e;
 }
 
@@ -591,8 +589,7 @@ int proc_tracker_on_record(void *ctx, const void *data, size_t len)
 			memcpy(e->comm, ev.comm, sizeof(e->comm));
 			memcpy(e->exe, ev.exe, sizeof(e->exe));
 			e->netns = 0; /* an unshare before the exec is the usual way to change it */
-			/* The new program's environment; gone already: as inherited. */
-			proc_optouts_read(ev.pid, t->environ_buf, &e->optouts);
+			e->optouts_read = false; /* the new program's environment, when asked */
 			/* Runtimes move a process into its container's cgroup before exec:
 			 * the cgroup ids in the record say so at once. */
 			const char *named = NULL;

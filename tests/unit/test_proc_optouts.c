@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "proc/optouts.h"
+#include "proc/table.h"
 
 #define ENV(s) s, sizeof(s) - 1 /* with its inner NULs, without the literal's own */
 
@@ -45,11 +46,9 @@ static void test_parse(void **state)
 
 static void test_read_a_process(void **state)
 {
-	char *buf = malloc(PROC_ENVIRON_MAX);
 	uint8_t bits = 0xff;
 	int fds[2];
 
-	assert_non_null(buf);
 	assert_int_equal(pipe(fds), 0);
 	pid_t pid = fork();
 	if (!pid) {
@@ -64,12 +63,26 @@ static void test_read_a_process(void **state)
 	char c;
 	assert_int_equal(read(fds[0], &c, 1), 0); /* EOF: the exec happened */
 	close(fds[0]);
-	assert_int_equal(proc_optouts_read(pid, buf, &bits), 0);
+	assert_int_equal(proc_optouts_read(pid, &bits), 0);
 	assert_int_equal(bits, PROC_OPTOUT_PROFILING);
+
+	/* The table reads them when first asked, once; a process gone keeps what it inherited. */
+	struct proc_table *t = proc_table_new(16);
+	bool created;
+	struct proc_entry *e = proc_table_upsert(t, (uint32_t)pid, &created);
+	assert_non_null(e);
+	e->optouts = PROC_OPTOUT_TRACES; /* inherited, until its own are read */
+	assert_int_equal(proc_table_optouts_of(t, (uint32_t)pid), PROC_OPTOUT_PROFILING);
+	assert_true(e->optouts_read);
 	kill(pid, SIGKILL);
 	waitpid(pid, NULL, 0);
-	assert_true(proc_optouts_read(pid, buf, &bits) < 0); /* gone */
-	free(buf);
+	e->optouts = PROC_OPTOUT_LOGS; /* read already: not read again */
+	assert_int_equal(proc_table_optouts_of(t, (uint32_t)pid), PROC_OPTOUT_LOGS);
+	e->optouts_read = false; /* as after an exec, but the process is gone now */
+	assert_int_equal(proc_table_optouts_of(t, (uint32_t)pid), PROC_OPTOUT_LOGS);
+	assert_int_equal(proc_table_optouts_of(t, 1u << 30), 0); /* not in the table */
+	proc_table_free(t);
+	assert_true(proc_optouts_read(pid, &bits) < 0); /* gone */
 }
 
 int main(void)
