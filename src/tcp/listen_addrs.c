@@ -19,7 +19,7 @@ bool tcp_addr_unspecified(uint16_t family, const uint8_t addr[16])
 	return !memcmp(addr, zero, family == AF_INET ? 4 : 16);
 }
 
-static bool is_down(const struct tcp_ns_addrs *ns, int ifindex)
+bool tcp_ns_addrs_down(const struct tcp_ns_addrs *ns, int ifindex)
 {
 	for (size_t i = 0; i < ns->n_down; i++)
 		if (ns->down[i] == ifindex)
@@ -37,7 +37,7 @@ char *tcp_listen_expand(const struct tcp_ns_addrs *ns, uint16_t family, uint16_t
 		return NULL;
 	for (size_t i = 0; i < ns->n_addrs; i++) {
 		const struct tcp_ns_addr *a = &ns->addrs[i];
-		if ((family == AF_INET && a->family != AF_INET) || is_down(ns, a->ifindex) ||
+		if ((family == AF_INET && a->family != AF_INET) || tcp_ns_addrs_down(ns, a->ifindex) ||
 		    !node_net_ip_kept(a->family, a->ip) ||
 		    (tcp_addr_loopback(a->family, a->ip) && !host_netns))
 			continue;

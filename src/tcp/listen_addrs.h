@@ -30,6 +30,9 @@ struct tcp_ns_addrs {
 	size_t n_addrs;
 };
 
+/* Whether interface ifindex of ns is down. */
+bool tcp_ns_addrs_down(const struct tcp_ns_addrs *ns, int ifindex);
+
 /* Whether addr (network byte order, IPv4 in its first 4 bytes) is 0.0.0.0 or ::. */
 bool tcp_addr_unspecified(uint16_t family, const uint8_t addr[16]);
 

@@ -95,11 +95,9 @@ static char *addrs_of(const struct tcp_proxied *p, const struct proxied_ctr *c,
 		}
 		for (size_t j = 0; host_read && j < host->n_addrs; j++) {
 			const struct tcp_ns_addr *a = &host->addrs[j];
-			bool down = false;
-			for (size_t k = 0; k < host->n_down; k++)
-				down |= host->down[k] == a->ifindex;
 			/* Coroot: an IPv4 wildcard takes the IPv4 addresses, an IPv6 one the IPv6 ones */
-			if (a->family != b->family || down || !node_net_ip_kept(a->family, a->ip))
+			if (a->family != b->family || tcp_ns_addrs_down(host, a->ifindex) ||
+			    !node_net_ip_kept(a->family, a->ip))
 				continue;
 			put(&buf, len, &cap, a->family, a->ip, b->port);
 		}
